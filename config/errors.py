@@ -1,0 +1,102 @@
+"""The one error shape of the API: {"error": {"code", "message", "details"}} with a 4xx status.
+
+Services raise ApplicationError with a stable code; DRF's own exceptions and Django's are
+mapped to stable codes here, so no input ever surfaces as a 500 with a stack trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+class ApplicationError(Exception):
+    """A business rule refused the request. `code` is stable and documented."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+
+    def __init__(
+        self, code: str, message: str, *, details: dict[str, Any] | None = None, status_code: int | None = None
+    ):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class Conflict(ApplicationError):
+    """The state changed under the request (taken already, closed meanwhile...)."""
+
+    status_code = status.HTTP_409_CONFLICT
+
+
+class NotAllowed(ApplicationError):
+    """The user is authenticated but may not do this to this object."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+
+
+_DRF_CODES: list[tuple[type[exceptions.APIException], str]] = [
+    (exceptions.NotAuthenticated, "not_authenticated"),
+    (exceptions.AuthenticationFailed, "authentication_failed"),
+    (exceptions.PermissionDenied, "permission_denied"),
+    (exceptions.NotFound, "not_found"),
+    (exceptions.MethodNotAllowed, "method_not_allowed"),
+    (exceptions.NotAcceptable, "not_acceptable"),
+    (exceptions.UnsupportedMediaType, "unsupported_media_type"),
+    (exceptions.Throttled, "throttled"),
+    (exceptions.ParseError, "malformed_request"),
+    (exceptions.ValidationError, "invalid_input"),
+]
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        details = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        return Response(error_body("invalid_input", "The input is not valid.", details), status=400)
+    if isinstance(exc, IntegrityError):
+        # A constraint caught a race the service did not: the transaction was rolled back.
+        return Response(error_body("conflict", "The request conflicts with the current state."), status=409)
+    if isinstance(exc, OperationalError):
+        return Response(
+            error_body("service_unavailable", "The database is not reachable; retry with the same key."),
+            status=503,
+            headers={"Retry-After": "2"},
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    code = "error"
+    for klass, name in _DRF_CODES:
+        if isinstance(exc, klass):
+            code = name
+            break
+    if isinstance(exc, exceptions.ValidationError):
+        details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        message = "The input is not valid."
+    else:
+        details = {}
+        message = str(exc.detail) if hasattr(exc, "detail") else str(exc)
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            details = {"retry_after_seconds": int(exc.wait)}
+    response.data = error_body(code, message, details)
+    return response

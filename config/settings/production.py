@@ -1,0 +1,28 @@
+"""Production: every secret from the environment, HTTPS only. Passes `manage.py check --deploy`."""
+
+from .base import *
+from .env import env_bool, env_int, env_list, env_str
+
+DEBUG = False
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", required=True)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [])
+if not ALLOWED_HOSTS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must name the hosts this service answers for.")
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SESSION_COOKIE_HTTPONLY = True
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}

@@ -1,0 +1,1 @@
+"""The rules engine: pure Python, no Django import, ever (ARCHITECTURE.md)."""
