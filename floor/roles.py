@@ -1,0 +1,32 @@
+"""Staff roles. Each role is a Django auth group of the same name (created by migration)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class Role(StrEnum):
+    COMMISSARIO = "commissario"  # floor manager: days, tables, seats, minimums
+    CAPO_PARTITA = "capo_partita"  # croupier: records the coups of the sessions assigned to him
+    CHANGEUR = "changeur"  # exchanges cash for chips at a table
+    AUDITOR = "auditor"  # reads everything, writes nothing
+    DIREZIONE = "direzione"  # management: back office, disputes, count and sign-offs
+
+
+ALL_ROLES = tuple(Role)
+
+
+def user_roles(user: Any) -> frozenset[str]:
+    """The role names of a user, cached on the user object for the request."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return frozenset()
+    cached = getattr(user, "_chemin_roles", None)
+    if cached is None:
+        cached = frozenset(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+        user._chemin_roles = cached
+    return cached
+
+
+def has_role(user: Any, *roles: Role | str) -> bool:
+    return bool(user_roles(user).intersection(str(r) for r in roles))
