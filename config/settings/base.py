@@ -10,7 +10,7 @@ from .env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 # A development key: production settings refuse to start without DJANGO_SECRET_KEY.
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")  # noqa: S105
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")
 DEBUG = env_bool("DJANGO_DEBUG", True)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])

@@ -1,0 +1,75 @@
+"""The one error shape: every failure the API can produce maps to a stable code and a 4xx/503."""
+
+import pytest
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.test import APIRequestFactory, force_authenticate
+from rest_framework.views import APIView
+
+from config.errors import ApplicationError, Conflict, NotAllowed
+
+
+class _User:
+    is_authenticated = True
+    is_active = True
+    pk = 1
+
+
+def _call(exc: Exception, authenticated: bool = True):
+    class Boom(APIView):
+        def get(self, request):
+            raise exc
+
+    request = APIRequestFactory().get("/boom")
+    if authenticated:
+        force_authenticate(request, user=_User())
+    return Boom.as_view()(request)
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "code"),
+    [
+        (ApplicationError("minimum_out_of_range", "too low", details={"minimum": 50}), 400, "minimum_out_of_range"),
+        (Conflict("seat_taken", "taken"), 409, "seat_taken"),
+        (NotAllowed("not_assigned", "not yours"), 403, "not_assigned"),
+        (exceptions.ValidationError({"minimum": ["required"]}), 400, "invalid_input"),
+        (exceptions.ParseError(), 400, "malformed_request"),
+        (exceptions.PermissionDenied(), 403, "permission_denied"),
+        (exceptions.NotFound(), 404, "not_found"),
+        (Http404(), 404, "not_found"),
+        (exceptions.Throttled(wait=30), 429, "throttled"),
+        (DjangoValidationError({"minimum": ["bad"]}), 400, "invalid_input"),
+        (IntegrityError("duplicate key"), 409, "conflict"),
+        (OperationalError("server closed the connection"), 503, "service_unavailable"),
+    ],
+)
+def test_every_exception_maps_to_the_error_shape(exc, status, code):
+    response = _call(exc)
+    assert response.status_code == status
+    assert set(response.data) == {"error"}
+    assert response.data["error"]["code"] == code
+    assert isinstance(response.data["error"]["message"], str) and response.data["error"]["message"]
+    assert isinstance(response.data["error"]["details"], dict)
+
+
+def test_application_error_keeps_its_details():
+    response = _call(ApplicationError("minimum_out_of_range", "too low", details={"minimum": 50}))
+    assert response.data["error"]["details"] == {"minimum": 50}
+
+
+def test_validation_error_lists_the_fields():
+    response = _call(exceptions.ValidationError({"minimum": ["This field is required."]}))
+    assert response.data["error"]["details"] == {"minimum": ["This field is required."]}
+
+
+def test_throttled_says_when_to_retry():
+    response = _call(exceptions.Throttled(wait=30))
+    assert response.data["error"]["details"] == {"retry_after_seconds": 30}
+
+
+def test_unauthenticated_gets_the_error_shape():
+    response = _call(ValueError("never reached"), authenticated=False)
+    assert response.status_code in (401, 403)
+    assert response.data["error"]["code"] in ("not_authenticated", "authentication_failed")
