@@ -158,7 +158,7 @@ class Profile:
     punta_regola: PuntaTable | None  # None: declaring the Regola is not part of this game
     banker: BankerTable  # the banker who did not declare the Regola
     banker_regola: BankerTable | None
-    banker_recommended: BankerTable  # advice for free cells (tablet hint, default odds strategy)
+    banker_recommended: BankerTable  # advice shown for free cells on the tablet; never binding
     cagnotte_rate: Fraction  # of the covered stake S on each coup the banker wins
     cagnotte_unit: int  # rounding unit in cents (10 = nearest 10 euro cents)
     cagnotte_rounding: Rounding
