@@ -1,0 +1,153 @@
+"""The floor in the back office. Read-only on purpose: every change to the floor goes
+through floor/services.py so that it is validated, locked and written to the audit trail
+(ARCHITECTURE.md); an admin form would bypass all three. The Direzione reads here, and
+acts through the API."""
+
+from django.contrib import admin
+
+from .models import (
+    Casino,
+    GamingDay,
+    MinimumChange,
+    Patron,
+    Seat,
+    SessionInterruption,
+    Site,
+    Table,
+    TableSession,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class SiteInline(admin.TabularInline):
+    model = Site
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Casino)
+class CasinoAdmin(ReadOnlyAdmin):
+    list_display = ["name", "code"]
+    search_fields = ["name", "code"]
+    inlines = [SiteInline]
+
+
+@admin.register(Site)
+class SiteAdmin(ReadOnlyAdmin):
+    list_display = ["name", "casino"]
+    list_filter = ["casino"]
+    list_select_related = ["casino"]
+
+
+@admin.register(Table)
+class TableAdmin(ReadOnlyAdmin):
+    list_display = ["number", "casino", "site", "seats", "profile", "decks", "cagnotte_rate_bp", "min_seats_to_start", "active"]
+    list_filter = ["casino", "site", "profile", "seats", "active"]
+    list_select_related = ["casino", "site"]
+
+
+class TableSessionInline(admin.TabularInline):
+    model = TableSession
+    extra = 0
+    can_delete = False
+    fields = ["table", "number", "status", "capo_partita", "changeur", "shoe_number", "minimum", "opened_at", "closed_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(GamingDay)
+class GamingDayAdmin(ReadOnlyAdmin):
+    list_display = ["date", "casino", "opened_at", "opened_by", "closed_at", "closed_by"]
+    list_filter = ["casino", ("closed_at", admin.EmptyFieldListFilter)]
+    date_hierarchy = "date"
+    list_select_related = ["casino", "opened_by", "closed_by"]
+    inlines = [TableSessionInline]
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    can_delete = False
+    fields = ["seat_number", "standing", "patron", "taken_at", "left_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class InterruptionInline(admin.TabularInline):
+    model = SessionInterruption
+    extra = 0
+    can_delete = False
+    fields = ["interrupted_at", "interrupted_by", "reason", "resumed_at", "resumed_by", "resume_reason"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class MinimumChangeInline(admin.TabularInline):
+    model = MinimumChange
+    extra = 0
+    can_delete = False
+    fields = ["at", "by", "old", "new", "reason"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(TableSession)
+class TableSessionAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "gaming_day", "table", "number", "status", "capo_partita", "changeur", "shoe_number", "minimum", "maximum", "opened_at", "closed_at"]
+    list_filter = ["status", "table__casino", "table", "gaming_day__date"]
+    search_fields = ["shoe_number", "capo_partita__username", "changeur__username"]
+    list_select_related = ["table", "gaming_day", "capo_partita", "changeur"]
+    inlines = [SeatInline, InterruptionInline, MinimumChangeInline]
+
+
+@admin.register(SessionInterruption)
+class SessionInterruptionAdmin(ReadOnlyAdmin):
+    list_display = ["session", "interrupted_at", "interrupted_by", "reason", "resumed_at", "resumed_by"]
+    list_filter = [("resumed_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["session", "interrupted_by", "resumed_by"]
+
+
+@admin.register(MinimumChange)
+class MinimumChangeAdmin(ReadOnlyAdmin):
+    list_display = ["session", "at", "by", "old", "new", "reason"]
+    list_select_related = ["session", "by"]
+    date_hierarchy = "at"
+
+
+@admin.register(Patron)
+class PatronAdmin(ReadOnlyAdmin):
+    list_display = ["last_name", "first_name", "document_type", "document_number", "nationality", "birth_date", "created_at"]
+    list_filter = ["nationality", "document_type"]
+    search_fields = ["last_name", "first_name", "document_number"]
+
+
+@admin.register(Seat)
+class SeatAdmin(ReadOnlyAdmin):
+    list_display = ["session", "seat_number", "standing", "patron", "taken_at", "left_at"]
+    list_filter = ["standing", ("left_at", admin.EmptyFieldListFilter)]
+    search_fields = ["patron__last_name", "patron__document_number"]
+    list_select_related = ["session", "patron"]

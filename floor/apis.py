@@ -1,0 +1,488 @@
+"""The floor's HTTP API. Views are thin: parse the input, authorize (permission classes),
+call ONE service, render. A serializer checks shape; the service checks meaning."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, get_user_model, logout
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import ErrorSerializer
+from config.errors import ApplicationError
+
+from . import selectors, services
+from .auth import TooManyFailedLogins, client_address, login_blocked, login_failed, login_succeeded
+from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
+from .models import Casino, GamingDay, Patron, Seat, Site, Table, TableSession
+from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
+from .serializers import (
+    CasinoSerializer,
+    GamingDaySerializer,
+    MeSerializer,
+    MinimumChangeSerializer,
+    PatronSerializer,
+    SeatSerializer,
+    TableSerializer,
+    TableSessionDetailSerializer,
+    TableSessionSerializer,
+    TokenOutputSerializer,
+)
+
+User = get_user_model()
+
+# Amounts are cents in a PostgreSQL integer column: bound them in the serializer so an
+# absurd number is a 400, never a database error.
+MAX_CENTS = 2_000_000_000
+
+_E = OpenApiResponse(ErrorSerializer)
+READ_ERRORS = {401: _E, 403: _E}
+DETAIL_ERRORS = {**READ_ERRORS, 404: _E}
+WRITE_ERRORS = {400: _E, 401: _E, 403: _E, 404: _E, 409: _E}
+
+
+class _ListApi(GenericAPIView):
+    """GET: the selector's queryset, filtered and paginated."""
+
+    output_serializer: type[serializers.Serializer]
+
+    def list_response(self) -> Response:
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.output_serializer(page, many=True).data)
+
+
+def _session_detail(session: TableSession) -> dict:
+    # Re-read through the selector: the service's object lacks the prepared counts.
+    return TableSessionDetailSerializer(selectors.table_session_detail().get(pk=session.pk)).data
+
+
+# --------------------------------------------------------------------------- auth
+
+
+class TokenLoginApi(APIView):
+    """A tablet logs in with a username and password and receives its token."""
+
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    class TokenLoginInput(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        password = serializers.CharField(max_length=128, trim_whitespace=False)
+
+    @extend_schema(
+        request=TokenLoginInput,
+        responses={200: TokenOutputSerializer, 400: _E, 429: _E},
+        auth=[],
+        description="Failed logins are throttled per username and per client address "
+        "(code `too_many_failed_logins`, 429).",
+    )
+    def post(self, request):
+        data = self.TokenLoginInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        username, password = data.validated_data["username"], data.validated_data["password"]
+        address = client_address(request)
+        if login_blocked(username=username, address=address):
+            raise TooManyFailedLogins()
+        user = authenticate(request, username=username, password=password)
+        if user is None:
+            login_failed(username=username, address=address)
+            raise ApplicationError("invalid_credentials", "Wrong username or password.")
+        login_succeeded(username=username, address=address)
+        token, _ = Token.objects.get_or_create(user=user)
+        me = MeSerializer(user).data
+        return Response({"token": token.key, "user": me, "roles": me["roles"]})
+
+
+class TokenLogoutApi(APIView):
+    """Deletes the caller's token (every tablet of this user must log in again)."""
+
+    permission_classes = (IsAuthenticated,)
+
+    @extend_schema(request=None, responses={204: None, **READ_ERRORS})
+    def post(self, request):
+        Token.objects.filter(user=request.user).delete()
+        if request.session.session_key:
+            logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeApi(APIView):
+    permission_classes = (CanReadFloor,)
+
+    @extend_schema(responses={200: MeSerializer, **READ_ERRORS})
+    def get(self, request):
+        return Response(MeSerializer(request.user).data)
+
+
+# --------------------------------------------------------------------------- casinos and tables
+
+
+class CasinoListApi(_ListApi):
+    permission_classes = (CanReadFloor,)
+    output_serializer = CasinoSerializer
+    serializer_class = CasinoSerializer
+
+    def get_queryset(self):
+        return selectors.casino_list()
+
+    @extend_schema(responses={200: CasinoSerializer(many=True), **READ_ERRORS})
+    def get(self, request):
+        return self.list_response()
+
+
+class TableInput(serializers.Serializer):
+    casino = serializers.PrimaryKeyRelatedField(queryset=Casino.objects.all())
+    site = serializers.PrimaryKeyRelatedField(queryset=Site.objects.all())
+    number = serializers.IntegerField(min_value=1, max_value=9999)
+    seats = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    profile = serializers.CharField(max_length=20, required=False)
+    decks = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    cagnotte_rate_bp = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
+    cagnotte_unit_cents = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    cagnotte_rounding = serializers.CharField(max_length=10, required=False)
+    min_seats_to_start = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    active = serializers.BooleanField(required=False)
+
+
+class TablePatchInput(TableInput):
+    casino = None  # a table never moves to another casino
+    site = serializers.PrimaryKeyRelatedField(queryset=Site.objects.all(), required=False)
+    number = serializers.IntegerField(min_value=1, max_value=9999, required=False)
+
+
+class TableListApi(_ListApi):
+    permission_classes = (DirezioneWrites,)
+    output_serializer = TableSerializer
+    serializer_class = TableSerializer
+    filterset_class = TableFilter
+
+    def get_queryset(self):
+        return selectors.table_list()
+
+    @extend_schema(responses={200: TableSerializer(many=True), **READ_ERRORS})
+    def get(self, request):
+        return self.list_response()
+
+    @extend_schema(request=TableInput, responses={201: TableSerializer, **WRITE_ERRORS})
+    def post(self, request):
+        data = TableInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        table = services.table_create(by=request.user, **data.validated_data)
+        return Response(TableSerializer(table).data, status=status.HTTP_201_CREATED)
+
+
+class TableDetailApi(APIView):
+    permission_classes = (DirezioneWrites,)
+
+    @extend_schema(responses={200: TableSerializer, **DETAIL_ERRORS})
+    def get(self, request, pk: int):
+        return Response(TableSerializer(get_object_or_404(selectors.table_list(), pk=pk)).data)
+
+    @extend_schema(
+        request=TablePatchInput,
+        responses={200: TableSerializer, **WRITE_ERRORS},
+        description="Refused with `table_in_play` (409) while the table has a session that is not closed.",
+    )
+    def patch(self, request, pk: int):
+        table = get_object_or_404(Table, pk=pk)
+        data = TablePatchInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        table = services.table_update(table=table, by=request.user, **data.validated_data)
+        return Response(TableSerializer(table).data)
+
+
+# --------------------------------------------------------------------------- gaming days
+
+
+class GamingDayListApi(_ListApi):
+    permission_classes = (CommissarioWrites,)
+    output_serializer = GamingDaySerializer
+    serializer_class = GamingDaySerializer
+    filterset_class = GamingDayFilter
+
+    class GamingDayOpenInput(serializers.Serializer):
+        casino = serializers.PrimaryKeyRelatedField(queryset=Casino.objects.all())
+        date = serializers.DateField(required=False, help_text="Defaults to today (Europe/Rome).")
+
+    def get_queryset(self):
+        return selectors.gaming_day_list()
+
+    @extend_schema(responses={200: GamingDaySerializer(many=True), **READ_ERRORS})
+    def get(self, request):
+        return self.list_response()
+
+    @extend_schema(
+        request=GamingDayOpenInput,
+        responses={201: GamingDaySerializer, **WRITE_ERRORS},
+        description="Opens the gaming day. Codes: `gaming_day_already_open`, `gaming_day_exists`.",
+    )
+    def post(self, request):
+        data = self.GamingDayOpenInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        day = services.gaming_day_open(by=request.user, **data.validated_data)
+        return Response(GamingDaySerializer(day).data, status=status.HTTP_201_CREATED)
+
+
+class GamingDayCloseApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    @extend_schema(
+        request=None,
+        responses={200: GamingDaySerializer, **WRITE_ERRORS},
+        description="Codes: `sessions_still_open`, `gaming_day_closed`.",
+    )
+    def post(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        day = services.gaming_day_close(gaming_day=day, by=request.user)
+        return Response(GamingDaySerializer(day).data)
+
+
+# --------------------------------------------------------------------------- table sessions
+
+
+class TableSessionListApi(_ListApi):
+    permission_classes = (CommissarioWrites,)
+    output_serializer = TableSessionSerializer
+    serializer_class = TableSessionSerializer
+    filterset_class = TableSessionFilter
+
+    class TableSessionOpenInput(serializers.Serializer):
+        table = serializers.PrimaryKeyRelatedField(queryset=Table.objects.all())
+        capo_partita = serializers.PrimaryKeyRelatedField(queryset=User.objects.all())
+        changeur = serializers.PrimaryKeyRelatedField(queryset=User.objects.all())
+        shoe_number = serializers.CharField(max_length=40)
+        minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
+        maximum = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
+
+    def get_queryset(self):
+        return selectors.table_session_list()
+
+    @extend_schema(responses={200: TableSessionSerializer(many=True), **READ_ERRORS})
+    def get(self, request):
+        return self.list_response()
+
+    @extend_schema(
+        request=TableSessionOpenInput,
+        responses={201: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Opens a session on a table. Codes: `no_open_gaming_day`, `table_session_already_open`, "
+        "`not_a_capo_partita`, `not_a_changeur`, `minimum_out_of_range`, `shoe_in_use`, `table_inactive`.",
+    )
+    def post(self, request):
+        data = self.TableSessionOpenInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.table_session_open(by=request.user, **data.validated_data)
+        return Response(_session_detail(session), status=status.HTTP_201_CREATED)
+
+
+class TableSessionDetailApi(APIView):
+    permission_classes = (CanReadFloor,)
+
+    @extend_schema(responses={200: TableSessionDetailSerializer, **DETAIL_ERRORS})
+    def get(self, request, pk: int):
+        session = get_object_or_404(selectors.table_session_detail(), pk=pk)
+        return Response(TableSessionDetailSerializer(session).data)
+
+
+class TableSessionInterruptApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    class TableSessionInterruptInput(serializers.Serializer):
+        reason = serializers.CharField(max_length=200)
+
+    @extend_schema(
+        request=TableSessionInterruptInput,
+        responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Codes: `session_closed`, `session_not_open`.",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        data = self.TableSessionInterruptInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.table_session_interrupt(session=session, by=request.user, **data.validated_data)
+        return Response(_session_detail(session))
+
+
+class TableSessionResumeApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    class TableSessionResumeInput(serializers.Serializer):
+        reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        request=TableSessionResumeInput,
+        responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Codes: `session_closed`, `session_not_interrupted`.",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        data = self.TableSessionResumeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.table_session_resume(session=session, by=request.user, **data.validated_data)
+        return Response(_session_detail(session))
+
+
+class TableSessionCloseApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    @extend_schema(
+        request=None,
+        responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Closes an open or interrupted session and releases its places. Code: `session_closed`.",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        session = services.table_session_close(session=session, by=request.user)
+        return Response(_session_detail(session))
+
+
+class MinimumChangeApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    class MinimumChangeInput(serializers.Serializer):
+        minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
+        reason = serializers.CharField(max_length=200)
+
+    @extend_schema(
+        request=MinimumChangeInput,
+        responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Codes: `minimum_out_of_range`, `minimum_unchanged`, `session_closed`, `reason_required`.",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        data = self.MinimumChangeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.table_minimum_change(session=session, by=request.user, **data.validated_data)
+        return Response(_session_detail(session))
+
+
+class MinimumChangeListApi(_ListApi):
+    permission_classes = (CanReadFloor,)
+    output_serializer = MinimumChangeSerializer
+    serializer_class = MinimumChangeSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return selectors.minimum_change_list(session=TableSession(pk=0))
+        session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
+        return selectors.minimum_change_list(session=session)
+
+    @extend_schema(responses={200: MinimumChangeSerializer(many=True), **DETAIL_ERRORS})
+    def get(self, request, pk: int):
+        return self.list_response()
+
+
+# --------------------------------------------------------------------------- seats
+
+
+class SeatListApi(_ListApi):
+    permission_classes = (CommissarioWrites,)
+    output_serializer = SeatSerializer
+    serializer_class = SeatSerializer
+    filterset_class = SeatFilter
+
+    class SeatAssignInput(serializers.Serializer):
+        patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+        seat_number = serializers.IntegerField(min_value=0, max_value=99, required=False, allow_null=True)
+        standing = serializers.BooleanField(required=False, default=False)
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Seat.objects.none()
+        session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
+        return selectors.seat_list(session=session)
+
+    @extend_schema(responses={200: SeatSerializer(many=True), **DETAIL_ERRORS})
+    def get(self, request, pk: int):
+        return self.list_response()
+
+    @extend_schema(
+        request=SeatAssignInput,
+        responses={201: SeatSerializer, **WRITE_ERRORS},
+        description="Assigns a numbered seat ({patron, seat_number}) or registers a standing player "
+        "({patron, standing: true}). Codes: `seat_taken`, `patron_already_seated`, `seat_out_of_range`, "
+        "`seat_number_required`, `invalid_seat`, `session_closed`.",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        data = self.SeatAssignInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        seat = services.seat_assign(session=session, by=request.user, **data.validated_data)
+        return Response(SeatSerializer(selectors.seat_list(session=session).get(pk=seat.pk)).data, status=201)
+
+
+class SeatReleaseApi(APIView):
+    permission_classes = (CommissarioWrites,)
+
+    @extend_schema(
+        request=None, responses={200: SeatSerializer, **WRITE_ERRORS}, description="Code: `seat_already_released`."
+    )
+    def post(self, request, pk: int):
+        seat = get_object_or_404(Seat, pk=pk)
+        seat = services.seat_release(seat=seat, by=request.user)
+        return Response(SeatSerializer(seat).data)
+
+
+# --------------------------------------------------------------------------- patrons
+
+
+class PatronListApi(_ListApi):
+    permission_classes = (CommissarioWrites,)
+    output_serializer = PatronSerializer
+    serializer_class = PatronSerializer
+    filterset_class = PatronFilter
+
+    class PatronRegisterInput(serializers.Serializer):
+        first_name = serializers.CharField(max_length=80)
+        last_name = serializers.CharField(max_length=80)
+        document_type = serializers.ChoiceField(choices=Patron.DocumentType.choices)
+        document_number = serializers.CharField(max_length=40)
+        nationality = serializers.CharField(max_length=2, min_length=2)
+        birth_date = serializers.DateField(required=False, allow_null=True)
+        notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+    def get_queryset(self):
+        return selectors.patron_list()
+
+    @extend_schema(responses={200: PatronSerializer(many=True), **READ_ERRORS})
+    def get(self, request):
+        return self.list_response()
+
+    @extend_schema(
+        request=PatronRegisterInput,
+        responses={201: PatronSerializer, **WRITE_ERRORS},
+        description="Codes: `patron_already_registered`, `invalid_nationality`, `invalid_birth_date`.",
+    )
+    def post(self, request):
+        data = self.PatronRegisterInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        patron = services.patron_register(by=request.user, **data.validated_data)
+        return Response(PatronSerializer(patron).data, status=status.HTTP_201_CREATED)
+
+
+class PatronDetailApi(APIView):
+    permission_classes = (CanReadFloor,)
+
+    @extend_schema(responses={200: PatronSerializer, **DETAIL_ERRORS})
+    def get(self, request, pk: int):
+        return Response(PatronSerializer(get_object_or_404(selectors.patron_list(), pk=pk)).data)
+
+
+class ApiNotFound(APIView):
+    """Any other /api/ path: the API's 404 in the one error shape, not an HTML page."""
+
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+    schema = None
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        raise NotFound()
+
+    get = post = put = patch = delete = http_method_not_allowed
+

@@ -1,0 +1,62 @@
+"""Failed-login throttling, shared by the token API (tablets) and the browser login page.
+
+Failures are counted in the cache per username and per client address, in a fixed window
+of settings.LOGIN_FAILURE_WINDOW seconds from the first failure. Once either count reaches
+settings.LOGIN_MAX_FAILURES, further attempts are refused with 429 before the password is
+even checked, so a guesser learns nothing more and spends no hasher time. A success resets
+the username's count (not the address's: one good password must not unlock guessing others)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+from config.errors import ApplicationError
+
+_PREFIX = "chemin:login-failures"
+
+
+class TooManyFailedLogins(ApplicationError):
+    status_code = 429
+
+    def __init__(self) -> None:
+        super().__init__(
+            "too_many_failed_logins",
+            "Too many failed logins; try again later.",
+            details={"retry_after_seconds": settings.LOGIN_FAILURE_WINDOW},
+        )
+
+
+def client_address(request: HttpRequest) -> str:
+    # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrites
+    # it, and trusting it would let a guesser pick a fresh "address" for every attempt.
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def _keys(*, username: str, address: str) -> tuple[str, str]:
+    # Usernames are hashed so arbitrary input never becomes part of a cache key.
+    digest = hashlib.sha256(username.strip().lower().encode()).hexdigest()
+    return f"{_PREFIX}:user:{digest}", f"{_PREFIX}:addr:{address}"
+
+
+def login_blocked(*, username: str, address: str) -> bool:
+    counts = cache.get_many(list(_keys(username=username, address=address)))
+    return any(count >= settings.LOGIN_MAX_FAILURES for count in counts.values())
+
+
+def login_failed(*, username: str, address: str) -> None:
+    for key in _keys(username=username, address=address):
+        # add() starts the window only on the first failure; incr() keeps its expiry.
+        cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW)
+
+
+def login_succeeded(*, username: str, address: str) -> None:
+    user_key, _ = _keys(username=username, address=address)
+    cache.delete(user_key)

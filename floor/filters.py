@@ -1,0 +1,52 @@
+"""Query-string filters of the floor's list endpoints (django-filter)."""
+
+from __future__ import annotations
+
+import django_filters
+
+from .models import GamingDay, Patron, Seat, Table, TableSession
+from .selectors import patron_search
+
+
+class TableFilter(django_filters.FilterSet):
+    class Meta:
+        model = Table
+        fields = ["casino", "site", "profile", "active", "seats"]
+
+
+class GamingDayFilter(django_filters.FilterSet):
+    is_open = django_filters.BooleanFilter(field_name="closed_at", lookup_expr="isnull", label="open")
+    date_from = django_filters.DateFilter(field_name="date", lookup_expr="gte")
+    date_to = django_filters.DateFilter(field_name="date", lookup_expr="lte")
+
+    class Meta:
+        model = GamingDay
+        fields = ["casino", "date"]
+
+
+class TableSessionFilter(django_filters.FilterSet):
+    casino = django_filters.NumberFilter(field_name="table__casino")
+
+    class Meta:
+        model = TableSession
+        fields = ["table", "gaming_day", "status", "capo_partita", "changeur"]
+
+
+class SeatFilter(django_filters.FilterSet):
+    active = django_filters.BooleanFilter(field_name="left_at", lookup_expr="isnull")
+
+    class Meta:
+        model = Seat
+        fields = ["standing", "patron"]
+
+
+class PatronFilter(django_filters.FilterSet):
+    search = django_filters.CharFilter(method="filter_search", label="name or document")
+    document_number = django_filters.CharFilter(lookup_expr="iexact")
+
+    class Meta:
+        model = Patron
+        fields = ["nationality", "document_type"]
+
+    def filter_search(self, queryset, name, value):
+        return patron_search(queryset, value)

@@ -1,0 +1,93 @@
+"""Reading the floor. Querysets come with their joins and counts prepared, so the API's
+list endpoints run a constant number of queries however many rows they return."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from .models import Casino, GamingDay, MinimumChange, Patron, Seat, SessionInterruption, Table, TableSession
+
+
+def casino_list() -> QuerySet[Casino]:
+    return Casino.objects.prefetch_related("sites").order_by("name")
+
+
+def table_list() -> QuerySet[Table]:
+    return Table.objects.select_related("casino", "site").order_by("casino_id", "number")
+
+
+def gaming_day_list() -> QuerySet[GamingDay]:
+    return GamingDay.objects.select_related("casino", "opened_by", "closed_by").order_by("-date", "-id")
+
+
+def gaming_day_open_for(*, casino: Casino) -> GamingDay | None:
+    return GamingDay.objects.filter(casino=casino, closed_at__isnull=True).first()
+
+
+def _with_seated_count(qs: QuerySet[TableSession]) -> QuerySet[TableSession]:
+    # Numbered seats only: standing players do not count towards starting (RULES.md §6).
+    return qs.annotate(
+        seated_count_annotated=Count(
+            "seats", filter=Q(seats__left_at__isnull=True, seats__seat_number__isnull=False), distinct=True
+        )
+    )
+
+
+def table_session_list() -> QuerySet[TableSession]:
+    return _with_seated_count(
+        TableSession.objects.select_related(
+            "table", "table__site", "gaming_day", "capo_partita", "changeur", "opened_by", "closed_by"
+        )
+    ).order_by("-opened_at", "-id")
+
+
+def table_session_detail() -> QuerySet[TableSession]:
+    return table_session_list().prefetch_related(
+        Prefetch(
+            "seats",
+            queryset=Seat.objects.filter(left_at__isnull=True).select_related("patron", "taken_by", "left_by"),
+            to_attr="active_seats",
+        ),
+        Prefetch(
+            "interruptions",
+            queryset=SessionInterruption.objects.select_related("interrupted_by", "resumed_by"),
+        ),
+    )
+
+
+def session_seated_count(session: TableSession) -> int:
+    annotated = getattr(session, "seated_count_annotated", None)
+    if annotated is not None:
+        return annotated
+    return session.seats.filter(left_at__isnull=True, seat_number__isnull=False).count()
+
+
+def session_can_start(session: TableSession) -> bool:
+    """RULES.md §6: a game starts when at least `min_seats_to_start` numbered seats are taken
+    (6 of 8 at Venezia). A session must also be open (not interrupted, not closed)."""
+    return session.is_open and session_seated_count(session) >= session.table.min_seats_to_start
+
+
+def seat_list(*, session: TableSession) -> QuerySet[Seat]:
+    return (
+        Seat.objects.filter(session=session)
+        .select_related("patron", "taken_by", "left_by")
+        .order_by("standing", "seat_number", "taken_at", "id")
+    )
+
+
+def minimum_change_list(*, session: TableSession) -> QuerySet[MinimumChange]:
+    return MinimumChange.objects.filter(session=session).select_related("by").order_by("at", "id")
+
+
+def patron_list() -> QuerySet[Patron]:
+    return Patron.objects.select_related("created_by").order_by("last_name", "first_name", "id")
+
+
+def patron_search(qs: QuerySet[Patron], text: str) -> QuerySet[Patron]:
+    """Every word must match a first name, a last name or a document number."""
+    for word in text.split():
+        qs = qs.filter(
+            Q(first_name__icontains=word) | Q(last_name__icontains=word) | Q(document_number__icontains=word)
+        )
+    return qs

@@ -1,0 +1,688 @@
+"""The floor's use cases (RULES.md §6). One transaction each, the locks first, the audit
+event inside the transaction, ApplicationError with a stable code when a rule refuses.
+
+Lock order, everywhere: gaming day -> table -> table session -> patron. Taking locks in one
+order is what keeps two use cases from deadlocking on each other.
+
+Authorization (which role may call what) is the API's job (floor/permissions.py); the
+services check meaning: states, ranges, and the roles of the staff *assigned* to a session."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit.services import record
+from config.errors import ApplicationError, Conflict
+from tables.engine.profiles import PROFILES, Rounding
+
+from .models import (
+    MIN_STAKE_CENTS,
+    Casino,
+    GamingDay,
+    MinimumChange,
+    Patron,
+    Seat,
+    SessionInterruption,
+    Site,
+    Table,
+    TableSession,
+    rate_to_bp,
+)
+from .roles import Role, has_role
+
+User = AbstractBaseUser
+
+# --------------------------------------------------------------------------- casinos
+
+
+@transaction.atomic
+def casino_create(*, name: str, code: str, by: User) -> Casino:
+    if Casino.objects.filter(code=code).exists():
+        raise Conflict("casino_code_taken", "A casino with this code exists.", details={"code": code})
+    casino = Casino.objects.create(name=name, code=code)
+    record(
+        stream=casino.audit_stream,
+        actor=by,
+        action="casino.created",
+        subject=casino,
+        data={"new": {"name": name, "code": code}},
+    )
+    return casino
+
+
+@transaction.atomic
+def site_create(*, casino: Casino, name: str, by: User) -> Site:
+    casino = Casino.objects.select_for_update().get(pk=casino.pk)
+    if casino.sites.filter(name=name).exists():
+        raise Conflict("site_name_taken", "This casino has a site with this name.", details={"name": name})
+    site = Site.objects.create(casino=casino, name=name)
+    record(
+        stream=casino.audit_stream,
+        actor=by,
+        action="site.created",
+        subject=site,
+        data={"new": {"name": name}},
+    )
+    return site
+
+
+# --------------------------------------------------------------------------- tables
+
+TABLE_FIELDS = (
+    "site",
+    "number",
+    "seats",
+    "profile",
+    "decks",
+    "cagnotte_rate_bp",
+    "cagnotte_unit_cents",
+    "cagnotte_rounding",
+    "min_seats_to_start",
+    "active",
+)
+
+
+def _table_values(table: Table) -> dict[str, Any]:
+    values = {f: getattr(table, f) for f in TABLE_FIELDS if f != "site"}
+    values["site"] = table.site_id
+    return values
+
+
+def _table_validate(table: Table) -> None:
+    """The meaning of a table's settings; the shape was checked by the serializer."""
+    if table.site.casino_id != table.casino_id:
+        raise ApplicationError(
+            "site_not_in_casino", "The site belongs to another casino.", details={"site": table.site_id}
+        )
+    if table.profile not in PROFILES:
+        raise ApplicationError(
+            "unknown_profile", "Unknown rule profile.", details={"profile": table.profile, "known": sorted(PROFILES)}
+        )
+    if table.seats not in (8, 9):
+        # RULES.md §6: 8 seats, the Grande Tavolo 9.
+        raise ApplicationError("seats_out_of_range", "A table has 8 or 9 seats.", details={"seats": table.seats})
+    profile = PROFILES[table.profile]
+    # RULES.md §1: 6 decks by default, 8 allowed; private games 2 or 4 (their profile says so).
+    if table.decks not in profile.allowed_decks:
+        raise ApplicationError(
+            "decks_not_allowed",
+            "This profile does not allow this number of decks.",
+            details={"decks": table.decks, "allowed": list(profile.allowed_decks)},
+        )
+    if not 1 <= table.min_seats_to_start <= table.seats:
+        raise ApplicationError(
+            "min_seats_out_of_range",
+            "The seats needed to start must be between 1 and the table's seats.",
+            details={"min_seats_to_start": table.min_seats_to_start, "seats": table.seats},
+        )
+    if not 0 <= table.cagnotte_rate_bp <= 10_000:
+        raise ApplicationError(
+            "cagnotte_rate_out_of_range", "The cagnotte rate is 0 to 10000 basis points.",
+            details={"cagnotte_rate_bp": table.cagnotte_rate_bp},
+        )
+    if table.cagnotte_unit_cents < 1:
+        raise ApplicationError("cagnotte_unit_out_of_range", "The rounding unit is at least 1 cent.")
+    if table.cagnotte_rounding not in {r.value for r in Rounding}:
+        raise ApplicationError("unknown_rounding", "Unknown rounding rule.")
+
+
+@transaction.atomic
+def table_create(
+    *,
+    casino: Casino,
+    site: Site,
+    number: int,
+    by: User,
+    seats: int = 8,
+    profile: str = "venezia",
+    decks: int | None = None,
+    cagnotte_rate_bp: int | None = None,
+    cagnotte_unit_cents: int | None = None,
+    cagnotte_rounding: str | None = None,
+    min_seats_to_start: int | None = None,
+    active: bool = True,
+) -> Table:
+    # The casino row serializes table creation, so the number check below is race-free.
+    casino = Casino.objects.select_for_update().get(pk=casino.pk)
+    rules = PROFILES.get(profile)
+    if rules is None:
+        raise ApplicationError(
+            "unknown_profile", "Unknown rule profile.", details={"profile": profile, "known": sorted(PROFILES)}
+        )
+    table = Table(
+        casino=casino,
+        site=site,
+        number=number,
+        seats=seats,
+        profile=profile,
+        # Unset settings come from the table's rule profile, not from venezia's.
+        decks=rules.decks if decks is None else decks,
+        cagnotte_rate_bp=rate_to_bp(rules.cagnotte_rate) if cagnotte_rate_bp is None else cagnotte_rate_bp,
+        cagnotte_unit_cents=rules.cagnotte_unit if cagnotte_unit_cents is None else cagnotte_unit_cents,
+        cagnotte_rounding=str(rules.cagnotte_rounding) if cagnotte_rounding is None else cagnotte_rounding,
+        min_seats_to_start=rules.min_seats_taken if min_seats_to_start is None else min_seats_to_start,
+        active=active,
+    )
+    _table_validate(table)
+    if Table.objects.filter(casino=casino, number=number).exists():
+        raise Conflict("table_number_taken", "This casino has a table with this number.", details={"number": number})
+    table.save()
+    record(
+        stream=casino.audit_stream,
+        actor=by,
+        action="table.created",
+        subject=table,
+        data={"new": _table_values(table)},
+    )
+    return table
+
+
+@transaction.atomic
+def table_update(*, table: Table, by: User, **changes: Any) -> Table:
+    """Change a table's settings. Refused while a session is in play: the session's coups
+    were recorded under the settings it opened with (cagnotte rate, decks, seats)."""
+    unknown = set(changes) - set(TABLE_FIELDS)
+    if unknown:
+        raise ApplicationError("invalid_input", "Unknown table fields.", details={"fields": sorted(unknown)})
+    table = Table.objects.select_for_update().select_related("site").get(pk=table.pk)
+    live = table.sessions.exclude(status=TableSession.Status.CLOSED).first()
+    if live is not None:
+        raise Conflict(
+            "table_in_play",
+            "The table has a session in play; close it before changing the table.",
+            details={"session": live.pk},
+        )
+    old = _table_values(table)
+    for field, value in changes.items():
+        setattr(table, field, value)
+    _table_validate(table)
+    if (
+        "number" in changes
+        and Table.objects.filter(casino_id=table.casino_id, number=table.number).exclude(pk=table.pk).exists()
+    ):
+        raise Conflict(
+            "table_number_taken", "This casino has a table with this number.", details={"number": table.number}
+        )
+    new = _table_values(table)
+    changed = {k for k in new if new[k] != old[k]}
+    if not changed:
+        return table
+    table.save(update_fields=sorted(changed))
+    record(
+        stream=f"casino:{table.casino_id}",
+        actor=by,
+        action="table.updated",
+        subject=table,
+        data={"old": {k: old[k] for k in sorted(changed)}, "new": {k: new[k] for k in sorted(changed)}},
+    )
+    return table
+
+
+# --------------------------------------------------------------------------- gaming days
+
+
+@transaction.atomic
+def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) -> GamingDay:
+    # The casino row lock serializes two Commissari opening the day at once; the partial
+    # unique index is the backstop.
+    casino = Casino.objects.select_for_update().get(pk=casino.pk)
+    date = date or timezone.localdate()
+    open_day = GamingDay.objects.filter(casino=casino, closed_at__isnull=True).first()
+    if open_day is not None:
+        raise Conflict(
+            "gaming_day_already_open",
+            "The casino has an open gaming day; close it first.",
+            details={"gaming_day": open_day.pk, "date": open_day.date.isoformat()},
+        )
+    if GamingDay.objects.filter(casino=casino, date=date).exists():
+        raise Conflict(
+            "gaming_day_exists", "A gaming day with this date exists already.", details={"date": date.isoformat()}
+        )
+    day = GamingDay.objects.create(casino=casino, date=date, opened_at=timezone.now(), opened_by=by)
+    record(
+        stream=day.audit_stream,
+        actor=by,
+        action="gaming_day.opened",
+        subject=day,
+        data={"casino": casino.pk, "date": date.isoformat(), "old": {"open": False}, "new": {"open": True}},
+    )
+    return day
+
+
+@transaction.atomic
+def gaming_day_close(*, gaming_day: GamingDay, by: User) -> GamingDay:
+    day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
+    if not day.is_open:
+        raise Conflict("gaming_day_closed", "The gaming day is closed already.", details={"gaming_day": day.pk})
+    # Sessions are opened under the day's lock, so none can appear after this check.
+    live = list(
+        day.sessions.exclude(status=TableSession.Status.CLOSED).order_by("pk").values_list("pk", flat=True)
+    )
+    if live:
+        raise Conflict(
+            "sessions_still_open",
+            "Close every table session before closing the gaming day.",
+            details={"sessions": live},
+        )
+    day.closed_at, day.closed_by = timezone.now(), by
+    day.save(update_fields=["closed_at", "closed_by"])
+    record(
+        stream=day.audit_stream,
+        actor=by,
+        action="gaming_day.closed",
+        subject=day,
+        data={"old": {"open": True}, "new": {"open": False, "closed_at": day.closed_at.isoformat()}},
+    )
+    return day
+
+
+# --------------------------------------------------------------------------- table sessions
+
+
+def _check_stakes(*, minimum: int, maximum: int | None) -> None:
+    # RULES.md §6 (art. 58): the minimum is never below 1 euro; an optional house maximum.
+    if minimum < MIN_STAKE_CENTS or (maximum is not None and minimum > maximum):
+        raise ApplicationError(
+            "minimum_out_of_range",
+            "The minimum must be at least 1 euro (100 cents) and not above the maximum.",
+            details={"minimum": minimum, "maximum": maximum, "lowest": MIN_STAKE_CENTS},
+        )
+
+
+def _lock_session(session: TableSession) -> TableSession:
+    return TableSession.objects.select_for_update().select_related("table").get(pk=session.pk)
+
+
+@transaction.atomic
+def table_session_open(
+    *,
+    table: Table,
+    by: User,
+    capo_partita: User,
+    changeur: User,
+    shoe_number: str,
+    minimum: int,
+    maximum: int | None = None,
+) -> TableSession:
+    # Lock order: gaming day, then table. The day lock also keeps gaming_day_close from
+    # closing the day while this session is being opened.
+    day = GamingDay.objects.select_for_update().filter(casino_id=table.casino_id, closed_at__isnull=True).first()
+    if day is None:
+        raise ApplicationError(
+            "no_open_gaming_day", "The casino has no open gaming day.", details={"casino": table.casino_id},
+            status_code=409,
+        )
+    table = Table.objects.select_for_update().get(pk=table.pk)
+    if not table.active:
+        raise ApplicationError("table_inactive", "The table is not active.", details={"table": table.pk})
+    # RULES.md §6: one croupier and one changeur per table, each with that role.
+    if not has_role(capo_partita, Role.CAPO_PARTITA):
+        raise ApplicationError(
+            "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": capo_partita.pk}
+        )
+    if not has_role(changeur, Role.CHANGEUR):
+        raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": changeur.pk})
+    shoe_number = (shoe_number or "").strip()
+    if not shoe_number:
+        raise ApplicationError("shoe_number_required", "The session's shoe number is required.")
+    _check_stakes(minimum=minimum, maximum=maximum)
+    live = table.sessions.exclude(status=TableSession.Status.CLOSED).first()
+    if live is not None:
+        raise Conflict(
+            "table_session_already_open", "The table has a session in play.", details={"session": live.pk}
+        )
+    # A numbered shoe is at one table at a time (RULES.md §6); the day lock makes this check safe.
+    shoe_busy = (
+        TableSession.objects.filter(gaming_day=day, shoe_number=shoe_number)
+        .exclude(status=TableSession.Status.CLOSED)
+        .first()
+    )
+    if shoe_busy is not None:
+        raise Conflict(
+            "shoe_in_use",
+            "This shoe is assigned to another table's session.",
+            details={"shoe_number": shoe_number, "session": shoe_busy.pk},
+        )
+    last = table.sessions.filter(gaming_day=day).order_by("-number").values_list("number", flat=True).first()
+    session = TableSession.objects.create(
+        table=table,
+        gaming_day=day,
+        number=(last or 0) + 1,
+        capo_partita=capo_partita,
+        changeur=changeur,
+        shoe_number=shoe_number,
+        minimum=minimum,
+        maximum=maximum,
+        status=TableSession.Status.OPEN,
+        opened_at=timezone.now(),
+        opened_by=by,
+    )
+    record(
+        stream=day.audit_stream,
+        actor=by,
+        action="table_session.opened",
+        subject=session,
+        data={
+            "table": table.pk,
+            "number": session.number,
+            "old": {"status": None},
+            "new": {
+                "status": session.status,
+                "capo_partita": capo_partita.pk,
+                "changeur": changeur.pk,
+                "shoe_number": shoe_number,
+                "minimum": minimum,
+                "maximum": maximum,
+            },
+        },
+    )
+    return session
+
+
+@transaction.atomic
+def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> TableSession:
+    """RULES.md §6: management may suspend play at any moment; art. 70 registers every
+    interruption and resumption with its time."""
+    session = _lock_session(session)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
+    if not session.is_open:
+        raise Conflict("session_not_open", "The table session is interrupted already.", details={"session": session.pk})
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("reason_required", "Say why play is interrupted.")
+    now = timezone.now()
+    interruption = SessionInterruption.objects.create(
+        session=session, interrupted_at=now, interrupted_by=by, reason=reason
+    )
+    old, session.status = session.status, TableSession.Status.INTERRUPTED
+    session.save(update_fields=["status"])
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="table_session.interrupted",
+        subject=session,
+        data={
+            "interruption": interruption.pk,
+            "reason": reason,
+            "at": now.isoformat(),
+            "old": {"status": old},
+            "new": {"status": session.status},
+        },
+    )
+    return session
+
+
+@transaction.atomic
+def table_session_resume(*, session: TableSession, by: User, reason: str = "") -> TableSession:
+    session = _lock_session(session)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
+    if session.status != TableSession.Status.INTERRUPTED:
+        raise Conflict("session_not_interrupted", "The table session is not interrupted.", details={"session": session.pk})
+    interruption = session.interruptions.select_for_update().get(resumed_at__isnull=True)
+    now = timezone.now()
+    interruption.resumed_at, interruption.resumed_by, interruption.resume_reason = now, by, (reason or "").strip()
+    interruption.save(update_fields=["resumed_at", "resumed_by", "resume_reason"])
+    old, session.status = session.status, TableSession.Status.OPEN
+    session.save(update_fields=["status"])
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="table_session.resumed",
+        subject=session,
+        data={
+            "interruption": interruption.pk,
+            "reason": interruption.resume_reason,
+            "at": now.isoformat(),
+            "old": {"status": old},
+            "new": {"status": session.status},
+        },
+    )
+    return session
+
+
+@transaction.atomic
+def table_session_close(*, session: TableSession, by: User) -> TableSession:
+    """Close a session, open or interrupted. A running interruption ends with it, and every
+    patron's place is released: otherwise he could never sit at another table (RULES.md §6)."""
+    # Lock order: gaming day, then the session (its table needs no lock: nothing about the
+    # table changes, and the session row is what table_session_open checks).
+    GamingDay.objects.select_for_update().get(pk=session.gaming_day_id)
+    session = _lock_session(session)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed already.", details={"session": session.pk})
+    now = timezone.now()
+    interruption = session.interruptions.select_for_update().filter(resumed_at__isnull=True).first()
+    if interruption is not None:
+        interruption.resumed_at, interruption.resumed_by = now, by
+        interruption.resume_reason = "session closed"
+        interruption.save(update_fields=["resumed_at", "resumed_by", "resume_reason"])
+    released = list(session.seats.filter(left_at__isnull=True).order_by("pk").values_list("pk", flat=True))
+    Seat.objects.filter(pk__in=released).update(left_at=now, left_by=by)
+    old, session.status = session.status, TableSession.Status.CLOSED
+    session.closed_at, session.closed_by = now, by
+    session.save(update_fields=["status", "closed_at", "closed_by"])
+    record(
+        stream=f"gaming_day:{session.gaming_day_id}",
+        actor=by,
+        action="table_session.closed",
+        subject=session,
+        data={
+            "table": session.table_id,
+            "number": session.number,
+            "old": {"status": old},
+            "new": {"status": session.status, "closed_at": now.isoformat()},
+            "interruption_ended": interruption.pk if interruption else None,
+            "seats_released": released,
+        },
+    )
+    return session
+
+
+@transaction.atomic
+def table_minimum_change(*, session: TableSession, by: User, minimum: int, reason: str) -> TableSession:
+    """RULES.md §6: the Commissario may change the minimum at any time, even during play,
+    after telling the players. The history is kept (MinimumChange) and audited."""
+    session = _lock_session(session)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the minimum changes.")
+    _check_stakes(minimum=minimum, maximum=session.maximum)
+    if minimum == session.minimum:
+        raise ApplicationError(
+            "minimum_unchanged", "The minimum is this amount already.", details={"minimum": minimum}
+        )
+    now = timezone.now()
+    old, session.minimum = session.minimum, minimum
+    session.save(update_fields=["minimum"])
+    change = MinimumChange.objects.create(session=session, by=by, at=now, old=old, new=minimum, reason=reason)
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="minimum.changed",
+        subject=session,
+        data={"change": change.pk, "old": old, "new": minimum, "reason": reason},
+    )
+    return session
+
+
+# --------------------------------------------------------------------------- patrons
+
+
+def _normalize_document(number: str) -> str:
+    # "ab 123 456" and "AB123456" are the same document.
+    return "".join((number or "").split()).upper()
+
+
+@transaction.atomic
+def patron_register(
+    *,
+    by: User,
+    first_name: str,
+    last_name: str,
+    document_type: str,
+    document_number: str,
+    nationality: str,
+    birth_date: dt.date | None = None,
+    notes: str = "",
+) -> Patron:
+    first_name, last_name = (first_name or "").strip(), (last_name or "").strip()
+    document_number = _normalize_document(document_number)
+    nationality = (nationality or "").strip().upper()
+    if not first_name or not last_name:
+        raise ApplicationError("name_required", "A patron has a first and a last name.")
+    if not document_number:
+        raise ApplicationError("document_required", "A patron is registered with an identity document.")
+    if document_type not in Patron.DocumentType.values:
+        raise ApplicationError(
+            "unknown_document_type", "Unknown document type.", details={"known": list(Patron.DocumentType.values)}
+        )
+    if len(nationality) != 2 or not nationality.isalpha():
+        raise ApplicationError("invalid_nationality", "Nationality is a two-letter ISO country code.")
+    if birth_date is not None and birth_date > timezone.localdate():
+        raise ApplicationError("invalid_birth_date", "The birth date is in the future.")
+    existing = Patron.objects.filter(document_type=document_type, document_number=document_number).first()
+    if existing is not None:
+        raise Conflict(
+            "patron_already_registered",
+            "A patron with this document is registered.",
+            details={"patron": existing.pk},
+        )
+    try:
+        # A savepoint: two desks registering the same document at once meet the unique index.
+        with transaction.atomic():
+            patron = Patron.objects.create(
+                first_name=first_name,
+                last_name=last_name,
+                document_type=document_type,
+                document_number=document_number,
+                nationality=nationality,
+                birth_date=birth_date,
+                notes=notes or "",
+                created_at=timezone.now(),
+                created_by=by,
+            )
+    except IntegrityError:
+        raise Conflict("patron_already_registered", "A patron with this document is registered.") from None
+    record(
+        stream="patrons",
+        actor=by,
+        action="patron.registered",
+        subject=patron,
+        data={
+            "old": None,
+            "new": {
+                "first_name": first_name,
+                "last_name": last_name,
+                "document_type": document_type,
+                "document_number": document_number,
+                "nationality": nationality,
+                "birth_date": birth_date.isoformat() if birth_date else None,
+            },
+        },
+    )
+    return patron
+
+
+# --------------------------------------------------------------------------- seats
+
+
+@transaction.atomic
+def seat_assign(
+    *,
+    session: TableSession,
+    patron: Patron,
+    by: User,
+    seat_number: int | None = None,
+    standing: bool = False,
+) -> Seat:
+    """The Commissario assigns a seat (or registers a standing player) (RULES.md §6).
+
+    The session lock serializes seats at one table; the patron lock serializes one patron
+    across tables, so two Commissari seating him at two tables cannot both succeed."""
+    session = _lock_session(session)
+    patron = Patron.objects.select_for_update().get(pk=patron.pk)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
+    if standing and seat_number is not None:
+        raise ApplicationError("invalid_seat", "A standing player has no seat number.")
+    if not standing and seat_number is None:
+        raise ApplicationError("seat_number_required", "Give a seat number, or standing: true.")
+    seats = session.table.seats
+    if not standing and not 1 <= seat_number <= seats:
+        raise ApplicationError(
+            "seat_out_of_range",
+            f"This table's seats are numbered 1 to {seats}.",
+            details={"seat_number": seat_number, "seats": seats},
+        )
+    held = Seat.objects.filter(patron=patron, left_at__isnull=True).select_related("session").first()
+    if held is not None:
+        raise Conflict(
+            "patron_already_seated",
+            "The patron holds a place already; release it first.",
+            details={
+                "patron": patron.pk,
+                "seat": held.pk,
+                "session": held.session_id,
+                "table": held.session.table_id,
+                "seat_number": held.seat_number,
+            },
+        )
+    if not standing:
+        taken = session.seats.filter(seat_number=seat_number, left_at__isnull=True).first()
+        if taken is not None:
+            raise Conflict(
+                "seat_taken",
+                "This seat is taken.",
+                details={"seat_number": seat_number, "seat": taken.pk, "patron": taken.patron_id},
+            )
+    seat = Seat.objects.create(
+        session=session,
+        patron=patron,
+        seat_number=None if standing else seat_number,
+        standing=standing,
+        taken_at=timezone.now(),
+        taken_by=by,
+    )
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="seat.taken",
+        subject=seat,
+        data={
+            "patron": patron.pk,
+            "old": None,
+            "new": {"seat": seat.pk, "seat_number": seat.seat_number, "standing": standing},
+        },
+    )
+    return seat
+
+
+@transaction.atomic
+def seat_release(*, seat: Seat, by: User) -> Seat:
+    session = TableSession.objects.select_for_update().get(pk=seat.session_id)
+    seat = Seat.objects.select_for_update().get(pk=seat.pk)
+    if seat.left_at is not None:
+        raise Conflict("seat_already_released", "This place was released already.", details={"seat": seat.pk})
+    seat.left_at, seat.left_by = timezone.now(), by
+    seat.save(update_fields=["left_at", "left_by"])
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="seat.released",
+        subject=seat,
+        data={
+            "patron": seat.patron_id,
+            "old": {"seat_number": seat.seat_number, "standing": seat.standing, "active": True},
+            "new": {"active": False, "left_at": seat.left_at.isoformat()},
+        },
+    )
+    return seat

@@ -1,0 +1,67 @@
+"""Browser pages: login (throttled like the token API), logout, and the home page."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from .auth import client_address, login_blocked, login_failed, login_succeeded
+from .roles import Role, user_roles
+
+ROLE_TITLES = {
+    Role.COMMISSARIO: "Commissario di Gioco",
+    Role.CAPO_PARTITA: "Capo Partita",
+    Role.CHANGEUR: "Changeur",
+    Role.AUDITOR: "Auditor",
+    Role.DIREZIONE: "Direzione Giochi",
+}
+ROLE_TASKS = {
+    Role.COMMISSARIO: "Open and close gaming days and table sessions, seat patrons, change minimums.",
+    Role.CAPO_PARTITA: "Run your table's sessions and record their coups.",
+    Role.CHANGEUR: "Follow the sessions of the tables you serve.",
+    Role.AUDITOR: "Read the floor, the coups and the audit trail.",
+    Role.DIREZIONE: "Set up tables, decide disputes, sign the control register; the back office.",
+}
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login page with the same failed-login throttle as POST /api/auth/token/."""
+
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        username = request.POST.get("username", "")
+        if login_blocked(username=username, address=client_address(request)):
+            # Refused before the password is checked (floor/auth.py).
+            form = AuthenticationForm(request, initial={"username": username})
+            context = self.get_context_data(form=form, throttled=True)
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        login_failed(username=self.request.POST.get("username", ""), address=client_address(self.request))
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        login_succeeded(username=form.get_user().get_username(), address=client_address(self.request))
+        return super().form_valid(form)
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    roles = [role for role in Role if role in user_roles(request.user)]
+    places = [
+        {"role": role, "title": ROLE_TITLES[role], "task": ROLE_TASKS[role]} for role in roles
+    ]
+    links = []
+    if roles:
+        # Every staff role works through the API: its documentation is the place to start.
+        links.append({"url": reverse("api-docs"), "label": "API documentation"})
+    if request.user.is_staff and (Role.DIREZIONE in roles or request.user.is_superuser):
+        links.append({"url": reverse("admin:index"), "label": "Back office (admin)"})
+    return render(request, "home.html", {"places": places, "links": links})
