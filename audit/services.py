@@ -11,6 +11,9 @@ from django.utils import timezone
 from .hashing import event_hash
 from .models import AuditEvent, AuditStream
 
+_NAME_MAX = AuditStream._meta.get_field("name").max_length
+_ACTION_MAX = AuditEvent._meta.get_field("action").max_length
+
 
 def _subject_ref(subject: models.Model | None) -> tuple[str, str]:
     if subject is None:
@@ -18,13 +21,45 @@ def _subject_ref(subject: models.Model | None) -> tuple[str, str]:
     return subject._meta.label_lower, str(subject.pk)
 
 
+def _refuse_floats(value: str) -> float:
+    raise TypeError(f"audit payloads carry no floats (got {value}); use integer cents or strings")
+
+
+def _refuse_nul(value: Any) -> None:
+    # PostgreSQL's jsonb cannot store U+0000: refuse it here with a clear message rather
+    # than let the INSERT fail with a driver error after the head is locked.
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("audit payloads cannot contain the NUL character (U+0000)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_nul(key)
+            _refuse_nul(item)
+    elif isinstance(value, list):
+        for item in value:
+            _refuse_nul(item)
+
+
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
     # Round-trip through JSON so the hashed value is exactly what the JSON column returns
     # (tuples become lists, keys become strings). Floats are refused: amounts are cents.
-    def refuse_floats(value: str) -> float:
-        raise TypeError(f"audit payloads carry no floats (got {value}); use integer cents or strings")
+    # NaN and Infinity are floats too (json writes them as bare constants, which jsonb refuses).
+    safe = json.loads(json.dumps(data, default=str), parse_float=_refuse_floats, parse_constant=_refuse_floats)
+    _refuse_nul(safe)
+    return safe
 
-    return json.loads(json.dumps(data, default=str), parse_float=refuse_floats)
+
+def _locked_head(name: str) -> AuditStream:
+    """The stream's head row, locked FOR UPDATE until the caller's transaction ends.
+
+    The lock is what serializes appends to one stream; other streams' rows stay free.
+    A new stream is inserted with ON CONFLICT DO NOTHING: two first appends racing on the
+    same new name both end up locking the one row, and neither needs a savepoint."""
+    head = AuditStream.objects.select_for_update().filter(name=name).first()
+    if head is None:
+        AuditStream.objects.bulk_create([AuditStream(name=name)], ignore_conflicts=True)
+        head = AuditStream.objects.select_for_update().get(name=name)
+    return head
 
 
 def record(
@@ -42,12 +77,18 @@ def record(
     lock on the stream's head; appends to different streams never wait on each other."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit.record must run inside the transaction of the change it records")
-    head, _ = AuditStream.objects.get_or_create(name=stream)
-    head = AuditStream.objects.select_for_update().get(pk=head.pk)
+    if not stream or len(stream) > _NAME_MAX:
+        raise ValueError(f"audit.record needs a stream name of 1 to {_NAME_MAX} characters")
+    if not action or len(action) > _ACTION_MAX:
+        raise ValueError(f"audit.record needs an action code of 1 to {_ACTION_MAX} characters")
+    # Everything that can refuse the input runs before the lock is taken.
     payload = _json_safe(data or {})
     subject_type, subject_id = _subject_ref(subject)
     actor_id = actor.pk if actor is not None and getattr(actor, "pk", None) is not None else None
     actor_name = actor.get_username() if actor_id is not None else ""
+
+    head = _locked_head(stream)
+    # The time is read under the lock, so within a stream `at` never goes backwards.
     at = timezone.now()
     seq = head.seq + 1
     digest = event_hash(
