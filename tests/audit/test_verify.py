@@ -1,0 +1,244 @@
+"""chain_verify, audit_verify and day_seal: an intact trail verifies, any edit is named."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from audit.hashing import canonical_time, document_hash
+from audit.models import AuditEvent, AuditStream
+from audit.selectors import chain_verify, day_seal
+from config.errors import ApplicationError
+
+pytestmark = pytest.mark.django_db
+
+
+def run_verify(*streams: str) -> tuple[int, str]:
+    out = io.StringIO()
+    args = [arg for name in streams for arg in ("--stream", name)]
+    try:
+        call_command("audit_verify", *args, stdout=out)
+    except CommandError as exc:
+        return exc.returncode, out.getvalue() + str(exc)
+    return 0, out.getvalue()
+
+
+def test_an_intact_trail_verifies(chain):
+    chain("table:1", 7)
+    chain("table:2", 4)
+    AuditStream.objects.create(name="table:3")  # a head without events yet
+
+    result = chain_verify()
+
+    assert result.ok and result.first_broken is None
+    assert (result.streams_checked, result.events_checked) == (3, 11)
+    code, out = run_verify()
+    assert code == 0
+    assert "streams: 3  events: 11" in out and "OK" in out
+
+
+def test_small_chunks_give_the_same_answer(chain):
+    # The server-side cursors are read in chunks: chain and head boundaries must not
+    # depend on where a chunk ends.
+    for name in ("a", "b", "c"):
+        chain(name, 5)
+    for size in (1, 2, 3, 7):
+        assert chain_verify(chunk_size=size).events_checked == 15
+
+
+def test_an_altered_payload_is_named_by_stream_seq_and_id(chain, tamper):
+    chain("table:1", 3)
+    victim = chain("table:2", 5)[2]
+    chain("table:3", 3)
+
+    tamper("UPDATE audit_auditevent SET payload = '{\"i\": 2, \"pot\": 1}' WHERE id = %s", (victim.pk,))
+
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:2", 3, victim.pk, "hash_mismatch")
+    code, out = run_verify()
+    assert code == 1
+    assert f"stream=table:2 seq=3 id={victim.pk} reason=hash_mismatch" in out
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("action", "'coup.voided'"),
+        ("actor_name", "'someone'"),
+        ("subject_id", "'42'"),
+        ("at", "at + interval '1 microsecond'"),
+        ("hash", "repeat('f', 64)"),
+    ],
+)
+def test_any_altered_column_is_detected_at_that_event(chain, tamper, column, value):
+    victim = chain("table:1", 4)[1]
+    tamper(f"UPDATE audit_auditevent SET {column} = {value} WHERE id = %s", (victim.pk,))
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:1", 2, victim.pk, "hash_mismatch")
+
+
+def test_a_rewritten_event_with_a_recomputed_hash_breaks_the_next_link(chain, tamper):
+    # The attacker edits an event and recomputes its hash: the event now verifies on its
+    # own, but the next event still points at the old hash.
+    events = chain("table:1", 4)
+    victim = AuditEvent.objects.select_related("stream").get(pk=events[1].pk)
+    forged = document_hash(
+        "table:1", 2, canonical_time(victim.at), None, "", victim.action, "", "", {"i": 1, "pot": 0}, victim.prev_hash
+    )
+    tamper(
+        "UPDATE audit_auditevent SET payload = %s, hash = %s WHERE id = %s",
+        ('{"i": 1, "pot": 0}', forged, victim.pk),
+    )
+    broken = chain_verify().first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (3, events[2].pk, "broken_link")
+
+
+def test_a_deleted_event_is_named_as_missing(chain, tamper):
+    events = chain("table:1", 5)
+    tamper("DELETE FROM audit_auditevent WHERE id = %s", (events[2].pk,))
+
+    broken = chain_verify().first_broken
+
+    # Found at the first event after the gap.
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:1", 4, events[3].pk, "missing_event")
+    assert "events 3..3 are missing" in broken.message
+    code, out = run_verify("table:1")
+    assert code == 1 and "reason=missing_event" in out
+
+
+def test_a_deleted_last_event_is_named_as_missing(chain, tamper):
+    events = chain("table:1", 3)
+    tamper("DELETE FROM audit_auditevent WHERE id = %s", (events[-1].pk,))
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:1", 3, None, "missing_event")
+
+
+def test_a_deleted_first_event_is_named_as_missing(chain, tamper):
+    events = chain("table:1", 3)
+    tamper("DELETE FROM audit_auditevent WHERE id = %s", (events[0].pk,))
+    broken = chain_verify().first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (2, events[1].pk, "missing_event")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "seq = seq - 1",
+        "head_hash = repeat('0', 64)",
+        "seq = seq - 1, head_hash = (SELECT prev_hash FROM audit_auditevent e WHERE e.stream_id = audit_auditstream.id AND e.seq = audit_auditstream.seq)",
+    ],
+)
+def test_a_changed_head_is_a_head_mismatch(chain, tamper, change):
+    events = chain("table:1", 3)
+    tamper(f"UPDATE audit_auditstream SET {change} WHERE name = 'table:1'")
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.event_id, broken.reason) == ("table:1", events[-1].pk, "head_mismatch")
+    code, out = run_verify()
+    assert code == 1 and "reason=head_mismatch" in out
+
+
+def test_a_broken_link_is_named(chain, tamper):
+    events = chain("table:1", 3)
+    tamper("UPDATE audit_auditevent SET prev_hash = repeat('a', 64) WHERE id = %s", (events[1].pk,))
+    broken = chain_verify().first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (2, events[1].pk, "broken_link")
+
+
+def test_only_the_named_streams_are_verified(chain, tamper):
+    chain("table:1", 3)
+    victim = chain("table:2", 3)[0]
+    tamper("UPDATE audit_auditevent SET action = 'x' WHERE id = %s", (victim.pk,))
+
+    assert chain_verify(streams=["table:1"]).ok
+    assert run_verify("table:1")[0] == 0
+    assert chain_verify(streams=["table:1", "table:2"]).first_broken.event_id == victim.pk
+
+
+def test_an_unknown_stream_is_refused(chain):
+    chain("table:1")
+    with pytest.raises(ApplicationError) as caught:
+        chain_verify(streams=["table:1", "nope"])
+    assert caught.value.code == "unknown_stream"
+    assert caught.value.details == {"streams": ["nope"]}
+    code, out = run_verify("nope")
+    assert code == 2 and "nope" in out
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        datetime(2026, 3, 29, 0, 59, 59, 999999, tzinfo=UTC),  # the night Rome changes to summer time
+        datetime(2026, 10, 25, 1, 0, 0, 0, tzinfo=UTC),  # microsecond 0 keeps its six digits
+        datetime(1999, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+    ],
+)
+def test_postgresql_renders_the_time_exactly_as_the_hash_does(at):
+    # The verifier has PostgreSQL render `at`; the writer uses canonical_time.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_char(%s::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", (at,))
+        assert cursor.fetchone()[0] == canonical_time(at)
+
+
+def test_day_seal_is_the_hash_of_the_sorted_heads(chain):
+    chain("table:2", 2)
+    chain("table:1", 3)
+    heads = {s.name: s for s in AuditStream.objects.all()}
+    expected = hashlib.sha256(
+        f"table:1:3:{heads['table:1'].head_hash}\ntable:2:2:{heads['table:2'].head_hash}".encode()
+    ).hexdigest()
+
+    assert day_seal(streams=["table:2", "table:1"]) == expected
+    assert day_seal(streams=["table:1", "table:2", "table:1"]) == expected  # order and repeats do not matter
+
+
+def test_day_seal_changes_when_any_head_changes(chain, tamper):
+    chain("table:1", 2)
+    chain("table:2", 2)
+    chain("other", 1)
+    day = ["table:1", "table:2"]
+    before = day_seal(streams=day)
+
+    chain("other", 1)  # a stream outside the day does not change its seal
+    assert day_seal(streams=day) == before
+    chain("table:2", 1)
+    after_append = day_seal(streams=day)
+    assert after_append != before
+    tamper("UPDATE audit_auditstream SET head_hash = repeat('e', 64) WHERE name = 'table:1'")
+    assert day_seal(streams=day) not in {before, after_append}
+
+
+def test_day_seal_refuses_unknown_streams(chain):
+    chain("table:1")
+    with pytest.raises(ApplicationError, match="No audit stream"):
+        day_seal(streams=["table:1", "table:9"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_exit_status_is_1_on_a_broken_chain(chain, tamper):
+    # The real process, as cron and monitoring see it.
+    events = chain("table:1", 3)
+    env = {**os.environ, "DATABASE_URL": _database_url()}
+    manage = str(Path(__file__).resolve().parents[2] / "manage.py")
+
+    ok = subprocess.run([sys.executable, manage, "audit_verify"], env=env, capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
+    tamper("UPDATE audit_auditevent SET action = 'x' WHERE id = %s", (events[1].pk,))
+    bad = subprocess.run([sys.executable, manage, "audit_verify"], env=env, capture_output=True, text=True, check=False)
+
+    assert bad.returncode == 1
+    assert f"stream=table:1 seq=2 id={events[1].pk} reason=hash_mismatch" in bad.stdout
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or 'localhost'}:{s['PORT'] or 5432}/{s['NAME']}"
