@@ -440,7 +440,11 @@ def _replay(
         void = ()
         if len(next_cards) > pos - real_extra:
             _unused(next_cards, pos - real_extra)
-    return Settled(FINAL, _build(cards, pt, bt, False, p3, b3, pdrew), None, void)
+    # The settled coup's own cards, in the order the replay dealt them.
+    used = cards[:4] if p3 is None else (*cards[:4], p3)
+    if b3 is not None:
+        used = (*used, b3)
+    return Settled(FINAL, _build(used, pt, bt, False, p3, b3, pdrew), None, void)
 
 
 def _unused(next_cards: tuple[Card, ...], used: int) -> None:
