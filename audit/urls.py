@@ -1,3 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from .apis import AuditEventListApi, AuditStreamListApi, AuditVerifyApi
+
+app_name = "audit"
+
+urlpatterns = [
+    path("audit/events/", AuditEventListApi.as_view(), name="events"),
+    path("audit/streams/", AuditStreamListApi.as_view(), name="streams"),
+    path("audit/verify/", AuditVerifyApi.as_view(), name="verify"),
+]

@@ -1,0 +1,141 @@
+"""The audit API: read-only. Listing events and stream heads, and verifying the chains."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.generics import ListAPIView
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import ErrorSerializer
+
+from .filters import AuditEventFilter, AuditStreamFilter
+from .permissions import CanReadAudit
+from .selectors import chain_verify, stream_events, stream_list
+
+PERMISSION_CLASSES = [IsAuthenticated, CanReadAudit]
+
+_REFUSED = {
+    401: OpenApiResponse(ErrorSerializer, description="Not authenticated (`not_authenticated`)."),
+    403: OpenApiResponse(
+        ErrorSerializer,
+        description="Not authenticated (`not_authenticated`, session clients) or no audit-reading "
+        "role (`permission_denied`): auditor, direzione or commissario.",
+    ),
+}
+_BAD_INPUT = {400: OpenApiResponse(ErrorSerializer, description="Invalid filter or body (`invalid_input`).")}
+
+
+class AuditEventOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    stream = serializers.CharField(source="stream.name")
+    seq = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    actor = serializers.IntegerField(source="actor_id", allow_null=True)
+    actor_name = serializers.CharField()
+    action = serializers.CharField()
+    subject_type = serializers.CharField()
+    subject_id = serializers.CharField()
+    payload = serializers.JSONField()
+    prev_hash = serializers.CharField()
+    hash = serializers.CharField()
+
+
+class AuditStreamOutput(serializers.Serializer):
+    name = serializers.CharField()
+    seq = serializers.IntegerField(help_text="Sequence number of the last event (0: no event yet).")
+    head_hash = serializers.CharField(help_text="Hash of the last event (64 zeros: no event yet).")
+
+
+class AuditEventListApi(ListAPIView):
+    permission_classes = PERMISSION_CLASSES
+    serializer_class = AuditEventOutput
+    filterset_class = AuditEventFilter
+
+    def get_queryset(self):
+        # Filtering is done by the DjangoFilterBackend with the same FilterSet the
+        # selector uses, so the schema documents the parameters.
+        return stream_events()
+
+    @extend_schema(
+        summary="List audit events",
+        description="Events of every stream, newest first, paginated. Read-only.",
+        responses={200: AuditEventOutput(many=True), **_BAD_INPUT, **_REFUSED},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class AuditStreamListApi(ListAPIView):
+    permission_classes = PERMISSION_CLASSES
+    serializer_class = AuditStreamOutput
+    filterset_class = AuditStreamFilter
+
+    def get_queryset(self):
+        return stream_list()
+
+    @extend_schema(
+        summary="List audit streams (chain heads)",
+        description="One row per chain: its name, the seq and hash of its last event. Read-only.",
+        responses={200: AuditStreamOutput(many=True), **_BAD_INPUT, **_REFUSED},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class AuditVerifyApi(APIView):
+    permission_classes = PERMISSION_CLASSES
+
+    class Input(serializers.Serializer):
+        streams = serializers.ListField(
+            child=serializers.CharField(max_length=200),
+            required=False,
+            allow_empty=False,
+            max_length=10_000,
+            help_text="Names of the streams to verify; omitted: every stream.",
+        )
+
+    class BrokenOutput(serializers.Serializer):
+        stream = serializers.CharField()
+        seq = serializers.IntegerField()
+        event_id = serializers.IntegerField(allow_null=True)
+        reason = serializers.ChoiceField(
+            choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch"]
+        )
+        message = serializers.CharField()
+
+    class Output(serializers.Serializer):
+        ok = serializers.BooleanField(help_text="True when every checked chain verifies.")
+        streams_checked = serializers.IntegerField()
+        events_checked = serializers.IntegerField()
+        seconds = serializers.FloatField()
+        first_broken = serializers.SerializerMethodField()
+
+        def get_first_broken(self, result) -> dict | None:
+            broken = result.first_broken
+            return None if broken is None else AuditVerifyApi.BrokenOutput(broken).data
+
+    @extend_schema(
+        summary="Verify the audit chains",
+        description=(
+            "Recomputes the hash chain of every stream (or of the given streams) and returns the "
+            "first broken event, if any. **This POST writes nothing**: it runs in a read-only "
+            "database transaction, so auditors (who write nothing anywhere) may call it. It is a "
+            "POST only because the work is expensive and must not be cached or prefetched. "
+            "A broken chain is a 200 with `ok: false`; an unknown stream name is a 400 "
+            "`unknown_stream`."
+        ),
+        request=Input,
+        responses={
+            200: Output,
+            400: OpenApiResponse(ErrorSerializer, description="`invalid_input` or `unknown_stream`."),
+            **_REFUSED,
+        },
+    )
+    def post(self, request):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = chain_verify(streams=data.validated_data.get("streams"))
+        return Response(self.Output(result).data)

@@ -1,0 +1,258 @@
+"""The audit API: who may read it, its filters, its query count, and the read-only verify."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from audit.models import AuditEvent, AuditStream
+
+pytestmark = pytest.mark.django_db
+
+EVENTS, STREAMS, VERIFY = "/api/audit/events/", "/api/audit/streams/", "/api/audit/verify/"
+
+
+def assert_error(response, status: int, code: str) -> None:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"error"}
+    assert body["error"]["code"] == code
+    assert set(body["error"]) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize("role", ["auditor", "direzione", "commissario"])
+def test_readers_may_list_and_verify(request, api, chain, role):
+    chain("table:1", 2)
+    client = api(request.getfixturevalue(role))
+
+    events = client.get(EVENTS)
+    streams = client.get(STREAMS)
+    verify = client.post(VERIFY, {}, format="json")
+
+    assert events.status_code == 200 and events.json()["count"] == 2
+    assert streams.status_code == 200
+    assert streams.json()["results"][0] == {
+        "name": "table:1",
+        "seq": 2,
+        "head_hash": AuditStream.objects.get().head_hash,
+    }
+    assert verify.status_code == 200
+    assert verify.json() | {"seconds": 0} == {
+        "ok": True,
+        "streams_checked": 1,
+        "events_checked": 2,
+        "seconds": 0,
+        "first_broken": None,
+    }
+
+
+@pytest.mark.parametrize("role", ["capo_partita", "changeur", "outsider"])
+@pytest.mark.parametrize(("method", "url"), [("get", EVENTS), ("get", STREAMS), ("post", VERIFY)])
+def test_other_staff_are_refused_with_the_error_shape(request, api, role, method, url):
+    response = getattr(api(request.getfixturevalue(role)), method)(url)
+    assert_error(response, 403, "permission_denied")
+
+
+def test_a_superuser_without_an_audit_role_is_refused(api, user_factory):
+    admin = user_factory("root", is_superuser=True, is_staff=True)
+    assert_error(api(admin).get(EVENTS), 403, "permission_denied")
+
+
+@pytest.mark.parametrize(("method", "url"), [("get", EVENTS), ("get", STREAMS), ("post", VERIFY)])
+def test_anonymous_is_refused_with_the_error_shape(api, method, url):
+    response = getattr(api(), method)(url)
+    assert response.status_code in (401, 403)
+    assert_error(response, response.status_code, "not_authenticated")
+
+
+@pytest.mark.parametrize(("method", "url"), [("put", EVENTS), ("delete", STREAMS), ("get", VERIFY), ("post", EVENTS)])
+def test_nothing_else_is_offered(api, auditor, method, url):
+    assert_error(getattr(api(auditor), method)(url), 405, "method_not_allowed")
+
+
+def test_events_are_listed_newest_first_with_their_content(api, auditor, chain):
+    first, second = chain("table:1", 2, actor=auditor, pot=1200)
+    [row, _] = api(auditor).get(EVENTS).json()["results"]
+    assert row == {
+        "id": second.pk,
+        "stream": "table:1",
+        "seq": 2,
+        "at": row["at"],
+        "actor": auditor.pk,
+        "actor_name": "auditor",
+        "action": "coup.recorded",
+        "subject_type": "",
+        "subject_id": "",
+        "payload": {"i": 1, "pot": 1200},
+        "prev_hash": first.hash,
+        "hash": second.hash,
+    }
+
+
+def ids(response) -> set[int]:
+    assert response.status_code == 200, response.content
+    return {row["id"] for row in response.json()["results"]}
+
+
+def test_event_filters(api, auditor, commissario, chain):
+    a = chain("table:1", 2, actor=commissario)
+    b = chain("table:2", 1, action="minimum.changed")
+    chain("floor:day", 1, action="role.granted")
+    client = api(auditor)
+
+    assert ids(client.get(EVENTS, {"stream": "table:1"})) == {e.pk for e in a}
+    assert ids(client.get(EVENTS, {"action": "minimum.changed"})) == {b[0].pk}
+    assert ids(client.get(EVENTS, {"action_prefix": "coup."})) == {e.pk for e in a}
+    assert ids(client.get(EVENTS, {"actor": commissario.pk})) == {e.pk for e in a}
+    assert ids(client.get(EVENTS, {"actor_name": "commissario"})) == {e.pk for e in a}
+    assert ids(client.get(EVENTS, {"stream": "nope"})) == set()
+
+
+def test_subject_filters(api, auditor, commissario, chain):
+    from django.db import transaction
+
+    from audit.services import record
+
+    with transaction.atomic():
+        about = record(stream="floor:day", actor=None, action="role.granted", subject=commissario)
+    chain("floor:day", 2)
+    client = api(auditor)
+    assert ids(client.get(EVENTS, {"subject_type": "auth.user", "subject_id": str(commissario.pk)})) == {about.pk}
+    assert ids(client.get(EVENTS, {"subject_type": "tables.coup"})) == set()
+
+
+def test_time_filters(api, auditor, chain):
+    chain("table:1", 3)
+    now = timezone.now()
+    client = api(auditor)
+    everything = ids(client.get(EVENTS))
+    assert ids(client.get(EVENTS, {"at_after": (now - timedelta(minutes=5)).isoformat()})) == everything
+    assert ids(client.get(EVENTS, {"at_before": (now - timedelta(minutes=5)).isoformat()})) == set()
+    assert ids(client.get(EVENTS, {"at_after": (now + timedelta(minutes=5)).isoformat()})) == set()
+
+
+def test_stream_filters(api, auditor, chain):
+    chain("table:1")
+    chain("table:2")
+    chain("floor:day")
+    client = api(auditor)
+    names = {r["name"] for r in client.get(STREAMS, {"name_prefix": "table:"}).json()["results"]}
+    assert names == {"table:1", "table:2"}
+    assert client.get(STREAMS, {"name": "floor:day"}).json()["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"actor": "abc"},
+        {"actor": "1.5"},
+        {"actor": "-1"},
+        {"at_after": "yesterday"},
+        {"at_before": "2026-13-45T99:00"},
+        {"stream": "a\x00b"},
+    ],
+)
+def test_bad_filters_are_a_400_not_a_500(api, auditor, chain, params):
+    chain("table:1")
+    assert_error(api(auditor).get(EVENTS, params), 400, "invalid_input")
+
+
+def test_huge_numbers_and_odd_pages_never_give_a_500(api, auditor, chain):
+    chain("table:1")
+    client = api(auditor)
+    assert ids(client.get(EVENTS, {"actor": str(10**30)})) == set()
+    assert_error(client.get(EVENTS, {"page": "999"}), 404, "not_found")
+    assert_error(client.get(EVENTS, {"page": "x"}), 404, "not_found")
+    assert client.get(EVENTS, {"page_size": "100000"}).status_code == 200
+
+
+def test_the_events_list_costs_the_same_queries_whatever_the_number_of_events(api, auditor, chain):
+    client = api(auditor)
+    client.get(EVENTS)  # warm up: the role lookup is cached per user object
+
+    def queries_for_listing() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(EVENTS, {"page_size": 500}).status_code == 200
+        return len(captured)
+
+    chain("table:1", 2, actor=auditor)
+    few = queries_for_listing()
+    for n in range(8):
+        chain(f"table:{n}", 10, actor=auditor)
+    many = queries_for_listing()
+
+    assert AuditEvent.objects.count() == 82
+    assert few == many <= 4
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"streams": []}, "invalid_input"),
+        ({"streams": "table:1"}, "invalid_input"),
+        ({"streams": [1, {"a": 1}]}, "invalid_input"),
+        ({"streams": ["x" * 201]}, "invalid_input"),
+        (["table:1"], "invalid_input"),
+        ({"streams": ["table:1", "ghost"]}, "unknown_stream"),
+    ],
+)
+def test_verify_refuses_bad_bodies_with_a_400(api, auditor, chain, body, code):
+    chain("table:1")
+    assert_error(api(auditor).post(VERIFY, body, format="json"), 400, code)
+
+
+def test_verify_malformed_json_is_a_400(api, auditor):
+    response = api(auditor).post(VERIFY, "{not json", content_type="application/json")
+    assert_error(response, 400, "malformed_request")
+
+
+def test_verify_reports_the_first_broken_event(api, auditor, chain, tamper):
+    chain("table:1", 2)
+    victim = chain("table:2", 3)[1]
+    tamper("UPDATE audit_auditevent SET payload = '{}' WHERE id = %s", (victim.pk,))
+    client = api(auditor)
+
+    body = client.post(VERIFY, {}, format="json").json()
+    assert body["ok"] is False
+    assert body["first_broken"] | {"message": ""} == {
+        "stream": "table:2",
+        "seq": 2,
+        "event_id": victim.pk,
+        "reason": "hash_mismatch",
+        "message": "",
+    }
+    assert client.post(VERIFY, {"streams": ["table:1"]}, format="json").json()["ok"] is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_verify_writes_nothing_and_runs_read_only(api, chain):
+    from .conftest import make_user
+
+    auditor = make_user("auditor2", "auditor")
+    chain("table:1", 3)
+    client = api(auditor)
+    before = list(AuditStream.objects.values_list("name", "seq", "head_hash"))
+
+    with CaptureQueriesContext(connection) as captured:
+        assert client.post(VERIFY, {}, format="json").json()["ok"] is True
+
+    statements = [q["sql"].lstrip().split()[0].upper() for q in captured]
+    assert not {"INSERT", "UPDATE", "DELETE"} & set(statements)
+    assert any("READ ONLY" in q["sql"] for q in captured)
+    assert list(AuditStream.objects.values_list("name", "seq", "head_hash")) == before
+
+
+def test_the_schema_documents_the_endpoints_and_their_errors(api, auditor):
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    verify = schema["paths"]["/api/audit/verify/"]["post"]
+    assert "writes nothing" in verify["description"]
+    assert {"200", "400", "401", "403"} <= set(verify["responses"])
+    listing = schema["paths"]["/api/audit/events/"]["get"]
+    params = {p["name"] for p in listing["parameters"]}
+    assert {"stream", "action", "subject_type", "subject_id", "actor", "at_after", "at_before", "page"} <= params
