@@ -29,8 +29,13 @@ class _RolePermission(BasePermission):
     message = "Your role does not allow this."
 
     def has_permission(self, request, view) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False
+        if not hasattr(view, request.method.lower()):
+            # A method the view does not have: let the view answer 405, not a misleading 403.
+            return True
         roles = self.read_roles if request.method in SAFE_METHODS else self.write_roles
-        return bool(request.user and request.user.is_authenticated and has_role(request.user, *roles))
+        return has_role(request.user, *roles)
 
 
 class CanReadFloor(_RolePermission):
