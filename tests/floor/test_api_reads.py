@@ -1,0 +1,169 @@
+"""What the read endpoints return, their filters, and a constant number of queries per
+list however many rows it has."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from floor import services
+from floor.models import TableSession
+from tests.factories import (
+    CasinoFactory,
+    PatronFactory,
+    SeatFactory,
+    SiteFactory,
+    TableFactory,
+    TableSessionFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_session_detail_shows_seats_counts_and_interruptions(
+    table_session, commissario, seat_patrons, api_client_for, auditor
+):
+    seat_patrons(table_session, 6)
+    standing = services.seat_assign(session=table_session, patron=PatronFactory(), standing=True, by=commissario)
+    services.table_minimum_change(session=table_session, by=commissario, minimum=150_00, reason="busy")
+    body = api_client_for(auditor).get(f"/api/sessions/{table_session.pk}/").json()
+    assert body["seated_count"] == 6 and body["min_seats_to_start"] == 6 and body["can_start"] is True
+    assert body["minimum"] == 150_00 and body["status"] == "open" and body["number"] == 1
+    assert len(body["seats"]) == 7
+    assert body["seats"][-1]["id"] == standing.pk and body["seats"][-1]["standing"] is True
+    assert body["capo_partita"]["username"] == "capo_partita"
+    assert body["interruptions"] == []
+
+    client = api_client_for(commissario)
+    interrupted = client.post(f"/api/sessions/{table_session.pk}/interrupt/", {"reason": "dispute"}).json()
+    assert interrupted["status"] == "interrupted" and interrupted["can_start"] is False
+    assert interrupted["interruptions"][0]["reason"] == "dispute"
+    assert interrupted["interruptions"][0]["resumed_at"] is None
+    resumed = client.post(f"/api/sessions/{table_session.pk}/resume/", {}).json()
+    assert resumed["status"] == "open" and resumed["interruptions"][0]["resumed_at"] is not None
+
+    changes = client.get(f"/api/sessions/{table_session.pk}/minimum-changes/").json()
+    assert changes["count"] == 1
+    assert changes["results"][0] | {"at": None, "id": None} == {
+        "id": None, "session": table_session.pk, "at": None, "by": changes["results"][0]["by"],
+        "old": 100_00, "new": 150_00, "reason": "busy",
+    }
+
+
+def test_session_open_through_the_api(table, gaming_day, commissario, capo_partita, changeur, api_client_for):
+    response = api_client_for(commissario).post(
+        "/api/sessions/",
+        {"table": table.pk, "capo_partita": capo_partita.pk, "changeur": changeur.pk, "shoe_number": "S-7",
+         "minimum": 100, "maximum": 5000_00},
+        format="json",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["table"], body["gaming_day"], body["shoe_number"], body["maximum"]) == (
+        table.pk, gaming_day.pk, "S-7", 5000_00
+    )
+    assert body["seated_count"] == 0 and body["can_start"] is False and body["seats"] == []
+
+
+def test_seat_list_and_release_through_the_api(table_session, commissario, patron, api_client_for):
+    client = api_client_for(commissario)
+    taken = client.post(f"/api/sessions/{table_session.pk}/seats/", {"patron": patron.pk, "seat_number": 4})
+    assert taken.status_code == 201
+    seat = taken.json()
+    assert seat["patron"]["id"] == patron.pk and seat["seat_number"] == 4 and seat["active"] is True
+    released = client.post(f"/api/seats/{seat['id']}/release/")
+    assert released.status_code == 200 and released.json()["active"] is False
+    listing = client.get(f"/api/sessions/{table_session.pk}/seats/?active=false").json()
+    assert [s["id"] for s in listing["results"]] == [seat["id"]]
+    assert client.get(f"/api/sessions/{table_session.pk}/seats/?active=true").json()["count"] == 0
+
+
+def test_patron_search_by_name_and_document(commissario, api_client_for):
+    PatronFactory(first_name="Giovanni", last_name="Vendramin", document_number="YA1234567")
+    PatronFactory(first_name="Chiara", last_name="Dandolo", document_number="CA3456789")
+    client = api_client_for(commissario)
+
+    def names(query: str) -> list[str]:
+        return [p["last_name"] for p in client.get(f"/api/patrons/?search={query}").json()["results"]]
+
+    assert names("vendr") == ["Vendramin"]
+    assert names("chiara dandolo") == ["Dandolo"]
+    assert names("YA123") == ["Vendramin"]
+    assert names("nobody") == []
+    exact = client.get("/api/patrons/?document_number=ca3456789").json()
+    assert [p["first_name"] for p in exact["results"]] == ["Chiara"]
+
+
+def test_filters_of_sessions_and_days(table_session, commissario, api_client_for):
+    client = api_client_for(commissario)
+    other = TableSessionFactory()
+    assert client.get(f"/api/sessions/?table={table_session.table_id}").json()["count"] == 1
+    assert client.get("/api/sessions/?status=open").json()["count"] == 2
+    assert client.get(f"/api/sessions/?casino={other.table.casino_id}").json()["count"] == 1
+    assert client.get("/api/gaming-days/?is_open=true").json()["count"] == 2
+    assert client.get(f"/api/gaming-days/?casino={table_session.gaming_day.casino_id}").json()["count"] == 1
+
+
+def test_table_patch_through_the_api(table, direzione, api_client_for):
+    response = api_client_for(direzione).patch(f"/api/tables/{table.pk}/", {"seats": 9, "min_seats_to_start": 7})
+    assert response.status_code == 200
+    assert (response.json()["seats"], response.json()["min_seats_to_start"]) == (9, 7)
+
+
+def test_the_schema_documents_the_floor(api_client_for, auditor):
+    schema = api_client_for(auditor).get("/api/schema/?format=json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    assert "/api/sessions/{id}/minimum/" in paths
+    assert "409" in paths["/api/sessions/{id}/seats/"]["post"]["responses"]
+
+
+# --------------------------------------------------------------------------- query counts
+
+
+def grow(n: int) -> dict[str, str]:
+    """n rows of every listed kind; returns the list URLs."""
+    casino = CasinoFactory()
+    site = SiteFactory(casino=casino)
+    SiteFactory.create_batch(2, casino=casino)
+    CasinoFactory.create_batch(n - 1)
+    tables = [TableFactory(casino=casino, site=site) for _ in range(n)]
+    sessions = [TableSessionFactory(table=t) for t in tables]
+    session = sessions[0]
+    for i in range(min(n, 8)):
+        SeatFactory(session=session, seat_number=i + 1)
+    for _ in range(n - min(n, 8)):
+        SeatFactory(session=session, seat_number=None, standing=True)
+    for i in range(n):
+        TableSession.objects.filter(pk=session.pk).update(minimum=100 + i)
+        session.minimum_changes.create(by=session.opened_by, at=session.opened_at, old=100, new=101 + i, reason="r")
+    return {
+        "casinos": "/api/casinos/",
+        "tables": "/api/tables/",
+        "gaming-days": "/api/gaming-days/",
+        "sessions": "/api/sessions/",
+        "seats": f"/api/sessions/{session.pk}/seats/",
+        "minimum-changes": f"/api/sessions/{session.pk}/minimum-changes/",
+        "patrons": "/api/patrons/",
+    }
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["casinos", "tables", "gaming-days", "sessions", "seats", "minimum-changes", "patrons"]
+)
+def test_list_queries_do_not_grow_with_rows(endpoint, auditor, api_client_for):
+    client = api_client_for(auditor)
+    client.get("/api/me/")  # the user's roles are looked up once, then cached on him
+
+    def queries(n: int) -> tuple[int, int]:
+        url = grow(n)[endpoint]
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(url)
+        assert response.status_code == 200
+        return len(captured), response.json()["count"]
+
+    few, few_rows = queries(2)
+    many, many_rows = queries(20)
+    assert many_rows > few_rows
+    assert many == few, f"{endpoint}: {few} queries for {few_rows} rows, {many} for {many_rows}"
