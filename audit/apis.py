@@ -85,37 +85,34 @@ class AuditStreamListApi(ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
+class AuditVerifyInput(serializers.Serializer):
+    streams = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        allow_empty=False,
+        max_length=10_000,
+        help_text="Names of the streams to verify; omitted: every stream.",
+    )
+
+
+class AuditBrokenEventOutput(serializers.Serializer):
+    stream = serializers.CharField()
+    seq = serializers.IntegerField()
+    event_id = serializers.IntegerField(allow_null=True)
+    reason = serializers.ChoiceField(choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch"])
+    message = serializers.CharField()
+
+
+class AuditVerifyOutput(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="True when every checked chain verifies.")
+    streams_checked = serializers.IntegerField(help_text="Streams checked (up to the first break).")
+    events_checked = serializers.IntegerField(help_text="Events checked (up to the first break).")
+    seconds = serializers.FloatField()
+    first_broken = AuditBrokenEventOutput(allow_null=True)
+
+
 class AuditVerifyApi(APIView):
     permission_classes = PERMISSION_CLASSES
-
-    class Input(serializers.Serializer):
-        streams = serializers.ListField(
-            child=serializers.CharField(max_length=200),
-            required=False,
-            allow_empty=False,
-            max_length=10_000,
-            help_text="Names of the streams to verify; omitted: every stream.",
-        )
-
-    class BrokenOutput(serializers.Serializer):
-        stream = serializers.CharField()
-        seq = serializers.IntegerField()
-        event_id = serializers.IntegerField(allow_null=True)
-        reason = serializers.ChoiceField(
-            choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch"]
-        )
-        message = serializers.CharField()
-
-    class Output(serializers.Serializer):
-        ok = serializers.BooleanField(help_text="True when every checked chain verifies.")
-        streams_checked = serializers.IntegerField()
-        events_checked = serializers.IntegerField()
-        seconds = serializers.FloatField()
-        first_broken = serializers.SerializerMethodField()
-
-        def get_first_broken(self, result) -> dict | None:
-            broken = result.first_broken
-            return None if broken is None else AuditVerifyApi.BrokenOutput(broken).data
 
     @extend_schema(
         summary="Verify the audit chains",
@@ -127,15 +124,15 @@ class AuditVerifyApi(APIView):
             "A broken chain is a 200 with `ok: false`; an unknown stream name is a 400 "
             "`unknown_stream`."
         ),
-        request=Input,
+        request=AuditVerifyInput,
         responses={
-            200: Output,
+            200: AuditVerifyOutput,
             400: OpenApiResponse(ErrorSerializer, description="`invalid_input` or `unknown_stream`."),
             **_REFUSED,
         },
     )
     def post(self, request):
-        data = self.Input(data=request.data)
+        data = AuditVerifyInput(data=request.data)
         data.is_valid(raise_exception=True)
         result = chain_verify(streams=data.validated_data.get("streams"))
-        return Response(self.Output(result).data)
+        return Response(AuditVerifyOutput(result).data)

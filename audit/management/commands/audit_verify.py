@@ -37,6 +37,7 @@ class Command(BaseCommand):
         if broken is None:
             self.stdout.write(self.style.SUCCESS("OK: every chain verifies."))
             return
+        self.stdout.write("(stopped at the first broken event)")
         self.stdout.write(
             self.style.ERROR(
                 f"BROKEN: stream={broken.stream} seq={broken.seq} id={broken.event_id} "
