@@ -132,6 +132,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # Scoped throttles for the expensive endpoints (views name their scope).
+    "DEFAULT_THROTTLE_RATES": {"audit_verify": env_str("THROTTLE_AUDIT_VERIFY", "30/hour")},
 }
 
 SPECTACULAR_SETTINGS = {
