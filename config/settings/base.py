@@ -120,9 +120,10 @@ STORAGES = {
 MEDIA_ROOT = Path(env_str("CHEMIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous API call then gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "config.api.Pagination",

@@ -110,7 +110,8 @@ def test_permission_matrix(endpoint: Endpoint, role: str, world, role_user, api_
 
     body = response.json()
     if role == "anonymous":
-        assert response.status_code in (401, 403)
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"] == "Token"
         assert body["error"]["code"] == "not_authenticated"
     else:
         assert response.status_code == 403
