@@ -37,6 +37,7 @@ _STAND, _DRAW, _FREE = 0, 1, 2
 _CELL_CODE = {Cell.STAND: _STAND, Cell.DRAW: _DRAW, Cell.FREE: _FREE}
 _CODE_CELL = (Cell.STAND, Cell.DRAW, Cell.FREE)
 _DONE = ("stand", "draw")
+_tnew = tuple.__new__  # builds a NamedTuple without its keyword-parsing __new__ (hot path)
 _STOOD_INDEX = 10  # banker tables are indexed total * 11 + (third-card value, or 10 when the punta stood)
 
 
@@ -113,20 +114,56 @@ class Settled(NamedTuple):
 
 
 class Resolution(NamedTuple):
-    as_played: Coup
+    """One coup resolved: as played, its violations, and the version to settle on.
+
+    resolve() is the floor's hot path, so it records the coup once, compactly, and the
+    Coup / Hand views are built when read (`as_played`, `settled`): most callers need
+    only `conforming`, and nothing here is mutable, so a view is always the same value."""
+
+    cards: tuple[Card, ...]  # the coup's cards as played, canonical, in shoe order
+    punta_draws: bool | None  # the punta's declaration; None when he showed a natural
+    natural: bool
+    punta_drew: bool
+    banker_drew: bool
+    punta_total: int  # final totals and winner of the coup as played
+    banker_total: int
+    winner: str
     violations: tuple[Violation, ...]
-    settled: Settled
+    reconstructed: Settled | None  # the replay; None when the coup conforms (settles as played)
 
     @property
     def conforming(self) -> bool:
         return not self.violations
 
+    @property
+    def settled_winner(self) -> str | None:
+        """The winner to settle on (RULES.md §3.3); None while the reconstruction is pending."""
+        r = self.reconstructed
+        if r is None:
+            return self.winner
+        return r.coup.winner if r.coup is not None else None
+
+    @property
+    def as_played(self) -> Coup:
+        c, v = self.cards, VALUES
+        pt = (v[c[0]] + v[c[2]]) % 10
+        bt = (v[c[1]] + v[c[3]]) % 10
+        return _as_played(c, pt, bt, self.natural, self.punta_drew, self.banker_drew, self.punta_draws)
+
+    @property
+    def settled(self) -> Settled:
+        if self.reconstructed is not None:
+            return self.reconstructed
+        return _tnew(Settled, (FINAL, self.as_played, None, ()))
+
     def as_dict(self) -> dict[str, Any]:
+        played = self.as_played
+        settled = self.reconstructed or Settled(FINAL, played, None, ())
         return {
-            "as_played": self.as_played.as_dict(),
+            "as_played": played.as_dict(),
             "conforming": not self.violations,
             "violations": [v._asdict() for v in self.violations],
-            "settled": self.settled.as_dict(),
+            "settled": settled.as_dict(),
         }
 
 
@@ -153,27 +190,38 @@ class RuleHint(NamedTuple):
 
 
 # -- rules in force --------------------------------------------------------------------------
-_rules_cache: dict[tuple[int, bool, bool, bool], tuple[Profile, Rules]] = {}
+# id(profile) -> (profile, the 8 compiled Rules indexed by _variant()). The profile is kept
+# in the entry so that its id cannot be reused by another object while cached.
+_rules_cache: dict[int, tuple[Profile, tuple[Rules, ...]]] = {}
+
+
+def _compile(profile: Profile, regola_punta: bool, regola_banker: bool, banco_solo: bool) -> Rules:
+    punta_name, punta_table = profile.punta_rule(regola=regola_punta, banco_solo=banco_solo)
+    banker_name, banker_table = profile.banker_rule(regola=regola_banker)
+    banker: list[int] = []
+    for total in range(8):
+        banker.extend(_CELL_CODE[banker_table[(total, third)]] for third in range(10))
+        banker.append(_CELL_CODE[banker_table[(total, STOOD)]])
+    return Rules(punta_name, tuple(_CELL_CODE[c] for c in punta_table), banker_name, tuple(banker))
+
+
+def _variants(profile: Profile) -> tuple[Rules, ...]:
+    hit = _rules_cache.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    variants = tuple(_compile(profile, bool(i & 4), bool(i & 2), bool(i & 1)) for i in range(8))
+    _rules_cache[id(profile)] = (profile, variants)
+    return variants
 
 
 def rules_in_force(
     profile: Profile, *, regola_punta: bool = False, regola_banker: bool = False, banco_solo: bool = False
 ) -> Rules:
-    """Compile the rule in force per side: profile + Regola (only where the profile has one) + banco solo."""
-    key = (id(profile), bool(regola_punta), bool(regola_banker), bool(banco_solo))
-    hit = _rules_cache.get(key)
-    # The profile is kept in the entry so its id cannot be reused by another object.
-    if hit is not None and hit[0] is profile:
-        return hit[1]
-    punta_name, punta_table = profile.punta_rule(regola=key[1], banco_solo=key[3])
-    banker_name, banker_table = profile.banker_rule(regola=key[2])
-    banker: list[int] = []
-    for total in range(8):
-        banker.extend(_CELL_CODE[banker_table[(total, third)]] for third in range(10))
-        banker.append(_CELL_CODE[banker_table[(total, STOOD)]])
-    rules = Rules(punta_name, tuple(_CELL_CODE[c] for c in punta_table), banker_name, tuple(banker))
-    _rules_cache[key] = (profile, rules)
-    return rules
+    """The rule in force per side, compiled: profile + Regola (only where the profile has
+    one) + banco solo (RULES.md §3.2)."""
+    return _variants(profile)[
+        (4 if regola_punta else 0) | (2 if regola_banker else 0) | (1 if banco_solo else 0)
+    ]
 
 
 def rule_in_force(
@@ -303,16 +351,17 @@ def _build(
 ) -> Coup:
     v = VALUES
     if p3 is None:
-        punta = Hand((cards[0], cards[2]), pt)
+        punta = _tnew(Hand, ((cards[0], cards[2]), pt))
     else:
         pt = (pt + v[p3]) % 10
-        punta = Hand((cards[0], cards[2], p3), pt)
+        punta = _tnew(Hand, ((cards[0], cards[2], p3), pt))
     if b3 is None:
-        banker = Hand((cards[1], cards[3]), bt)
+        banker = _tnew(Hand, ((cards[1], cards[3]), bt))
     else:
         bt = (bt + v[b3]) % 10
-        banker = Hand((cards[1], cards[3], b3), bt)
-    return Coup(cards, punta, banker, PUNTA if pt > bt else BANKER if bt > pt else TIE, natural, decl)
+        banker = _tnew(Hand, ((cards[1], cards[3], b3), bt))
+    winner = PUNTA if pt > bt else BANKER if bt > pt else TIE
+    return _tnew(Coup, (cards, punta, banker, winner, natural, decl))
 
 
 def _as_played(
@@ -493,8 +542,8 @@ def reconstruct(
 
 def _check_shoe(cards: tuple[Card, ...], decks: int) -> None:
     """No rank+suit may come out of one shoe more times than there are decks (§1)."""
-    if len(set(cards)) == len(cards):
-        return
+    if len(cards) <= decks or len(set(cards)) == len(cards):
+        return  # cannot exceed: too few cards, or none repeated
     for card, times in Counter(cards).items():
         if times > decks:
             raise EngineError(
@@ -502,6 +551,10 @@ def _check_shoe(cards: tuple[Card, ...], decks: int) -> None:
                 f"{card} appears {times} times in one coup from a {decks}-deck shoe",
                 card=card,
             )
+
+
+_CANONICAL = frozenset(VALUES)
+_last_profile: list = [None, ()]  # (profile, compiled variants): one table is usually in play
 
 
 def resolve(
@@ -520,26 +573,71 @@ def resolve(
     """Play, check and reconstruct one coup: what resolve_coups prints for one line.
 
     Reconstruction runs whenever the coup is non-conforming, Regola or not (§3.3). A
-    conforming coup settles as played; next cards supplied to it are an error."""
-    canon = _canonical(cards)
-    nxt = _canonical(next_cards) if next_cards else ()
-    _check_shoe(canon + nxt if nxt else canon, profile.decks)
-    pt, bt, natural, pdrew, bdrew = _deal(canon, punta_draws, banker_draws)
+    conforming coup settles as played; next cards supplied to it are an error.
+
+    This is the floor's hot path: the same steps as play(), check() and reconstruct(),
+    through the same helpers, with the common case inlined (measured by bench/engine.py)."""
+    try:
+        # The common case, checked in C: every code already canonical.
+        canonical = _CANONICAL.issuperset(cards)
+    except TypeError:  # an unhashable entry: parse_cards reports it
+        canonical = False
+    if not canonical:
+        canon = parse_cards(cards)
+    elif type(cards) is tuple:
+        canon = cards
+    else:
+        canon = tuple(cards)
+    n = len(canon)
+    if next_cards:
+        nxt = _canonical(next_cards)
+        _check_shoe(canon + nxt, profile.decks)
+    else:
+        nxt = ()
+        if n > profile.decks:
+            _check_shoe(canon, profile.decks)
+    v = VALUES
+    if n >= 4 and banker_draws is None and punta_draws is not None:
+        # Fast path of _deal for the usual entry (the punta declared, the banker's draw
+        # read from the card count); naturals and any mismatch go through _deal.
+        pt = (v[canon[0]] + v[canon[2]]) % 10
+        bt = (v[canon[1]] + v[canon[3]]) % 10
+        pdrew = bool(punta_draws)
+        if pt >= 8 or bt >= 8 or n > 5 + pdrew or (pdrew and n == 4):
+            pt, bt, natural, pdrew, bdrew = _deal(canon, punta_draws, banker_draws)
+        else:
+            natural = False
+            bdrew = n == 5 + pdrew
+    else:
+        pt, bt, natural, pdrew, bdrew = _deal(canon, punta_draws, banker_draws)
     decl = None if pt >= 8 else bool(punta_draws)
-    played = _as_played(canon, pt, bt, natural, pdrew, bdrew, decl)
+
     if natural:
         if nxt:
             _unused(nxt, 0)
-        return Resolution(played, (), Settled(FINAL, played, None, ()))
-    rules = rules_in_force(
-        profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo
-    )
-    violations = _violations(rules, canon, pt, bt, pdrew, bdrew)
-    if not violations:
+        winner = PUNTA if pt > bt else BANKER if bt > pt else TIE
+        return _tnew(Resolution, (canon, decl, True, False, False, pt, bt, winner, (), None))
+    p3v = v[canon[4]] if pdrew else None
+    pf = (pt + p3v) % 10 if pdrew else pt
+    bf = (bt + v[canon[-1]]) % 10 if bdrew else bt
+    winner = PUNTA if pf > bf else BANKER if bf > pf else TIE
+
+    if _last_profile[0] is profile:
+        variants = _last_profile[1]
+    else:
+        variants = _variants(profile)
+        _last_profile[:] = (profile, variants)
+    rules = variants[(4 if regola_punta else 0) | (2 if regola_banker else 0) | (1 if banco_solo else 0)]
+
+    # Conformance: both cells, as in _violations, which builds the details when one is broken.
+    pcell = rules.punta[pt]
+    bcell = rules.banker[bt * 11 + (_STOOD_INDEX if p3v is None else p3v)]
+    if pcell in (_FREE, pdrew) and bcell in (_FREE, bdrew):
         if nxt:
             _unused(nxt, 0)
-        return Resolution(played, (), Settled(FINAL, played, None, ()))
+        return _tnew(Resolution, (canon, decl, False, pdrew, bdrew, pf, bf, winner, (), None))
+    violations = _violations(rules, canon, pt, bt, pdrew, bdrew)
     settled = _replay(
         rules, canon, pt, bt, pdrew, bdrew, nxt, reconstruction_punta_draws, reconstruction_banker_draws
     )
-    return Resolution(played, violations, settled)
+    return _tnew(Resolution, (canon, decl, False, pdrew, bdrew, pf, bf, winner, violations, settled))
