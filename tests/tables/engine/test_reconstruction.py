@@ -197,3 +197,15 @@ def test_resolution_as_dict_shape():
     assert out["conforming"] is False
     assert out["settled"]["status"] == "final" and out["settled"]["needs"] is None
     assert out["settled"]["void_cards"] == ["9C"]
+
+
+def test_resolution_carries_winners_of_both_versions():
+    res = resolve(
+        ["2H", "AS", "3C", "2D", "2S"], VENEZIA, punta_draws=True, regola_banker=True, next_cards=["6D"]
+    )
+    assert (res.punta_total, res.banker_total, res.winner) == (7, 3, "punta")
+    assert res.settled_winner == "banker"  # settlement uses the reconstruction (§3.3)
+    pending = resolve(["2H", "AS", "3C", "2D", "2S"], VENEZIA, punta_draws=True, regola_banker=True)
+    assert pending.settled_winner is None
+    conforming = resolve(["2H", "3S", "4C", "3D"], VENEZIA, punta_draws=False)
+    assert conforming.settled_winner == conforming.winner == "tie"  # 6 against 6
