@@ -1,0 +1,337 @@
+"""The game at one table, persisted: shoes and the cards out of them, banks, coups, bets,
+the double-entry postings of each coup, the Regola marks and the faux-tirage bars.
+
+Money is integer cents. Every rule lives in tables.engine and is applied by
+tables/services (never in save() or signals); the invariants that a race could break are
+also database constraints (one active shoe / bank / coup in play per session), so a race
+the session lock somehow missed ends in an IntegrityError and a rollback."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from floor.models import Patron, Seat, TableSession
+
+_user = settings.AUTH_USER_MODEL
+
+
+class Shoe(models.Model):
+    """One shoe (sabot) loaded at a session: RULES.md §1 and §6 (art. 58).
+
+    `state` is the engine's Shoe.to_dict(): every card out of it, in order, the voided and
+    the burned ones; the engine rebuilds it (and re-checks it) from there."""
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="shoes")
+    seq = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
+    number = models.CharField(max_length=40, help_text="The physical shoe's number (RULES.md §6).")
+    decks = models.PositiveSmallIntegerField()
+    burn_cards = models.PositiveSmallIntegerField(default=0)
+    stop_card_from_end = models.PositiveSmallIntegerField()
+    state = models.JSONField()
+    loaded_at = models.DateTimeField()
+    loaded_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    stop_card_reached_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    finished_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="tables_shoe_session_seq_unique"),
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(finished_at__isnull=True),
+                name="tables_shoe_one_active_per_session",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"shoe {self.seq} ({self.number}) @ session {self.session_id}"
+
+
+class ShoeCard(models.Model):
+    """Every card out of a shoe, in order, voided ones too (RULES.md §1)."""
+
+    class Use(models.TextChoices):
+        DEALT = "dealt", "dealt in a coup"
+        RECONSTRUCTION = "reconstruction", "drawn for a reconstruction"
+        VOID = "void", "voided (seen face up in the sabot, or dropped)"
+
+    shoe = models.ForeignKey(Shoe, on_delete=models.PROTECT, related_name="cards")
+    position = models.PositiveIntegerField(help_text="1-based order out of the shoe.")
+    code = models.CharField(max_length=3)
+    use = models.CharField(max_length=16, choices=Use.choices)
+    coup = models.ForeignKey(
+        "Coup", on_delete=models.PROTECT, null=True, blank=True, related_name="shoe_cards"
+    )
+    side = models.CharField(max_length=8, blank=True, help_text="punta | banker, for a dealt card.")
+    voided = models.BooleanField(default=False)
+    void_reason = models.CharField(max_length=200, blank=True)
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["shoe_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["shoe", "position"], name="tables_shoecard_shoe_position_unique"),
+            models.CheckConstraint(condition=Q(position__gte=1), name="tables_shoecard_position_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} #{self.position} of shoe {self.shoe_id}"
+
+
+class Bank(models.Model):
+    """One banker's tenure (a mano): RULES.md §2.1, §4, §5.
+
+    `amount` is the current bank B. Invariant (checked by the tests):
+    amount + reserve_returned == initial_amount + the banker's postings for this bank."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        ENDED = "ended", "ended"
+
+    class EndReason(models.TextChoices):
+        LOST = "lost", "lost a coup"
+        WITHDRAWN = "withdrawn", "withdrawn"
+        SESSION_CLOSED = "session_closed", "session closed"
+
+    class Origin(models.TextChoices):
+        FIRST = "first", "first bank of the session"
+        CONTINUATION = "continuation", "continuation"
+        SUCCESSION = "succession", "succession"
+        AUCTION = "auction", "auction"
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="banks")
+    number = models.PositiveIntegerField(help_text="1, 2, ... in the session (art. 71 register).")
+    banker = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="banks")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="banks")
+    amount = models.PositiveBigIntegerField(help_text="Current bank B, cents.")
+    initial_amount = models.PositiveBigIntegerField()
+    reserve_returned = models.PositiveBigIntegerField(
+        default=0, help_text="domestic: the uncovered reserve returned to the banker after wins, cents."
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.ACTIVE)
+    end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    coups_completed = models.PositiveIntegerField(default=0)
+    opened_at = models.DateTimeField()
+    opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "number"], name="tables_bank_session_number_unique"),
+            models.UniqueConstraint(
+                fields=["session"], condition=Q(status="active"), name="tables_bank_one_active_per_session"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", end_reason="") | (Q(status="ended") & ~Q(end_reason="")),
+                name="tables_bank_end_reason_iff_ended",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"bank {self.number} @ session {self.session_id}"
+
+
+class Coup(models.Model):
+    """One coup (RULES.md §2): its bets, cards, declarations, the coup as played, its
+    conformance, the reconstruction (§3.3) and the settlement (§4). Both versions are kept."""
+
+    class State(models.TextChoices):
+        BETTING = "betting", "betting"
+        CLOSED = "closed", "rien ne va plus"
+        DEALING = "dealing", "dealing"
+        PENDING = "pending", "reconstruction pending"
+        SETTLED = "settled", "settled"
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="coups")
+    bank = models.ForeignKey(Bank, on_delete=models.PROTECT, related_name="coups")
+    shoe = models.ForeignKey(Shoe, on_delete=models.PROTECT, related_name="coups")
+    number = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.BETTING)
+    bank_amount = models.PositiveBigIntegerField(help_text="B for this coup, cents.")
+    covered = models.PositiveBigIntegerField(default=0, help_text="S, the bets covered, cents.")
+    banco_solo = models.BooleanField(default=False)
+    punta = models.ForeignKey(Patron, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    punta_seat = models.ForeignKey(Seat, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    regola_punta = models.BooleanField(default=False)
+    regola_banker = models.BooleanField(default=False)
+    cards = models.JSONField(default=list, help_text="Card codes of the coup as played, in shoe order.")
+    punta_draws = models.BooleanField(null=True, blank=True)
+    banker_draws = models.BooleanField(null=True, blank=True)
+    next_cards = models.JSONField(default=list, help_text="Shoe cards drawn for the reconstruction.")
+    reconstruction = models.JSONField(
+        default=dict, help_text='Decisions entered for the reconstruction: {"punta_draws", "banker_draws"}.'
+    )
+    needs = models.JSONField(null=True, blank=True, help_text="What a pending reconstruction waits for.")
+    as_played = models.JSONField(null=True, blank=True)
+    conforming = models.BooleanField(null=True, blank=True)
+    violations = models.JSONField(default=list)
+    settled = models.JSONField(null=True, blank=True, help_text="The version settled on (engine).")
+    settlement = models.JSONField(
+        null=True, blank=True, help_text="The engine's settlement (figures, postings)."
+    )
+    winner = models.CharField(max_length=8, blank=True)
+    cagnotte = models.PositiveBigIntegerField(default=0)
+    banker_net = models.BigIntegerField(default=0)
+    opened_at = models.DateTimeField()
+    opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="Rien ne va plus.")
+    settled_at = models.DateTimeField(null=True, blank=True)
+    settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "number"], name="tables_coup_session_number_unique"),
+            models.UniqueConstraint(
+                fields=["session"], condition=~Q(state="settled"), name="tables_coup_one_in_play_per_session"
+            ),
+            # RULES.md §2.2: the total S never exceeds B.
+            models.CheckConstraint(
+                condition=Q(covered__lte=F("bank_amount")), name="tables_coup_covered_within_bank"
+            ),
+            models.CheckConstraint(condition=Q(bank_amount__gt=0), name="tables_coup_bank_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"coup {self.number} @ session {self.session_id}"
+
+
+class BancoCall(models.Model):
+    """A call of banco solo (RULES.md §2.2). Several may call; the winner is decided by the
+    engine (first in turn from the banker, banco suivi priority) and becomes a Bet."""
+
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="banco_calls")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveIntegerField()
+    won = models.BooleanField(null=True, blank=True, help_text="Decided at rien ne va plus.")
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["coup_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["coup", "patron"], name="tables_bancocall_one_per_patron"),
+        ]
+
+    def __str__(self) -> str:
+        return f"banco by {self.patron_id} on coup {self.coup_id}"
+
+
+class Bet(models.Model):
+    class Kind(models.TextChoices):
+        BANCO = "banco", "banco solo"
+        AVEC_LA_TABLE = "avec_la_table", "banco avec la table"
+        INDIVIDUAL = "individual", "individual"
+
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="bets")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
+    standing = models.BooleanField(default=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    amount = models.PositiveBigIntegerField()
+    order = models.PositiveIntegerField(help_text="Betting order in the coup.")
+    carried_from = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="A bet that stayed on the table after a tie (classic, chemmy-fi).",
+    )
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["coup_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["coup", "patron"], name="tables_bet_one_per_patron"),
+            models.UniqueConstraint(fields=["coup", "order"], name="tables_bet_order_unique"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="tables_bet_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} by {self.patron_id} on coup {self.coup_id}"
+
+
+class Posting(models.Model):
+    """Double entry per coup (RULES.md §4): bettors, the banker, the house's cagnotte.
+
+    The postings of one coup sum to zero (a constraint across rows cannot be a CHECK: the
+    settlement service asserts it, and the tests reconcile every coup)."""
+
+    class Role(models.TextChoices):
+        BETTOR = "bettor", "bettor"
+        BANKER = "banker", "banker"
+        HOUSE = "house", "house (cagnotte)"
+
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="postings")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="postings")
+    patron = models.ForeignKey(
+        Patron, on_delete=models.PROTECT, null=True, blank=True, related_name="postings"
+    )
+    bet = models.ForeignKey(Bet, on_delete=models.PROTECT, null=True, blank=True, related_name="postings")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    amount = models.BigIntegerField(help_text="Signed cents: + receives, - pays.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["coup_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(role="house") & Q(patron__isnull=True))
+                | (~Q(role="house") & Q(patron__isnull=False)),
+                name="tables_posting_house_has_no_patron",
+            ),
+        ]
+        indexes = [models.Index(fields=["session", "patron"], name="tables_posting_session_patron")]
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.amount:+d} on coup {self.coup_id}"
+
+
+class RegolaMark(models.Model):
+    """The Capo Partita marks who plays alla Regola (RULES.md §3.2); the current mark per patron."""
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="regola_marks")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    declared = models.BooleanField()
+    set_at = models.DateTimeField()
+    set_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "patron_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "patron"], name="tables_regola_mark_one_per_patron"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.patron_id} regola={self.declared} @ session {self.session_id}"
+
+
+class FauxTirageBar(models.Model):
+    """Barred from holding the cards for the rest of the session (RULES.md §4, art. 60)."""
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="faux_tirage_bars")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    reason = models.CharField(max_length=200)
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "at"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "patron"], name="tables_bar_one_per_patron"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.patron_id} barred @ session {self.session_id}"

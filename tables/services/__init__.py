@@ -1,0 +1,38 @@
+"""The game at one table: the public services (one transaction each, the session lock
+first, the rules from tables.engine, the audit event inside). See each module."""
+
+from .bank import bank_end_for_session_close, bank_open, bank_withdraw
+from .coup import (
+    banco_call,
+    banker_decide,
+    bet_place,
+    card_deal,
+    coup_open,
+    coup_record,
+    punta_declare,
+    reconstruction_card,
+    reconstruction_decide,
+    rien_ne_va_plus,
+)
+from .marks import faux_tirage_bar, regola_mark
+from .shoe import card_void, shoe_load
+
+__all__ = [
+    "banco_call",
+    "bank_end_for_session_close",
+    "bank_open",
+    "bank_withdraw",
+    "banker_decide",
+    "bet_place",
+    "card_deal",
+    "card_void",
+    "coup_open",
+    "coup_record",
+    "faux_tirage_bar",
+    "punta_declare",
+    "reconstruction_card",
+    "reconstruction_decide",
+    "regola_mark",
+    "rien_ne_va_plus",
+    "shoe_load",
+]

@@ -1,0 +1,146 @@
+"""Banks: who holds the bank and for how much (RULES.md §2.1, §4, §5, §6)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from config.errors import ApplicationError, Conflict
+from floor.models import Patron, TableSession
+from floor.selectors import session_can_start
+
+from ..models import Bank
+from ._common import User, active_bank, audit, coup_in_play, lock_session, now, place_of, profile_of
+
+
+def _check_amount(session: TableSession, amount: int) -> None:
+    # RULES.md §2.1: a new bank is at least the table minimum; §6: the house may set a maximum.
+    if type(amount) is not int or amount <= 0:
+        raise ApplicationError(
+            "bad_amount", "The bank is a positive whole number of cents.", details={"amount": amount}
+        )
+    if amount < session.minimum:
+        raise ApplicationError(
+            "bank_below_minimum",
+            "A new bank is at least the table minimum.",
+            details={"amount": amount, "minimum": session.minimum},
+        )
+    if session.maximum is not None and amount > session.maximum:
+        raise ApplicationError(
+            "bank_above_maximum",
+            "The bank is above the table maximum.",
+            details={"amount": amount, "maximum": session.maximum},
+        )
+
+
+@transaction.atomic
+def bank_open(
+    *, session: TableSession, by: User, patron: Patron, amount: int, origin: str | None = None
+) -> Bank:
+    """Open a bank. The first of the session goes to the player at the profile's first
+    banker seat (seat 1, RULES.md §6) once the start rule holds; a later one (after a loss
+    or a withdrawal) to a seated or standing patron. `origin` is the seam for the succession
+    and the auction (§5): "succession" by default, or "auction" / "continuation"."""
+    session = lock_session(session, by)
+    profile = profile_of(session)
+    if active_bank(session) is not None:
+        raise Conflict("bank_already_active", "A bank is active at this table.")
+    seat = place_of(session, patron)
+    first = not Bank.objects.filter(session=session).exists()
+    if first:
+        if not session_can_start(session):
+            raise ApplicationError(
+                "not_enough_players",
+                "The game starts when enough seats are taken.",
+                details={"needed": session.table.min_seats_to_start},
+            )
+        if seat.seat_number != profile.first_banker_seat:
+            raise ApplicationError(
+                "not_first_banker_seat",
+                "The first bank goes to the player at the first banker seat.",
+                details={"seat_number": seat.seat_number, "first_banker_seat": profile.first_banker_seat},
+            )
+        if origin not in (None, Bank.Origin.FIRST):
+            raise ApplicationError("bad_origin", "The first bank of a session has origin 'first'.")
+        origin = Bank.Origin.FIRST
+    else:
+        origin = origin or Bank.Origin.SUCCESSION
+        if origin not in (Bank.Origin.SUCCESSION, Bank.Origin.AUCTION, Bank.Origin.CONTINUATION):
+            raise ApplicationError("bad_origin", "Unknown bank origin.", details={"origin": origin})
+    _check_amount(session, amount)
+    number = (
+        Bank.objects.filter(session=session).order_by("-number").values_list("number", flat=True).first() or 0
+    ) + 1
+    bank = Bank.objects.create(
+        session=session,
+        number=number,
+        banker=patron,
+        seat=seat,
+        amount=amount,
+        initial_amount=amount,
+        origin=origin,
+        opened_at=now(),
+        opened_by=by,
+    )
+    audit(
+        session,
+        by,
+        "bank.opened",
+        bank,
+        {
+            "number": number,
+            "banker": patron.pk,
+            "seat": seat.pk,
+            "seat_number": seat.seat_number,
+            "amount": amount,
+            "origin": origin,
+        },
+    )
+    return bank
+
+
+@transaction.atomic
+def bank_withdraw(*, bank: Bank, by: User) -> Bank:
+    """The banker withdraws, taking the bank, after at least one completed coup (§4)."""
+    session = lock_session(bank.session_id, by)
+    bank = Bank.objects.select_for_update().get(pk=bank.pk)
+    if bank.status != Bank.Status.ACTIVE:
+        raise Conflict("bank_not_active", "This bank has ended.", details={"bank": bank.pk})
+    if coup_in_play(session) is not None:
+        raise Conflict("coup_in_progress", "The banker withdraws between coups.")
+    if bank.coups_completed < 1:
+        raise ApplicationError("withdraw_too_early", "A banker withdraws after at least one completed coup.")
+    _end(session, bank, by, Bank.EndReason.WITHDRAWN)
+    return bank
+
+
+def _end(session: TableSession, bank: Bank, by: User, reason: str) -> None:
+    bank.status, bank.end_reason, bank.ended_at, bank.ended_by = Bank.Status.ENDED, reason, now(), by
+    bank.save(update_fields=["status", "end_reason", "ended_at", "ended_by"])
+    audit(
+        session,
+        by,
+        f"bank.{reason}",
+        bank,
+        {
+            "number": bank.number,
+            "banker": bank.banker_id,
+            "amount": bank.amount,
+            "initial_amount": bank.initial_amount,
+            "coups_completed": bank.coups_completed,
+            "end_reason": reason,
+        },
+    )
+
+
+@transaction.atomic
+def bank_end_for_session_close(*, session: TableSession, by: User) -> Bank | None:
+    """After the Commissario closes the session (floor does not import tables), the active
+    bank ends with reason session_closed. Safe to call twice: None when no bank is active."""
+    session = TableSession.objects.select_for_update(of=("self",)).select_related("table").get(pk=session.pk)
+    if not session.is_closed:
+        raise Conflict("session_not_closed", "The session is still in play.")
+    bank = active_bank(session)
+    if bank is None:
+        return None
+    _end(session, bank, by, Bank.EndReason.SESSION_CLOSED)
+    return bank

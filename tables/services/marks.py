@@ -1,0 +1,82 @@
+"""What the Capo Partita marks about players: the Regola (RULES.md §3.2) and the
+faux-tirage bar (§4, art. 60)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from config.errors import ApplicationError, Conflict
+from floor.models import Patron, TableSession
+
+from ..models import FauxTirageBar, RegolaMark
+from ._common import User, audit, coup_in_play, lock_session, now, place_of, profile_of
+
+
+@transaction.atomic
+def regola_mark(*, session: TableSession, by: User, patron: Patron, declared: bool) -> RegolaMark:
+    """Mark (or unmark) a player who declared he plays alla Regola. Only where the profile
+    has the Regola (venezia). Each coup snapshots the marks at rien ne va plus, so a mark
+    changed during a coup applies from the next one."""
+    session = lock_session(session, by, play=False)
+    profile = profile_of(session)
+    if not profile.regola_allowed:
+        raise ApplicationError(
+            "regola_not_allowed",
+            "This table's profile has no Regola to declare.",
+            details={"profile": profile.name},
+        )
+    if type(declared) is not bool:
+        raise ApplicationError("bad_decision", "declared is true or false.")
+    place_of(session, patron)
+    mark = RegolaMark.objects.filter(session=session, patron=patron).first()
+    old = None if mark is None else mark.declared
+    if mark is None:
+        mark = RegolaMark(session=session, patron=patron)
+    mark.declared, mark.set_at, mark.set_by = declared, now(), by
+    mark.save()
+    coup = coup_in_play(session)
+    audit(
+        session,
+        by,
+        "regola.marked",
+        mark,
+        {
+            "patron": patron.pk,
+            "old": old,
+            "new": declared,
+            "applies_from_coup": None if coup is None or coup.state == "betting" else coup.number + 1,
+        },
+    )
+    return mark
+
+
+@transaction.atomic
+def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: str) -> FauxTirageBar:
+    """Bar a player from holding the cards for the rest of the session: the only sanction
+    for a false draw (RULES.md §4). He may still bet."""
+    session = lock_session(session, by, play=False)
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the player is barred.")
+    if FauxTirageBar.objects.filter(session=session, patron=patron).exists():
+        raise Conflict(
+            "patron_already_barred", "The patron is barred already.", details={"patron": patron.pk}
+        )
+    from floor.models import Seat
+
+    if not Seat.objects.filter(session=session, patron=patron).exists():
+        raise ApplicationError(
+            "patron_not_at_table", "The patron has not played at this table.", details={"patron": patron.pk}
+        )
+    coup = coup_in_play(session)
+    bar = FauxTirageBar.objects.create(
+        session=session, patron=patron, coup=coup, reason=reason, at=now(), by=by
+    )
+    audit(
+        session,
+        by,
+        "faux_tirage.barred",
+        bar,
+        {"patron": patron.pk, "reason": reason, "coup": coup.pk if coup else None},
+    )
+    return bar

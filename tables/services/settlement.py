@@ -1,0 +1,134 @@
+"""Settlement of a coup (RULES.md §4): the engine's figures, booked as double entry.
+
+Called by the coup services when the version to settle on is final (§3.3); never by the
+API directly. The caller holds the session, bank and coup locks."""
+
+from __future__ import annotations
+
+from floor.models import TableSession
+from tables.engine import BANKER, PUNTA, settle
+
+from ..models import Bank, Coup, Posting
+from ._common import User, audit, cagnotte_settings, engine_errors, now, profile_of
+
+
+def settle_coup(*, session: TableSession, coup: Coup, by: User, winner: str) -> Coup:
+    """Book the coup: bettors paid 1:1 or collected, the cagnotte on the banker's win at the
+    table's rate, unit and rounding; ties per profile (engine tie_outcome); then the bank
+    continues (engine next_bank) or ends (lost). The postings sum to zero, to the cent."""
+    profile = profile_of(session)
+    rate, unit, rounding = cagnotte_settings(session)
+    bank: Bank = coup.bank
+    bets = list(coup.bets.order_by("order"))
+    with engine_errors():
+        result = settle(
+            bank=coup.bank_amount,
+            bets=[(b.pk, b.amount) for b in bets],
+            winner=winner,
+            profile=profile,
+            rate=rate,
+            unit=unit,
+            rounding=rounding,
+        )
+    at = now()
+    by_bet = {b.pk: b for b in bets}
+    rows = []
+    for p in result.postings:
+        if p.account == "bettor":
+            bet = by_bet[p.key]
+            rows.append(
+                Posting(
+                    coup=coup,
+                    session=session,
+                    patron_id=bet.patron_id,
+                    bet=bet,
+                    role=Posting.Role.BETTOR,
+                    amount=p.amount,
+                    at=at,
+                )
+            )
+        elif p.account == "banker":
+            rows.append(
+                Posting(
+                    coup=coup,
+                    session=session,
+                    patron_id=bank.banker_id,
+                    role=Posting.Role.BANKER,
+                    amount=p.amount,
+                    at=at,
+                )
+            )
+        else:  # the cagnotte: the house's (RULES.md §4)
+            rows.append(
+                Posting(
+                    coup=coup, session=session, patron=None, role=Posting.Role.HOUSE, amount=p.amount, at=at
+                )
+            )
+    # The books balance per coup; a CHECK cannot span rows, so the service asserts it.
+    assert sum(r.amount for r in rows) == 0, "postings of a coup must sum to zero"
+    Posting.objects.bulk_create(rows)
+
+    old_amount = bank.amount
+    bank.coups_completed += 1
+    fields = ["coups_completed"]
+    if winner == BANKER:
+        nb = result.next_bank
+        # venezia: the whole stake stays in (B + S - cagnotte); domestic: the uncovered
+        # reserve B - S goes back to the banker, the bank continues at 2S (RULES.md §4).
+        bank.amount = nb.holding - nb.personal_reserve
+        bank.reserve_returned += nb.personal_reserve
+        fields += ["amount", "reserve_returned"]
+    elif winner == PUNTA:
+        # The banker keeps the uncovered part B - S; the bank passes (RULES.md §4, §5).
+        bank.amount = coup.bank_amount - coup.covered
+        bank.status, bank.end_reason, bank.ended_at, bank.ended_by = (
+            Bank.Status.ENDED,
+            Bank.EndReason.LOST,
+            at,
+            by,
+        )
+        fields += ["amount", "status", "end_reason", "ended_at", "ended_by"]
+    bank.save(update_fields=fields)
+
+    coup.winner, coup.cagnotte, coup.banker_net = winner, result.cagnotte, result.banker_net
+    coup.settlement = result.as_dict()
+    coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
+    coup.save(
+        update_fields=["winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"]
+    )
+    audit(
+        session,
+        by,
+        "coup.settled",
+        coup,
+        {
+            "coup": coup.pk,
+            "number": coup.number,
+            "winner": winner,
+            "bank_amount": coup.bank_amount,
+            "covered": coup.covered,
+            "cagnotte": result.cagnotte,
+            "banker_net": result.banker_net,
+            "conforming": coup.conforming,
+            "settled_on": "reconstruction" if not coup.conforming else "as_played",
+            "postings": [{"patron": r.patron_id, "role": r.role, "amount": r.amount} for r in rows],
+            "bank": {"old": old_amount, "new": bank.amount, "status": bank.status},
+            "tie": coup.settlement["tie"],
+        },
+    )
+    if winner == PUNTA:
+        audit(
+            session,
+            by,
+            "bank.lost",
+            bank,
+            {
+                "number": bank.number,
+                "banker": bank.banker_id,
+                "coup": coup.pk,
+                "amount": bank.amount,
+                "initial_amount": bank.initial_amount,
+                "coups_completed": bank.coups_completed,
+            },
+        )
+    return coup
