@@ -326,12 +326,13 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
     calls = list(coup.banco_calls.select_related("seat").order_by("order"))
     banco = None
     if calls:
+        suivi = _previous_banco_loser(session, coup)
         winner = live.banco_winner(
             _calls(calls, barred),
             profile=profile,
             banker_seat=coup.bank.seat.seat_number,
             table_seats=session.table.seats,
-            suivi=_previous_banco_loser(session, coup),
+            suivi=next((c.pk for c in calls if c.patron_id == suivi), None),
         )
         banco = next(c for c in calls if c.pk == winner.key)
         BancoCall.objects.filter(coup=coup).update(won=False)
