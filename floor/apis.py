@@ -20,6 +20,7 @@ from config.errors import ApplicationError
 from . import selectors, services
 from .auth import TooManyFailedLogins, client_address, login_blocked, login_failed, login_succeeded
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
+from .idempotency import IdempotentMixin
 from .models import Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .serializers import (
@@ -157,7 +158,7 @@ class TablePatchInput(TableInput):
     number = serializers.IntegerField(min_value=1, max_value=9999, required=False)
 
 
-class TableListApi(_ListApi):
+class TableListApi(IdempotentMixin, _ListApi):
     permission_classes = (DirezioneWrites,)
     output_serializer = TableSerializer
     serializer_class = TableSerializer
@@ -201,7 +202,7 @@ class TableDetailApi(APIView):
 # --------------------------------------------------------------------------- gaming days
 
 
-class GamingDayListApi(_ListApi):
+class GamingDayListApi(IdempotentMixin, _ListApi):
     permission_classes = (CommissarioWrites,)
     output_serializer = GamingDaySerializer
     serializer_class = GamingDaySerializer
@@ -230,7 +231,7 @@ class GamingDayListApi(_ListApi):
         return Response(GamingDaySerializer(day).data, status=status.HTTP_201_CREATED)
 
 
-class GamingDayCloseApi(APIView):
+class GamingDayCloseApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
@@ -247,7 +248,7 @@ class GamingDayCloseApi(APIView):
 # --------------------------------------------------------------------------- table sessions
 
 
-class TableSessionListApi(_ListApi):
+class TableSessionListApi(IdempotentMixin, _ListApi):
     permission_classes = (CommissarioWrites,)
     output_serializer = TableSessionSerializer
     serializer_class = TableSessionSerializer
@@ -290,7 +291,7 @@ class TableSessionDetailApi(APIView):
         return Response(TableSessionDetailSerializer(session).data)
 
 
-class TableSessionInterruptApi(APIView):
+class TableSessionInterruptApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     class TableSessionInterruptInput(serializers.Serializer):
@@ -309,7 +310,7 @@ class TableSessionInterruptApi(APIView):
         return Response(_session_detail(session))
 
 
-class TableSessionResumeApi(APIView):
+class TableSessionResumeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     class TableSessionResumeInput(serializers.Serializer):
@@ -328,7 +329,7 @@ class TableSessionResumeApi(APIView):
         return Response(_session_detail(session))
 
 
-class TableSessionCloseApi(APIView):
+class TableSessionCloseApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
@@ -342,7 +343,7 @@ class TableSessionCloseApi(APIView):
         return Response(_session_detail(session))
 
 
-class MinimumChangeApi(APIView):
+class MinimumChangeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     class MinimumChangeInput(serializers.Serializer):
@@ -381,7 +382,7 @@ class MinimumChangeListApi(_ListApi):
 # --------------------------------------------------------------------------- seats
 
 
-class SeatListApi(_ListApi):
+class SeatListApi(IdempotentMixin, _ListApi):
     permission_classes = (CommissarioWrites,)
     output_serializer = SeatSerializer
     serializer_class = SeatSerializer
@@ -417,7 +418,7 @@ class SeatListApi(_ListApi):
         return Response(SeatSerializer(selectors.seat_list(session=session).get(pk=seat.pk)).data, status=201)
 
 
-class SeatReleaseApi(APIView):
+class SeatReleaseApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
@@ -432,7 +433,7 @@ class SeatReleaseApi(APIView):
 # --------------------------------------------------------------------------- patrons
 
 
-class PatronListApi(_ListApi):
+class PatronListApi(IdempotentMixin, _ListApi):
     permission_classes = (CommissarioWrites,)
     output_serializer = PatronSerializer
     serializer_class = PatronSerializer

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from tables.engine.profiles import DEFAULT_PROFILE, PROFILES, Rounding
 
@@ -297,3 +298,28 @@ class Seat(models.Model):
     @property
     def is_active(self) -> bool:
         return self.left_at is None
+
+
+class IdempotencyKey(models.Model):
+    """One row per (user, Idempotency-Key): the fingerprint of the first request and its answer.
+
+    floor/idempotency.py inserts the row in the transaction of the service's writes and
+    completes it there too, so a committed row is always completed; the unique index makes a
+    concurrent request with the same key wait for that commit."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 hex of method, path and canonical body.")
+    method = models.CharField(max_length=10)
+    path = models.TextField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    completed = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="floor_idempotency_user_key_unique")]
+        indexes = [models.Index(fields=["created_at"], name="floor_idempotency_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.key}"
