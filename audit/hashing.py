@@ -1,28 +1,98 @@
-"""The canonical encoding of an event and its hash. Pure functions: the verifier, the
-benchmark and the writer share them, so what is written is exactly what is checked."""
+"""The canonical document of an event and its hash: the one definition, shared by the
+writer (services.record), the verifier (selectors.chain_verify) and the benchmark.
+
+The document is the TEXT form of the event's columns, in this order, joined by the unit
+separator U+001F:
+
+    stream name, seq, time, actor id, actor name, action, subject type, subject id,
+    payload JSON, prev_hash
+
+- seq and actor id in decimal; a null actor id is the empty string (ids start at 1);
+- time: seconds since the Unix epoch (UTC) with exactly six decimals, e.g.
+  "1795984380.100000", or "-0.500000" before 1970 (sign, then magnitude): what
+  PostgreSQL's `extract(epoch FROM at)::text` prints for a timestamptz, for every value
+  the column can hold (BC dates and infinity included), so it is one-to-one;
+- payload JSON: the stored `payload_json` text (compact, sorted keys, UTF-8; see
+  `canonical_json`);
+- prev_hash: 64 lowercase hex digits, always the last 64 characters of the document.
+
+No field can contain U+001F: the writer refuses control characters (U+0000..U+001F) in
+the text columns, JSON text never contains a raw one (it escapes them), and numbers and
+hex digits are digits. So the document is unambiguous: two different events never have the
+same document.
+
+Why plain text and not a JSON array: PostgreSQL can build this exact string from the
+columns themselves (`document_sql`), so the verifier hashes bytes the database assembled
+from what is stored, without decoding or re-encoding anything in Python. Because it is
+built from the columns, altering any column of an event changes its document and breaks its
+hash. A test pins `document_sql` and `document` equal on arbitrary events."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+SEPARATOR = "\x1f"  # between the fields of one document
+RECORD_SEPARATOR = "\x1e"  # between documents, in the verifier's per-chunk text blob
+FIELDS = (
+    "stream", "seq", "at", "actor_id", "actor_name", "action", "subject_type", "subject_id",
+    "payload_json", "prev_hash",
+)  # fmt: skip
+
 # One encoder built once: `json.dumps` with non-default options builds a new encoder on
-# every call, which is a third of the cost of verifying an event. Same options, same bytes.
-_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+# every call. Same options, same text.
+_encode_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 _sha256 = hashlib.sha256
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def canonical_json(value: Any) -> str:
+    """The stored and hashed text of a payload: compact, keys sorted, non-ASCII kept as
+    is (the column is UTF-8 text). Control characters are escaped by JSON itself."""
+    return _encode_json(value)
 
 
 def canonical_time(at: datetime) -> str:
-    """UTC, microsecond precision: what PostgreSQL's timestamptz keeps exactly.
+    """`at` as PostgreSQL prints `extract(epoch FROM at)::text`: seconds since the Unix
+    epoch, UTC, exactly six decimals, sign-magnitude ("-0.500000")."""
+    micros = (at - _EPOCH) // _MICROSECOND  # exact integer arithmetic, no float
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    return f"{'-' if micros < 0 else ''}{seconds}.{fraction:06d}"
 
-    Equal to strftime("%Y-%m-%dT%H:%M:%S.%fZ") for every year >= 1000, at half the cost
-    (isoformat is C code, strftime goes through the C library)."""
-    return at.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+def document(
+    stream: str,
+    seq: int,
+    at_text: str,
+    actor_id: int | None,
+    actor_name: str,
+    action: str,
+    subject_type: str,
+    subject_id: str,
+    payload_json: str,
+    prev_hash: str,
+) -> str:
+    """The canonical document from positional values, `at` already in canonical form."""
+    return SEPARATOR.join((
+        stream, str(seq), at_text, "" if actor_id is None else str(actor_id), actor_name, action,
+        subject_type, subject_id, payload_json, prev_hash,
+    ))  # fmt: skip
 
 
-def canonical_bytes(
+def document_bytes(*values: Any) -> bytes:
+    """`document(*values)` encoded in UTF-8: the bytes that are hashed."""
+    return document(*values).encode()
+
+
+def document_hash(*values: Any) -> str:
+    """SHA-256 (hex) of `document_bytes(*values)`."""
+    return _sha256(document_bytes(*values)).hexdigest()
+
+
+def event_hash(
     *,
     stream: str,
     seq: int,
@@ -32,37 +102,38 @@ def canonical_bytes(
     action: str,
     subject_type: str,
     subject_id: str,
-    payload: Any,
+    payload_json: str,
     prev_hash: str,
-) -> bytes:
-    return document_bytes(
-        stream, seq, canonical_time(at), actor_id, actor_name, action, subject_type, subject_id, payload, prev_hash
-    )
+) -> str:
+    """The hash of an event from its column values (`at` a datetime)."""
+    return document_hash(
+        stream, seq, canonical_time(at), actor_id, actor_name, action, subject_type, subject_id, payload_json,
+        prev_hash,
+    )  # fmt: skip
 
 
-def document_bytes(
-    stream: str,
-    seq: int,
-    at_text: str,
-    actor_id: int | None,
-    actor_name: str,
-    action: str,
-    subject_type: str,
-    subject_id: str,
-    payload: Any,
-    prev_hash: str,
-) -> bytes:
-    """The canonical bytes from positional values, `at` already in canonical form: the
-    verifier's hot loop calls this once per event, so no keyword dict and no datetime."""
-    return _encode(
-        [stream, seq, at_text, actor_id, actor_name, action, subject_type, subject_id, payload, prev_hash]
-    ).encode()
+# --- The same document, built by PostgreSQL -------------------------------------------
+
+#: SQL of the canonical time of a timestamptz expression (see `canonical_time`).
+TIME_SQL = "extract(epoch FROM {})::text"
 
 
-def document_hash(*values: Any) -> str:
-    """SHA-256 (hex) of `document_bytes(*values)`."""
-    return _sha256(document_bytes(*values)).hexdigest()
-
-
-def event_hash(**fields: Any) -> str:
-    return _sha256(canonical_bytes(**fields)).hexdigest()
+def document_sql(stream_sql: str, alias: str) -> str:
+    """A PostgreSQL expression of the document of the event row `alias` (a row of
+    audit_auditevent), whose stream name is the text expression `stream_sql`. Field for
+    field the same as `document`; if a column is NULL (only possible if someone dropped
+    a NOT NULL constraint) the whole document is NULL, which the verifier counts as a
+    break, never as a pass."""
+    parts = {
+        "stream": stream_sql,
+        "seq": f"{alias}.seq::text",
+        "at": TIME_SQL.format(f"{alias}.at"),
+        "actor_id": f"coalesce({alias}.actor_id::text, '')",
+        "actor_name": f"{alias}.actor_name",
+        "action": f"{alias}.action",
+        "subject_type": f"{alias}.subject_type",
+        "subject_id": f"{alias}.subject_id",
+        "payload_json": f"{alias}.payload_json",
+        "prev_hash": f"{alias}.prev_hash",
+    }
+    return " || E'\\x1f' || ".join(parts[field] for field in FIELDS)

@@ -3,7 +3,13 @@
 One chain per stream (a table session, the floor of a gaming day...), so tables never wait
 on each other. AuditStream is the head of a chain: appends lock it (SELECT ... FOR UPDATE),
 which serializes appends to one stream and leaves other streams free. AuditEvent rows are
-append-only: in PostgreSQL a trigger refuses UPDATE and DELETE (migration 0002)."""
+append-only: in PostgreSQL a trigger refuses UPDATE and DELETE (migration 0002).
+
+What is hashed is the text of the columns (audit/hashing.py), so every column of an event
+is covered by its hash."""
+
+import json
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -25,7 +31,9 @@ class AuditStream(models.Model):
 
 
 class AuditEvent(models.Model):
-    stream = models.ForeignKey(AuditStream, on_delete=models.PROTECT, related_name="events")
+    # No index of its own: the (stream, seq) unique constraint's index serves every lookup
+    # by stream, and gives the verifier its events in seq order.
+    stream = models.ForeignKey(AuditStream, on_delete=models.PROTECT, related_name="events", db_index=False)
     seq = models.PositiveBigIntegerField()
     at = models.DateTimeField()
     actor = models.ForeignKey(
@@ -36,7 +44,9 @@ class AuditEvent(models.Model):
     action = models.CharField(max_length=80)
     subject_type = models.CharField(max_length=80, blank=True)
     subject_id = models.CharField(max_length=64, blank=True)
-    payload = models.JSONField(default=dict)
+    # The payload as its canonical JSON text (hashing.canonical_json), exactly the bytes
+    # that are hashed: verification needs no decoding. Read it parsed with `.payload`.
+    payload_json = models.TextField(default="{}")
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
 
@@ -50,3 +60,8 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stream_id}#{self.seq} {self.action}"
+
+    @property
+    def payload(self) -> Any:
+        """The payload, parsed (a new object on each access: the stored text is the truth)."""
+        return json.loads(self.payload_json)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.db import models, transaction
 from django.utils import timezone
 
-from .hashing import event_hash
+from .hashing import canonical_json, event_hash
 from .models import AuditEvent, AuditStream
 
 _NAME_MAX = AuditStream._meta.get_field("name").max_length
@@ -25,9 +26,19 @@ def _refuse_floats(value: str) -> float:
     raise TypeError(f"audit payloads carry no floats (got {value}); use integer cents or strings")
 
 
+# U+0000..U+001F: the hashed document separates its fields with U+001F (hashing.py), so no
+# text column may contain one. (JSON text never does: json escapes them.)
+_CONTROL = re.compile("[\x00-\x1f]")
+
+
+def _refuse_control(what: str, value: str) -> None:
+    if _CONTROL.search(value):
+        raise ValueError(f"audit.record: the {what} cannot contain control characters (U+0000..U+001F)")
+
+
 def _refuse_nul(value: Any) -> None:
-    # PostgreSQL's jsonb cannot store U+0000: refuse it here with a clear message rather
-    # than let the INSERT fail with a driver error after the head is locked.
+    # U+0000 is refused in payloads too (it was never storable, and a payload is text
+    # meant for people): refused here with a clear message, before the head is locked.
     if isinstance(value, str):
         if "\x00" in value:
             raise ValueError("audit payloads cannot contain the NUL character (U+0000)")
@@ -40,13 +51,18 @@ def _refuse_nul(value: Any) -> None:
             _refuse_nul(item)
 
 
-def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
-    # Round-trip through JSON so the hashed value is exactly what the JSON column returns
-    # (tuples become lists, keys become strings). Floats are refused: amounts are cents.
-    # NaN and Infinity are floats too (json writes them as bare constants, which jsonb refuses).
+def _payload_json(data: dict[str, Any]) -> str:
+    """The canonical JSON text of `data`, as stored and hashed.
+
+    Round-trip through JSON first (tuples become lists, keys become strings, other values
+    their str()), so that `event.payload` reads back exactly what was hashed. Floats are
+    refused: amounts are cents. NaN and Infinity are floats too. Lone surrogates cannot be
+    encoded in UTF-8 (UnicodeEncodeError, a ValueError)."""
     safe = json.loads(json.dumps(data, default=str), parse_float=_refuse_floats, parse_constant=_refuse_floats)
     _refuse_nul(safe)
-    return safe
+    text = canonical_json(safe)
+    text.encode()
+    return text
 
 
 def _locked_head(name: str) -> AuditStream:
@@ -82,10 +98,13 @@ def record(
     if not action or len(action) > _ACTION_MAX:
         raise ValueError(f"audit.record needs an action code of 1 to {_ACTION_MAX} characters")
     # Everything that can refuse the input runs before the lock is taken.
-    payload = _json_safe(data or {})
+    payload_json = _payload_json(data or {})
     subject_type, subject_id = _subject_ref(subject)
     actor_id = actor.pk if actor is not None and getattr(actor, "pk", None) is not None else None
     actor_name = actor.get_username() if actor_id is not None else ""
+    for what, value in (("stream name", stream), ("action code", action), ("actor name", actor_name),
+                        ("subject type", subject_type), ("subject id", subject_id)):  # fmt: skip
+        _refuse_control(what, value)
 
     head = _locked_head(stream)
     # The time is read under the lock, so within a stream `at` never goes backwards.
@@ -100,7 +119,7 @@ def record(
         action=action,
         subject_type=subject_type,
         subject_id=subject_id,
-        payload=payload,
+        payload_json=payload_json,
         prev_hash=head.head_hash,
     )
     event = AuditEvent.objects.create(
@@ -112,7 +131,7 @@ def record(
         action=action,
         subject_type=subject_type,
         subject_id=subject_id,
-        payload=payload,
+        payload_json=payload_json,
         prev_hash=head.head_hash,
         hash=digest,
     )

@@ -37,11 +37,11 @@ class Migration(migrations.Migration):
                 ('action', models.CharField(max_length=80)),
                 ('subject_type', models.CharField(blank=True, max_length=80)),
                 ('subject_id', models.CharField(blank=True, max_length=64)),
-                ('payload', models.JSONField(default=dict)),
+                ('payload_json', models.TextField(default='{}')),
                 ('prev_hash', models.CharField(max_length=64)),
                 ('hash', models.CharField(max_length=64, unique=True)),
                 ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('stream', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='events', to='audit.auditstream')),
+                ('stream', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='events', to='audit.auditstream')),
             ],
             options={
                 'ordering': ['stream_id', 'seq'],

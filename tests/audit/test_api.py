@@ -213,7 +213,7 @@ def test_verify_malformed_json_is_a_400(api, auditor):
 def test_verify_reports_the_first_broken_event(api, auditor, chain, tamper):
     chain("table:1", 2)
     victim = chain("table:2", 3)[1]
-    tamper("UPDATE audit_auditevent SET payload = '{}' WHERE id = %s", (victim.pk,))
+    tamper("UPDATE audit_auditevent SET payload_json = '{}' WHERE id = %s", (victim.pk,))
     client = api(auditor)
 
     body = client.post(VERIFY, {}, format="json").json()

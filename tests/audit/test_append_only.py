@@ -26,7 +26,7 @@ def refused(sql: str, params: tuple = ()) -> DatabaseError:
 def test_update_of_an_event_is_refused_and_the_row_is_unchanged(chain):
     [event] = chain("table:1", pot=100)
 
-    error = refused("UPDATE audit_auditevent SET payload = '{\"pot\": 999}' WHERE id = %s", (event.pk,))
+    error = refused("UPDATE audit_auditevent SET payload_json = '{\"pot\":999}' WHERE id = %s", (event.pk,))
 
     assert "append-only" in str(error)
     assert "UPDATE on audit_auditevent" in str(error)

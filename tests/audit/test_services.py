@@ -32,6 +32,7 @@ def test_the_stored_hash_is_the_hash_of_the_stored_content(chain, auditor):
 
     # What comes back from the database (tuple -> list, timestamptz) hashes to the stored hash.
     assert stored.payload == {"i": 0, "cards": ["AS", "KD"]}
+    assert stored.payload_json == '{"cards":["AS","KD"],"i":0}'  # canonical: compact, sorted keys
     assert stored.actor_name == "auditor"
     assert stored.hash == event_hash(
         stream=stored.stream.name,
@@ -42,7 +43,7 @@ def test_the_stored_hash_is_the_hash_of_the_stored_content(chain, auditor):
         action=stored.action,
         subject_type=stored.subject_type,
         subject_id=stored.subject_id,
-        payload=stored.payload,
+        payload_json=stored.payload_json,
         prev_hash=stored.prev_hash,
     )
 
@@ -80,6 +81,12 @@ def test_record_outside_a_transaction_raises_and_writes_nothing():
         ({"stream": "x" * 201}, ValueError, "stream name"),
         ({"action": ""}, ValueError, "action code"),
         ({"action": "a" * 81}, ValueError, "action code"),
+        # U+001F separates the fields of the hashed document: no text column may hold a
+        # control character (JSON payloads escape theirs, so they may).
+        ({"stream": "table:\x1f1"}, ValueError, "stream name cannot contain control"),
+        ({"action": "coup\x1e"}, ValueError, "action code cannot contain control"),
+        ({"action": "coup\nvoided"}, ValueError, "action code cannot contain control"),
+        ({"data": {"note": "a\ud800b"}}, UnicodeEncodeError, "surrogate"),
     ],
 )
 def test_record_refuses_bad_input_before_writing_anything(kwargs, error, match):

@@ -14,10 +14,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from audit.hashing import canonical_time, document_hash
+from audit.hashing import TIME_SQL, canonical_time, document, document_hash, document_sql
 from audit.models import AuditEvent, AuditStream
 from audit.selectors import chain_verify, day_seal
 from config.errors import ApplicationError
+
+from .conftest import raw_sql, trigger_disabled
 
 pytestmark = pytest.mark.django_db
 
@@ -46,13 +48,58 @@ def test_an_intact_trail_verifies(chain):
     assert "streams: 3  events: 11" in out and "OK" in out
 
 
+def verdict(result):
+    """A result without its timing: what the fast and the slow paths must agree on."""
+    return (result.ok, result.streams_checked, result.events_checked, result.first_broken)
+
+
+def both_paths(**kwargs):
+    """chain_verify by the fast (PostgreSQL-built documents) and the slow (event by event)
+    paths: they must give the same verdict. Returns the fast path's result."""
+    fast = chain_verify(fast=True, **kwargs)
+    assert verdict(fast) == verdict(chain_verify(fast=False, **kwargs))
+    return fast
+
+
 def test_small_chunks_give_the_same_answer(chain):
-    # The server-side cursors are read in chunks: chain and head boundaries must not
-    # depend on where a chunk ends.
+    # Events are read in chunks: chain and head boundaries must not depend on where a
+    # chunk ends.
     for name in ("a", "b", "c"):
         chain(name, 5)
-    for size in (1, 2, 3, 7):
-        assert chain_verify(chunk_size=size).events_checked == 15
+    for size in (1, 2, 3, 5, 7):
+        assert both_paths(chunk_size=size).events_checked == 15
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 10])
+@pytest.mark.parametrize("victim", [0, 2, 3, 5])
+def test_a_break_is_named_the_same_wherever_the_chunks_end(chain, tamper, size, victim):
+    chain("a", 2)
+    events = chain("b", 6)
+    chain("c", 2)
+    tamper("UPDATE audit_auditevent SET action = 'x' WHERE id = %s", (events[victim].pk,))
+    result = both_paths(chunk_size=size)
+    assert (result.first_broken.seq, result.first_broken.reason) == (victim + 1, "hash_mismatch")
+    assert (result.streams_checked, result.events_checked) == (2, 2 + victim)
+
+
+def test_the_database_builds_the_document_the_writer_hashed(chain, auditor):
+    # The fast path hashes documents PostgreSQL builds from the columns; the writer hashes
+    # hashing.document. Same bytes, including non-ASCII, quotes, backslashes and escaped
+    # control characters in the payload.
+    chain("table:1", 2, actor=auditor, note='é "q" \\ \x1f\x1e\t 𝄞', pot=-5)
+    chain("table:é", 1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT e.id, {document_sql('s.name', 'e')} FROM audit_auditevent e "
+            "JOIN audit_auditstream s ON s.id = e.stream_id ORDER BY e.id"
+        )
+        built = dict(cursor.fetchall())
+    for e in AuditEvent.objects.select_related("stream"):
+        written = document(e.stream.name, e.seq, canonical_time(e.at), e.actor_id, e.actor_name, e.action,
+                           e.subject_type, e.subject_id, e.payload_json, e.prev_hash)  # fmt: skip
+        assert built[e.pk] == written
+        assert hashlib.sha256(written.encode()).hexdigest() == e.hash
+    assert both_paths().events_checked == 3
 
 
 def test_an_altered_payload_is_named_by_stream_seq_and_id(chain, tamper):
@@ -60,7 +107,7 @@ def test_an_altered_payload_is_named_by_stream_seq_and_id(chain, tamper):
     victim = chain("table:2", 5)[2]
     chain("table:3", 3)
 
-    tamper("UPDATE audit_auditevent SET payload = '{\"i\": 2, \"pot\": 1}' WHERE id = %s", (victim.pk,))
+    tamper("UPDATE audit_auditevent SET payload_json = '{\"i\":2,\"pot\":1}' WHERE id = %s", (victim.pk,))
 
     broken = chain_verify().first_broken
     assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:2", 3, victim.pk, "hash_mismatch")
@@ -75,15 +122,66 @@ def test_an_altered_payload_is_named_by_stream_seq_and_id(chain, tamper):
         ("action", "'coup.voided'"),
         ("actor_name", "'someone'"),
         ("subject_id", "'42'"),
+        ("subject_type", "'tables.coup'"),
+        ("actor_id", "NULL"),
+        ("payload_json", "payload_json || ' '"),  # even whitespace: the text is what is hashed
+        ("payload_json", "replace(payload_json, ':', ': ')"),
         ("at", "at + interval '1 microsecond'"),
+        # The same date and time, BC: to_char's 'YYYY' would print it as AD; the epoch cannot.
+        ("at", "at - make_interval(years => 2 * extract(year FROM at)::int - 1)"),
+        ("at", "'infinity'"),
         ("hash", "repeat('f', 64)"),
+        ("hash", "upper(hash)"),
     ],
 )
-def test_any_altered_column_is_detected_at_that_event(chain, tamper, column, value):
-    victim = chain("table:1", 4)[1]
+def test_any_altered_column_is_detected_at_that_event(chain, tamper, auditor, column, value):
+    victim = chain("table:1", 4, actor=auditor)[1]
     tamper(f"UPDATE audit_auditevent SET {column} = {value} WHERE id = %s", (victim.pk,))
-    broken = chain_verify().first_broken
+    broken = both_paths().first_broken
     assert (broken.stream, broken.seq, broken.event_id, broken.reason) == ("table:1", 2, victim.pk, "hash_mismatch")
+
+
+@pytest.mark.parametrize("column", ["action", "payload_json", "prev_hash", "hash", "at"])
+def test_a_null_column_is_detected_at_that_event(chain, tamper, column):
+    # Only possible once the NOT NULL constraint is dropped; a NULL document must never
+    # silently drop out of a chunk.
+    events = chain("table:1", 3)
+    with trigger_disabled():
+        raw_sql(f"ALTER TABLE audit_auditevent ALTER COLUMN {column} DROP NOT NULL")
+        raw_sql(f"UPDATE audit_auditevent SET {column} = NULL WHERE id = %s", (events[1].pk,))
+    broken = both_paths().first_broken
+    reason = "broken_link" if column == "prev_hash" else "hash_mismatch"
+    assert (broken.seq, broken.event_id, broken.reason) == (2, events[1].pk, reason)
+
+
+def test_a_renumbered_event_is_detected(chain, tamper):
+    events = chain("table:1", 4)
+    tamper("UPDATE audit_auditevent SET seq = 1000 WHERE id = %s", (events[1].pk,))
+    broken = both_paths().first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (3, events[2].pk, "missing_event")
+    tamper("UPDATE audit_auditevent SET seq = 2 WHERE id = %s", (events[1].pk,))
+    tamper("UPDATE audit_auditevent SET seq = 5 WHERE id = %s", (events[3].pk,))  # past the head
+    broken = both_paths().first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (5, events[3].pk, "missing_event")
+
+
+def test_an_inserted_event_is_detected_even_without_the_unique_constraint(chain, tamper):
+    events = chain("table:1", 3)
+    with trigger_disabled():  # (for its SET CONSTRAINTS ALL IMMEDIATE: ALTER needs no queued checks)
+        raw_sql("ALTER TABLE audit_auditevent DROP CONSTRAINT audit_event_stream_seq_unique")
+    copy = ("stream_id, seq, at, actor_id, actor_name, action, subject_type, subject_id, payload_json, "
+            "prev_hash")  # fmt: skip
+    # A duplicate of event 2 (another hash), and an event numbered 0 before the first.
+    raw_sql(f"INSERT INTO audit_auditevent ({copy}, hash) SELECT {copy}, md5(hash) || md5(hash) "
+            "FROM audit_auditevent WHERE id = %s", (events[1].pk,))  # fmt: skip
+    broken = both_paths(chunk_size=2).first_broken
+    assert (broken.seq, broken.reason) == (2, "missing_event")
+    assert broken.event_id not in {e.pk for e in events} and "again" in broken.message
+    raw_sql(f"INSERT INTO audit_auditevent ({copy}, hash) SELECT stream_id, 0, at, actor_id, actor_name, action, "
+            "subject_type, subject_id, payload_json, prev_hash, repeat('c', 64) FROM audit_auditevent "
+            "WHERE id = %s", (events[0].pk,))  # fmt: skip
+    broken = both_paths(chunk_size=2).first_broken
+    assert (broken.stream, broken.seq, broken.reason) == ("table:1", 0, "missing_event")
 
 
 def test_a_rewritten_event_with_a_recomputed_hash_breaks_the_next_link(chain, tamper):
@@ -92,13 +190,13 @@ def test_a_rewritten_event_with_a_recomputed_hash_breaks_the_next_link(chain, ta
     events = chain("table:1", 4)
     victim = AuditEvent.objects.select_related("stream").get(pk=events[1].pk)
     forged = document_hash(
-        "table:1", 2, canonical_time(victim.at), None, "", victim.action, "", "", {"i": 1, "pot": 0}, victim.prev_hash
+        "table:1", 2, canonical_time(victim.at), None, "", victim.action, "", "", '{"i":1,"pot":0}', victim.prev_hash
     )
     tamper(
-        "UPDATE audit_auditevent SET payload = %s, hash = %s WHERE id = %s",
-        ('{"i": 1, "pot": 0}', forged, victim.pk),
+        "UPDATE audit_auditevent SET payload_json = %s, hash = %s WHERE id = %s",
+        ('{"i":1,"pot":0}', forged, victim.pk),
     )
-    broken = chain_verify().first_broken
+    broken = both_paths().first_broken
     assert (broken.seq, broken.event_id, broken.reason) == (3, events[2].pk, "broken_link")
 
 
@@ -179,13 +277,27 @@ def test_an_unknown_stream_is_refused(chain):
         datetime(2026, 3, 29, 0, 59, 59, 999999, tzinfo=UTC),  # the night Rome changes to summer time
         datetime(2026, 10, 25, 1, 0, 0, 0, tzinfo=UTC),  # microsecond 0 keeps its six digits
         datetime(1999, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),  # before the epoch: "-0.500000"
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
     ],
 )
 def test_postgresql_renders_the_time_exactly_as_the_hash_does(at):
     # The verifier has PostgreSQL render `at`; the writer uses canonical_time.
     with connection.cursor() as cursor:
-        cursor.execute("SELECT to_char(%s::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", (at,))
+        cursor.execute(f"SELECT {TIME_SQL.format('%s::timestamptz')}", (at,))
         assert cursor.fetchone()[0] == canonical_time(at)
+
+
+def test_the_time_rendering_is_one_to_one_where_to_char_is_not():
+    # 2026 BC and 2026 AD print the same with to_char's YYYY; infinity prints NULL.
+    values = ["2026-11-29 20:33:00+00", "2026-11-29 20:33:00+00 BC", "infinity", "-infinity"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {TIME_SQL.format('t')} FROM unnest(%s::timestamptz[]) t", (values,)
+        )
+        rendered = [text for (text,) in cursor.fetchall()]
+    assert None not in rendered and len(set(rendered)) == len(values)
 
 
 def test_day_seal_is_the_hash_of_the_sorted_heads(chain):
