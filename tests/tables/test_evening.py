@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
+from itertools import pairwise
 
 from django.db.models import Sum
 
@@ -195,7 +196,7 @@ def test_an_evening_reconciles_to_the_cent(make_game):
         )
         assert bank.amount + bank.reserve_returned == bank.initial_amount + banker_total
         assert bank.coups_completed == len(coups_of_bank)
-        for before, after in zip(coups_of_bank, coups_of_bank[1:], strict=False):
+        for before, after in pairwise(coups_of_bank):
             assert after.bank_amount == before.bank_amount + before.banker_net
     # The shoe: every card recorded in order, the audit trail has every step.
     dealt = ShoeCard.objects.filter(shoe__session=s, use="dealt").count()
