@@ -1,0 +1,112 @@
+"""The game in the admin: readable, never editable. Every change at a table goes through
+tables.services (one transaction with its audit event); the admin must not offer a way round."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import BancoCall, Bank, Bet, Coup, FauxTirageBar, Posting, RegolaMark, Shoe, ShoeCard
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    show_full_result_count = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Shoe)
+class ShoeAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "session",
+        "seq",
+        "number",
+        "decks",
+        "loaded_at",
+        "stop_card_reached_at",
+        "finished_at",
+    )
+    list_select_related = ("session",)
+    raw_id_fields = ("session",)
+
+
+@admin.register(ShoeCard)
+class ShoeCardAdmin(ReadOnlyAdmin):
+    list_display = ("id", "shoe", "position", "code", "use", "side", "voided", "coup", "at")
+    list_filter = ("use", "voided")
+    list_select_related = ("shoe", "coup")
+
+
+@admin.register(Bank)
+class BankAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "session",
+        "number",
+        "banker",
+        "amount",
+        "initial_amount",
+        "status",
+        "end_reason",
+        "origin",
+        "coups_completed",
+    )
+    list_filter = ("status", "end_reason", "origin")
+    list_select_related = ("session", "banker")
+
+
+@admin.register(Coup)
+class CoupAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "session",
+        "number",
+        "state",
+        "bank_amount",
+        "covered",
+        "banco_solo",
+        "winner",
+        "conforming",
+        "cagnotte",
+    )
+    list_filter = ("state", "winner", "conforming", "banco_solo")
+    list_select_related = ("session",)
+
+
+@admin.register(BancoCall)
+class BancoCallAdmin(ReadOnlyAdmin):
+    list_display = ("id", "coup", "patron", "order", "won", "at")
+    list_select_related = ("coup", "patron")
+
+
+@admin.register(Bet)
+class BetAdmin(ReadOnlyAdmin):
+    list_display = ("id", "coup", "patron", "kind", "amount", "order", "standing", "at")
+    list_filter = ("kind",)
+    list_select_related = ("coup", "patron")
+
+
+@admin.register(Posting)
+class PostingAdmin(ReadOnlyAdmin):
+    list_display = ("id", "coup", "session", "patron", "role", "amount", "at")
+    list_filter = ("role",)
+    list_select_related = ("coup", "session", "patron")
+
+
+@admin.register(RegolaMark)
+class RegolaMarkAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "patron", "declared", "set_at", "set_by")
+    list_select_related = ("session", "patron", "set_by")
+
+
+@admin.register(FauxTirageBar)
+class FauxTirageBarAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "patron", "reason", "at", "by")
+    list_select_related = ("session", "patron", "by")
