@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import Prefetch, QuerySet, Sum
 
 from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, get_profile, live
@@ -160,8 +160,10 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
         Coup.objects.filter(session=session)
         .select_related("punta")
         .prefetch_related(
-            _prefetch("bets", Bet.objects.select_related("patron", "seat").order_by("order")),
-            _prefetch("banco_calls", BancoCall.objects.select_related("patron", "seat").order_by("order")),
+            Prefetch("bets", queryset=Bet.objects.select_related("patron", "seat").order_by("order")),
+            Prefetch(
+                "banco_calls", queryset=BancoCall.objects.select_related("patron", "seat").order_by("order")
+            ),
         )
         .order_by("-number")
         .first()
@@ -238,9 +240,3 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
     }
-
-
-def _prefetch(name: str, queryset):
-    from django.db.models import Prefetch
-
-    return Prefetch(name, queryset=queryset)

@@ -17,12 +17,11 @@ from config.errors import ApplicationError, Conflict
 from floor.models import Patron, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
 
-from ..models import BancoCall, Bank, Bet, Coup, RegolaMark, Shoe, ShoeCard
+from ..models import BancoCall, Bank, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
     User,
     active_bank,
     audit,
-    coup_in_play,
     engine_errors,
     is_barred,
     lock_coup,
@@ -32,7 +31,7 @@ from ._common import (
     profile_of,
 )
 from .settlement import settle_coup
-from .shoe import draw_card, engine_shoe, void_drawn
+from .shoe import draw_card, void_drawn
 
 # --------------------------------------------------------------------------- opening
 
@@ -320,8 +319,6 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
     if coup.state != Coup.State.BETTING:
         raise Conflict("coup_not_betting", "Betting is closed already.", details={"state": coup.state})
     profile = profile_of(session)
-    from ..models import FauxTirageBar
-
     barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
     calls = list(coup.banco_calls.select_related("seat").order_by("order"))
     banco = None
@@ -761,16 +758,11 @@ def coup_record(
     return coup
 
 
-def shoe_state(shoe: Shoe):
-    return engine_shoe(shoe)
-
-
 __all__ = [
     "banco_call",
     "banker_decide",
     "bet_place",
     "card_deal",
-    "coup_in_play",
     "coup_open",
     "coup_record",
     "punta_declare",

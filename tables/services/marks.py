@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from config.errors import ApplicationError, Conflict
-from floor.models import Patron, TableSession
+from floor.models import Patron, Seat, TableSession
 
 from ..models import FauxTirageBar, RegolaMark
 from ._common import User, audit, coup_in_play, lock_session, now, place_of, profile_of
@@ -62,8 +62,6 @@ def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: 
         raise Conflict(
             "patron_already_barred", "The patron is barred already.", details={"patron": patron.pk}
         )
-    from floor.models import Seat
-
     if not Seat.objects.filter(session=session, patron=patron).exists():
         raise ApplicationError(
             "patron_not_at_table", "The patron has not played at this table.", details={"patron": patron.pk}
