@@ -1,3 +1,4 @@
-from django.urls import path  # noqa: F401
+from .api.coups import urlpatterns as coup_urlpatterns
+from .api.succession import urlpatterns as succession_urlpatterns
 
-urlpatterns: list = []
+urlpatterns = [*coup_urlpatterns, *succession_urlpatterns]

@@ -1,0 +1,51 @@
+"""What an export writes: a report as plain data, with its rows streamed.
+
+The report service builds a ReportDocument whose sections yield their rows lazily (from
+database iterators), so a writer never holds a whole day in memory. Writers take the
+document and a binary file object, and must consume each section's rows exactly once, in
+order. Money is integer cents in the rows; writers format it (Money marks such columns)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ColumnKind = Literal["text", "int", "money", "datetime", "bool"]
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    kind: ColumnKind = "text"
+
+
+@dataclass
+class Section:
+    """One table of the report. `rows` is called once by the writer and yields sequences in
+    column order; it is a callable so that building the document runs no query."""
+
+    key: str
+    title: str
+    columns: Sequence[Column]
+    rows: Callable[[], Iterable[Sequence[Any]]]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    labels: Sequence[str]
+    values: Sequence[int]
+    unit: Literal["cents", "count"] = "count"
+
+
+@dataclass
+class ReportDocument:
+    title: str
+    subtitle: str
+    facts: Sequence[tuple[str, str]]  # key facts shown first: the day, totals, the audit seal
+    sections: Sequence[Section]
+    charts: Sequence[Chart] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""The game's HTTP API: thin views over tables.services (ARCHITECTURE.md, layers)."""
