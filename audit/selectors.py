@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+import queue
+import threading
 import time
 from binascii import hexlify
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -20,6 +25,8 @@ from config.errors import ApplicationError
 
 from .hashing import RECORD_SEPARATOR, TIME_SQL, canonical_time, document_bytes, document_sql
 from .models import GENESIS_HASH, AuditEvent, AuditStream
+
+logger = logging.getLogger(__name__)
 
 _GENESIS = GENESIS_HASH.encode()
 _RS = RECORD_SEPARATOR.encode()
@@ -38,6 +45,16 @@ VERIFY_CHUNK_SIZE = 2000
 # Chunks planned per fast-path query (one query returns one row per chunk, streamed).
 _CHUNKS_PER_QUERY = 500
 _MIN_BIGINT, _MAX_BIGINT = -(2**63), 2**63 - 1
+# Connections that check chunks at once on the fast path (chain_verify's `workers`): one
+# core stays for Python (the hashing holds the GIL, so it runs on one core whatever the
+# number of threads), each other core gets a PostgreSQL backend building documents; at
+# most 4. On 2 cores that is 1: measured, a second connection there only adds its cost
+# (bench/audit.py prints both figures).
+DEFAULT_VERIFY_WORKERS = max(1, min(4, (os.cpu_count() or 1) - 1))
+# Extra connections only for a batch of at least this many chunks per connection.
+_MIN_CHUNKS_PER_CONNECTION = 4
+# At most this many chunks per query when several connections share a batch.
+_MAX_UNIT_CHUNKS = 8
 
 
 @dataclass(frozen=True)
@@ -226,19 +243,20 @@ class _RawText(Loader):
 
 # One row per planned chunk: its index in the plan, the number of events in its seq range,
 # their documents built by PostgreSQL from the columns (in seq order, RECORD_SEPARATOR
-# between them) and their stored hashes, concatenated. The lateral subquery reads the
-# chunk's range from the (stream, seq) unique index, already in seq order; the LIMIT keeps
-# a chunk bounded even if a tampered head understates the events behind it. string_agg
-# takes its input in the subquery's order (PostgreSQL does, though SQL does not promise
-# it): if it ever did not, the chunk would fail the checks and go to the slow path, which
-# orders explicitly; never a false pass.
+# between them) WITHOUT the leading stream name (Python prepends it: it is the planned
+# chunk's, and it saves PostgreSQL two concatenations per event) and their stored hashes,
+# concatenated. The lateral subquery reads the chunk's range from the (stream, seq) unique
+# index, already in seq order; the LIMIT keeps a chunk bounded even if a tampered head
+# understates the events behind it. string_agg takes its input in the subquery's order
+# (PostgreSQL does, though SQL does not promise it): if it ever did not, the chunk would
+# fail the checks and go to the slow path, which orders explicitly; never a false pass.
 _FAST_SQL = f"""
 SELECT c.i, a.n, a.documents, a.hashes
-FROM unnest(%s::int[], %s::bigint[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[])
-     AS c(i, stream_id, name, lo, hi, lim)
+FROM unnest(%s::int[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
+     AS c(i, stream_id, lo, hi, lim)
 CROSS JOIN LATERAL (
     SELECT count(*) AS n,
-           string_agg({document_sql("c.name", "e")}, E'\\x1e') AS documents,
+           string_agg({document_sql(None, "e")}, E'\\x1e') AS documents,
            string_agg(e.hash, '') AS hashes
     FROM (SELECT * FROM audit_auditevent e
           WHERE e.stream_id = c.stream_id AND e.seq > c.lo AND e.seq <= c.hi
@@ -246,63 +264,187 @@ CROSS JOIN LATERAL (
 ) a
 """  # noqa: S608 - no user input: the only interpolation is a constant expression
 
+_FAILED = None  # a chunk that does not verify on its own
+# The per-call cache of "<seq>\x1f" prefixes keeps at most this many chunk starts (every
+# stream's chunks start at 1, 1 + chunk_size, ...: a few starts serve every stream).
+_PREFIX_CACHE_STARTS = 16
 
-def _fast_batch(chunks: list[_Chunk], prevs: dict[int, bytes]) -> tuple[int, int | None]:
-    """Check `chunks` (in plan order) with one streamed query. Returns (events verified,
-    index of the first chunk that did not verify, or None). `prevs` carries each stream's
-    last verified hash from chunk to chunk and from batch to batch.
 
-    Per chunk, in C loops only (no Python code runs per event): the number of events and
-    of documents is `size`; every document starts with "<stream name>\\x1f<seq>\\x1f" for
-    seq start, start+1, ... (contiguous seqs, all of this stream); SHA-256 of each document
-    is its stored hash; the prev_hash that ends each document is the previous event's hash
-    (the stream's last verified one for the first); and for the stream's last chunk, the
-    last hash is the head's. PostgreSQL builds the next chunk while Python hashes this one
-    (the rows are streamed), so the two costs overlap."""
-    sha256 = hashlib.sha256
-    digest = type(sha256()).digest
-    prev_hash_of = itemgetter(slice(-64, None))
-    params = (
-        list(range(len(chunks))),
-        [c.head.id for c in chunks],
-        [c.head.name for c in chunks],
-        [c.lo for c in chunks],
-        [c.hi for c in chunks],
-        [c.size + 1 for c in chunks],  # one more than expected: an excess is seen, not cut
-    )
-    verified = 0
-    with connection.cursor() as wrapper:
-        cursor = wrapper.cursor  # the driver's cursor: rows are streamed, not buffered
-        cursor.adapters.register_loader("text", _RawText)
-        for index, (i, n, documents, hashes) in enumerate(cursor.stream(_FAST_SQL, params)):
-            chunk = chunks[index]
-            head, size = chunk.head, chunk.size
-            prev = prevs.get(head.id, _GENESIS)
-            ok = i == index  # PostgreSQL returns the nested loop's rows in plan order
-            if size == 0:
-                ok = ok and n == 0
-            else:
-                parts = documents.split(_RS) if documents is not None else []
-                prefix = head.name.encode().replace(b"%", b"%%") + b"\x1f%d\x1f"
-                ok = (
-                    ok
-                    and n == size
-                    and len(parts) == size
-                    and hashes is not None
-                    and len(hashes) == 64 * size
-                    and hexlify(b"".join(map(digest, map(sha256, parts)))) == hashes
-                    and b"".join(map(prev_hash_of, parts)) == prev + hashes[:-64]
-                    and all(map(bytes.startswith, parts, map(prefix.__mod__, range(chunk.start, chunk.start + size))))
-                )  # fmt: skip
-                if ok:
-                    prev = hashes[-64:]
-            if ok and chunk.last:
-                ok = prev == head.head_hash.encode()
-            if not ok:
-                return verified, index
-            prevs[head.id] = prev
-            verified += size
-    return verified, None
+class _SeqPrefixes:
+    """b"<seq>\\x1f" for seq start, start+1, ...: what each document of a chunk starts with
+    after "<stream name>\\x1f". Built in C loops, cached per chunk start for one call."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, list[bytes]] = {}
+
+    def __call__(self, start: int, size: int) -> list[bytes]:
+        got = self._cache.get(start)
+        if got is None or len(got) < size:
+            got = ("\x1f\n".join(map(str, range(start, start + size))) + "\x1f").encode().split(b"\n")
+            if len(self._cache) < _PREFIX_CACHE_STARTS or start in self._cache:
+                self._cache[start] = got
+        return got
+
+
+def _check_chunk(chunk: _Chunk, n: int, documents: bytes | None, hashes: bytes | None, prefixes: _SeqPrefixes):
+    """The chunk's events checked on their own, in C loops only (no Python code runs per
+    event): `size` events and documents; every document starts with
+    "<stream name>\\x1f<seq>\\x1f" for seq start, start+1, ...; SHA-256 of each document is
+    its stored hash; the prev_hash that ends each document after the first is the previous
+    event's hash. Returns (the first document's prev_hash, the last hash), to be linked to
+    the stream's previous chunk and head by `_settle`, or `_FAILED`."""
+    size = chunk.size
+    if size == 0:
+        return (b"", b"") if n == 0 else _FAILED
+    if n != size or documents is None or hashes is None or len(hashes) != 64 * size:
+        return _FAILED
+    prefix = chunk.head.name.encode() + b"\x1f"
+    parts = (prefix + documents.replace(_RS, _RS + prefix)).split(_RS)
+    if len(parts) != size:
+        return _FAILED
+    if hexlify(b"".join(map(_digest, map(_sha256, parts)))) != hashes:
+        return _FAILED
+    links = b"".join(map(_prev_hash_of, parts))
+    if links[64:] != hashes[:-64]:
+        return _FAILED
+    if not all(map(bytes.startswith, parts, prefixes(chunk.start, size), repeat(len(prefix)))):
+        return _FAILED
+    return links[:64], hashes[-64:]
+
+
+_sha256 = hashlib.sha256
+_digest = type(_sha256()).digest
+_prev_hash_of = itemgetter(slice(-64, None))
+
+
+class _Batch:
+    """The chunks of one batch, shared by the threads that check them: each takes the
+    next unit (a run of consecutive chunks, one query), checks its chunks and stores each
+    verdict at the chunk's index. A chunk that fails makes every thread skip the units
+    after it (the first break is the first failing chunk in plan order, so nothing after it
+    is needed); units before it are still checked, whoever runs them."""
+
+    def __init__(self, chunks: list[_Chunk], unit: int) -> None:
+        self.chunks = chunks
+        self.results: list[Any] = [_FAILED] * len(chunks)
+        self.units = [range(i, min(i + unit, len(chunks))) for i in range(0, len(chunks), unit)]
+        self.lock = threading.Lock()
+        self.next_unit = 0
+        self.pending = len(self.units)
+        self.stop = len(chunks)  # units starting at or after this index are skipped
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        if not self.units:
+            self.done.set()
+
+    def take(self) -> range | None:
+        with self.lock:
+            if self.next_unit == len(self.units):
+                return None
+            unit = self.units[self.next_unit]
+            self.next_unit += 1
+            return unit
+
+    def finish(self, error: BaseException | None = None) -> None:
+        with self.lock:
+            if error is not None and self.error is None:
+                self.error, self.stop = error, -1
+            self.pending -= 1
+            if self.pending == 0:
+                self.done.set()
+
+    def run(self, cursor, prefixes: _SeqPrefixes) -> None:
+        """Take and check units with `cursor` (a psycopg cursor with `_RawText` loaded)
+        until none is left."""
+        while (unit := self.take()) is not None:
+            try:
+                if unit.start < self.stop:
+                    self._check_unit(cursor, unit, prefixes)
+            except BaseException as exc:
+                self.finish(exc)
+                raise
+            self.finish()
+
+    def _check_unit(self, cursor, unit: range, prefixes: _SeqPrefixes) -> None:
+        chunks = [self.chunks[i] for i in unit]
+        params = (
+            list(unit),
+            [c.head.id for c in chunks],
+            [c.lo for c in chunks],
+            [c.hi for c in chunks],
+            [c.size + 1 for c in chunks],  # one more than expected: an excess is seen, not cut
+        )
+        expected = iter(unit)
+        for i, n, documents, hashes in cursor.stream(_FAST_SQL, params):
+            index = next(expected, None)
+            # PostgreSQL returns the nested loop's rows in plan order.
+            result = _check_chunk(self.chunks[index], n, documents, hashes, prefixes) if i == index else _FAILED
+            self.results[index] = result
+            if result is _FAILED:
+                with self.lock:
+                    self.stop = min(self.stop, index)
+                break
+            if index + 1 >= self.stop:
+                break
+
+
+def _worker_connection(params: dict[str, Any], snapshot: str):
+    """A new connection in a REPEATABLE READ READ ONLY transaction that sees exactly the
+    coordinator's snapshot (`pg_export_snapshot`)."""
+    import psycopg
+    from psycopg import sql
+
+    conn = psycopg.connect(**params, autocommit=True)
+    try:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class _Workers:
+    """`count` threads, each with its own connection sharing the coordinator's snapshot,
+    that check the units of each batch the coordinator publishes (the coordinator checks
+    units too, on its own connection). A thread that cannot connect just does not take
+    part: the coordinator checks whatever is left, so the verdict never depends on how
+    many threads there are. Every connection is closed when the threads stop."""
+
+    def __init__(self, count: int, snapshot: str, prefixes: _SeqPrefixes) -> None:
+        self.jobs: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
+        self.threads = []
+        params = connection.get_connection_params()
+        for _ in range(count):
+            thread = threading.Thread(target=self._work, args=(params, snapshot, prefixes), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def _work(self, params: dict[str, Any], snapshot: str, prefixes: _SeqPrefixes) -> None:
+        try:
+            conn = _worker_connection(params, snapshot)
+        except Exception:
+            logger.warning("audit verify: a worker could not open its connection", exc_info=True)
+            return
+        try:
+            with conn.cursor() as cursor:
+                cursor.adapters.register_loader("text", _RawText)
+                while (batch := self.jobs.get()) is not None:
+                    batch.run(cursor, prefixes)
+        except Exception:
+            logger.exception("audit verify: a worker failed")  # its batch already holds the error
+        finally:
+            conn.close()
+
+    def publish(self, batch: _Batch) -> None:
+        for _ in self.threads:
+            self.jobs.put(batch)
+
+    def close(self) -> None:
+        for _ in self.threads:
+            self.jobs.put(None)
+        for thread in self.threads:
+            thread.join()
 
 
 def _batches(heads: Iterable[_Head], chunk_size: int) -> Iterator[list[_Chunk]]:
@@ -317,14 +459,58 @@ def _batches(heads: Iterable[_Head], chunk_size: int) -> Iterator[list[_Chunk]]:
         yield batch
 
 
-def _verify_fast(heads: Iterable[_Head], chunk_size: int) -> tuple[int, int, BrokenEvent | None]:
+def _unit_size(n_chunks: int, threads: int) -> int:
+    """Chunks per query: the whole batch on one connection (PostgreSQL streams the next
+    chunk while Python checks this one); with several, small units so that every
+    connection has work until the end of the batch."""
+    if threads == 1:
+        return max(1, n_chunks)
+    return max(1, min(_MAX_UNIT_CHUNKS, n_chunks // (threads * 4)))
+
+
+def _verify_fast(heads: Iterable[_Head], chunk_size: int, workers: int) -> tuple[int, int, BrokenEvent | None]:
+    """Every chunk checked on its own (`_check_chunk`), by up to `workers` connections,
+    then linked in plan order here (`_settle`): the same verdict whatever thread checked
+    what. With workers > 1 this runs in a transaction of its own (see `chain_verify`),
+    whose snapshot the other connections import; they are opened at the first batch big
+    enough to pay for them (a connection costs a few milliseconds) and closed at the end."""
+    prefixes = _SeqPrefixes()
+    pool: list[_Workers] = []
+
+    def threads_for(batch: list[_Chunk]) -> _Workers | None:
+        if workers > 1 and not pool and len(batch) >= _MIN_CHUNKS_PER_CONNECTION * workers:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_export_snapshot()")
+                snapshot = cursor.fetchone()[0]
+            pool.append(_Workers(workers - 1, snapshot, prefixes))
+        return pool[0] if pool else None
+
+    try:
+        return _verify_batches(heads, chunk_size, threads_for, prefixes)
+    finally:
+        if pool:
+            pool[0].close()
+
+
+def _verify_batches(heads, chunk_size, threads_for, prefixes) -> tuple[int, int, BrokenEvent | None]:
     n_streams = n_events = 0
     prevs: dict[int, bytes] = {}
     settled: set[int] = set()  # streams the slow path has already checked to their head
     for planned in _batches(heads, chunk_size):
         batch = [chunk for chunk in planned if chunk.head.id not in settled]
         while batch:
-            verified, failed = _fast_batch(batch, prevs)
+            pool = threads_for(batch)
+            shared = _Batch(batch, _unit_size(len(batch), 1 + (len(pool.threads) if pool else 0)))
+            if pool is not None:
+                pool.publish(shared)
+            with connection.cursor() as wrapper:
+                cursor = wrapper.cursor  # the driver's cursor: rows are streamed, not buffered
+                cursor.adapters.register_loader("text", _RawText)
+                shared.run(cursor, prefixes)
+            shared.done.wait()
+            if shared.error is not None:
+                raise shared.error
+            verified, failed = _settle(batch, shared.results, prevs)
             n_events += verified
             if failed is None:
                 n_streams += sum(chunk.start == 1 for chunk in batch)
@@ -333,7 +519,7 @@ def _verify_fast(heads: Iterable[_Head], chunk_size: int) -> tuple[int, int, Bro
             # earlier chunks, and every chunk before it in the batch, verified).
             chunk = batch[failed]
             n_streams += sum(c.start == 1 for c in batch[: failed + 1])
-            prev = prevs.get(chunk.head.id, _GENESIS).decode()
+            prev = prevs.pop(chunk.head.id, _GENESIS).decode()
             broken, checked = _check_stream_slowly(chunk.head, chunk, prev, chunk_size)
             n_events += checked
             if broken is not None:
@@ -345,8 +531,39 @@ def _verify_fast(heads: Iterable[_Head], chunk_size: int) -> tuple[int, int, Bro
     return n_streams, n_events, None
 
 
+def _settle(batch: list[_Chunk], results: list[Any], prevs: dict[int, bytes]) -> tuple[int, int | None]:
+    """Link the chunks' own verdicts in plan order: each chunk's first prev_hash is the
+    stream's last verified hash (GENESIS_HASH before seq 1), and a stream's last chunk ends
+    at its head. Returns (events verified, index of the first chunk that does not verify,
+    or None). `prevs` carries each stream's last verified hash across batches."""
+    verified = 0
+    for index, chunk in enumerate(batch):
+        result = results[index]
+        head = chunk.head
+        prev = prevs.get(head.id, _GENESIS)
+        ok = result is not _FAILED
+        if ok and chunk.size:
+            first, last = result
+            ok = first == prev
+            prev = last
+        if ok and chunk.last:
+            ok = prev == head.head_hash.encode()
+        if not ok:
+            return verified, index
+        if chunk.last:
+            prevs.pop(head.id, None)
+        else:
+            prevs[head.id] = prev
+        verified += chunk.size
+    return verified, None
+
+
 def chain_verify(
-    *, streams: Iterable[str] | None = None, chunk_size: int = VERIFY_CHUNK_SIZE, fast: bool | None = None
+    *,
+    streams: Iterable[str] | None = None,
+    chunk_size: int = VERIFY_CHUNK_SIZE,
+    fast: bool | None = None,
+    workers: int | None = None,
 ) -> VerifyResult:
     """Recompute every chain (or those of `streams`) and report the first broken event.
 
@@ -361,16 +578,28 @@ def chain_verify(
     builds from the columns (`_fast_batch`); the first chunk that does not verify is checked
     again event by event (`_check_rows`), which names the break. On SQLite, or with
     `fast=False`, every stream is checked event by event. Both give the same answer (the
-    tests hold them to it)."""
+    tests hold them to it).
+
+    `workers` (default `DEFAULT_VERIFY_WORKERS`): connections checking chunks at once on the
+    fast path, so that PostgreSQL builds documents on several backends while Python hashes.
+    The extra connections import this call's snapshot (`pg_export_snapshot`), so all of them
+    see the same trail, and they are closed before this returns. Only when this call owns
+    its transaction: inside a caller's transaction the other connections could not see its
+    uncommitted rows, so one connection does it all. The verdict does not depend on it."""
     started = time.perf_counter()
     fast = connection.vendor == "postgresql" if fast is None else fast
+    workers = DEFAULT_VERIFY_WORKERS if workers is None else workers
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if connection.in_atomic_block:
+        workers = 1
     with _snapshot():
         heads = (
             _Head(*row)
             for row in _stream_rows(streams).values_list("id", "name", "seq", "head_hash").iterator(chunk_size=chunk_size)
         )  # fmt: skip
         if fast:
-            n_streams, n_events, broken = _verify_fast(heads, chunk_size)
+            n_streams, n_events, broken = _verify_fast(heads, chunk_size, workers)
         else:
             n_streams = n_events = 0
             broken = None

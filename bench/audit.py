@@ -16,8 +16,9 @@ What it prints:
    appends to different streams are not, so (1) should be well above (2); and a direct
    check: while one transaction holds stream A's head, appends to the other streams go on.
 3. verified events/s: chain_verify over the run's streams (PostgreSQL builds each chunk's
-   documents from the columns, Python hashes them), and for reference the event-by-event
-   path (the one SQLite uses, and the one that names a break).
+   documents from the columns, Python hashes them) on --verify-workers connections sharing
+   one snapshot, then on one connection, and for reference the event-by-event path (the
+   one SQLite uses, and the one that names a break).
 4. the same document bytes through a plain hashlib loop (events/s) and the ratio of (3)
    to it (target >= 1/3); and, for reference, building the documents + hashlib from values
    already in memory.
@@ -67,6 +68,14 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=20000, help="events appended over K streams (default 20000)")
     parser.add_argument("--streams", type=int, default=8, help="K streams (default 8)")
     parser.add_argument("--workers", type=int, default=8, help="concurrent threads (default 8)")
+    parser.add_argument(
+        "--verify-workers",
+        type=int,
+        default=2,
+        help="connections of the parallel verification (default 2; chain_verify's own default "
+        "is the cores but one, at most 4)",
+    )
+    parser.add_argument("--verify-runs", type=int, default=5, help="verification runs, best kept (default 5)")
     parser.add_argument(
         "--hold-ms",
         type=float,
@@ -202,17 +211,25 @@ def main() -> int:
             f"the other streams completed; the append to A waited {waited:.2f}s"
         )
 
-    # 3. Verify the run's streams (best of 3: the first run also warms the caches).
-    runs = [chain_verify(streams=[*names, *one]) for _ in range(3)]
-    verified = min(runs, key=lambda result: result.seconds)
-    if not verified.ok:
-        print(f"VERIFY FAILED: {verified.first_broken}")
-        return 1
-    rate_verify = verified.events_checked / verified.seconds
-    print(
-        f"{'verify (chain_verify)':<34} {verified.events_checked:>7} events in {verified.seconds:6.2f}s  "
-        f"{rate_verify:9,.0f} events/s  (runs: {', '.join(f'{r.seconds:.3f}s' for r in runs)})"
-    )
+    # 3. Verify the run's streams (best of N, parallel and single alternated: the load of
+    # the machine changes over a run; the first run also warms the caches).
+    by_workers: dict[int, list] = {args.verify_workers: [], 1: []}
+    for _ in range(max(1, args.verify_runs)):
+        for workers, results in by_workers.items():
+            results.append(chain_verify(streams=[*names, *one], workers=workers))
+    rates = {}
+    for workers, results in by_workers.items():
+        best = min(results, key=lambda result: result.seconds)
+        if not best.ok:
+            print(f"VERIFY FAILED: {best.first_broken}")
+            return 1
+        rates[workers] = best.events_checked / best.seconds
+        median = sorted(r.seconds for r in results)[len(results) // 2]
+        label = f"verify, {workers} connection{'s' if workers > 1 else ''}"
+        print(
+            f"{label:<34} {best.events_checked:>7} events in {best.seconds:6.3f}s  {rates[workers]:9,.0f} events/s  "
+            f"(median {median:.3f}s; runs: {', '.join(f'{r.seconds:.3f}' for r in results)})"
+        )
     slow = chain_verify(streams=[*names, *one], fast=False)
     print(
         f"{'verify, event by event (fast=False)':<34} {slow.events_checked:>7} events in {slow.seconds:6.2f}s  "
@@ -250,10 +267,12 @@ def main() -> int:
     print(f"{'plain hashlib loop (same bytes)':<34} {len(blobs):>7} events  {rate_hash:9,.0f} events/s  "
           f"(mean {mean_size:.0f} bytes)")  # fmt: skip
     print(f"{'encode + hashlib, in memory':<34} {len(values):>7} events  {rate_encode:9,.0f} events/s")
-    print(
-        f"ratio verify / plain hashlib = {rate_verify / rate_hash:.3f} (target >= 0.333); "
-        f"verify / (encode + hashlib in memory) = {rate_verify / rate_encode:.3f}"
-    )
+    for workers, rate_verify in rates.items():
+        print(
+            f"ratio verify ({workers} connection{'s' if workers > 1 else ''}) / plain hashlib = "
+            f"{rate_verify / rate_hash:.3f} (target >= 0.333); "
+            f"verify / (encode + hashlib in memory) = {rate_verify / rate_encode:.3f}"
+        )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""`manage.py audit_verify [--stream NAME ...]`: recompute the audit chains.
+"""`manage.py audit_verify [--stream NAME ...] [--workers N]`: recompute the audit chains.
 
 Exit status: 0 when every chain verifies, 1 when one is broken (the first broken event is
 printed), 2 on bad input (an unknown stream name). Suitable for cron and monitoring."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.selectors import chain_verify
+from audit.selectors import DEFAULT_VERIFY_WORKERS, chain_verify
 from config.errors import ApplicationError
 
 
@@ -22,10 +22,20 @@ class Command(BaseCommand):
             metavar="NAME",
             help="Verify only this stream (repeatable). Default: every stream.",
         )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            metavar="N",
+            help="Database connections checking chunks at once, sharing one snapshot "
+            f"(default {DEFAULT_VERIFY_WORKERS}: the cores but one, at most 4).",
+        )
 
-    def handle(self, *args, streams=None, **options):
+    def handle(self, *args, streams=None, workers=None, **options):
+        if workers is not None and workers < 1:
+            raise CommandError("--workers must be at least 1", returncode=2)
         try:
-            result = chain_verify(streams=streams)
+            result = chain_verify(streams=streams, workers=workers)
         except ApplicationError as exc:
             raise CommandError(f"{exc.message} {exc.details}", returncode=2) from exc
         rate = result.events_checked / result.seconds if result.seconds else 0.0
