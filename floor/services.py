@@ -20,6 +20,7 @@ from audit.services import record
 from config.errors import ApplicationError, Conflict
 from tables.engine.profiles import PROFILES, Rounding
 
+from .hooks import run_before_session_close
 from .models import (
     MIN_STAKE_CENTS,
     Casino,
@@ -468,6 +469,9 @@ def table_session_close(*, session: TableSession, by: User) -> TableSession:
     old, session.status = session.status, TableSession.Status.CLOSED
     session.closed_at, session.closed_by = now, by
     session.save(update_fields=["status", "closed_at", "closed_by"])
+    # Other apps' part of the close (tables: refuse while a coup is in play, end the bank),
+    # under our locks and in our transaction: a refusal rolls the whole close back (floor/hooks.py).
+    run_before_session_close(session=session, by=by)
     record(
         stream=f"gaming_day:{session.gaming_day_id}",
         actor=by,

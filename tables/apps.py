@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class TablesConfig(AppConfig):
     name = "tables"
     verbose_name = "Tables"
+
+    def ready(self) -> None:
+        # floor does not import tables (ARCHITECTURE.md): the table's part of closing a
+        # session is registered into the floor's hook registry (floor/hooks.py).
+        from floor.hooks import register_before_session_close
+
+        from .session_close import before_table_session_close
+
+        register_before_session_close(before_table_session_close)

@@ -1,3 +1,560 @@
-from django.urls import path  # noqa: F401
+"""The coup at the table over HTTP: the Capo Partita's tablet (RULES.md §2-§4).
 
-urlpatterns: list = []
+Views are thin (ARCHITECTURE.md): parse the input (coups_serializers), authorize, call ONE
+service of tables.services, render. No rule lives here: the services apply the engine and
+answer a refusal with its stable code, in the one error shape.
+
+- Reads are open to every staff role. Writes only to the Capo Partita assigned to the
+  object's table session (`IsSessionCapoPartita`, checked on the object, so a Capo Partita
+  of table 3 cannot write into table 5 by guessing its ids).
+- Every POST requires an `Idempotency-Key` (floor/idempotency.py): the service's writes and
+  the stored answer commit together; a replay returns the first answer and writes nothing.
+- Every write answers with what the tablet shows next: the coup acted on (with
+  `next`: the card, declaration or decision awaited) and the whole game state, read in the
+  same transaction as the write (the session row is still locked), in a constant number of
+  queries. The tablet never needs a second request."""
+
+from __future__ import annotations
+
+import django_filters
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import ErrorSerializer
+from floor.idempotency import IdempotentMixin
+from floor.models import Patron, TableSession
+from floor.permissions import IsAssignedCapoPartita, _session_of
+from floor.roles import Role, has_role
+from tables import selectors, services
+from tables.models import Bank, Coup
+
+from .coups_serializers import (
+    RECORD_EXAMPLES,
+    BancoCallInput,
+    BankAnswerSerializer,
+    BankOpenInput,
+    BarAnswerSerializer,
+    BetPlaceInput,
+    CardDealInput,
+    CardVoidInput,
+    CoupAnswerSerializer,
+    CoupBankSerializer,
+    CoupDetailSerializer,
+    CoupRecordInput,
+    CoupSummarySerializer,
+    DrawsInput,
+    FauxTirageBarInput,
+    GameStateSerializer,
+    MarkAnswerSerializer,
+    ReconstructionDecisionInput,
+    RegolaMarkInput,
+    SessionBalancesSerializer,
+    ShoeAnswerSerializer,
+    ShoeLoadInput,
+    VoidCardAnswerSerializer,
+    VoidCardSerializer,
+)
+
+_E = OpenApiResponse(ErrorSerializer)
+READ_ERRORS = {401: _E, 403: _E, 404: _E}
+WRITE_ERRORS = {400: _E, 401: _E, 403: _E, 404: _E, 409: _E}
+WRITE_NOTE = (
+    "\n\nOnly the Capo Partita assigned to the session may do this (403 `permission_denied` for "
+    "anyone else); requires an `Idempotency-Key`. Refusals common to the table: "
+    "`session_closed`, `session_interrupted` (409), `profile_not_supported` (punto banco)."
+)
+
+
+class IsSessionCapoPartita(IsAssignedCapoPartita):
+    """floor's IsAssignedCapoPartita, except that the session's status is left to the
+    service: a closed or interrupted session is refused with the service's own code
+    (`session_closed`, `session_interrupted`, 409) rather than a bare 403, so the tablet can
+    say why. Who may write is still decided here, on the object."""
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return super().has_object_permission(request, view, obj)
+        session = _session_of(obj)
+        return has_role(request.user, Role.CAPO_PARTITA) and session.capo_partita_id == request.user.pk
+
+
+class _TableApi(IdempotentMixin, GenericAPIView):
+    permission_classes = (IsSessionCapoPartita,)
+    idempotency_required = True
+
+    def writable_session(self, pk: int) -> TableSession:
+        session = get_object_or_404(TableSession, pk=pk)
+        self.check_object_permissions(self.request, session)
+        return session
+
+    def writable_coup(self, pk: int) -> Coup:
+        coup = get_object_or_404(Coup.objects.select_related("session"), pk=pk)
+        self.check_object_permissions(self.request, coup)
+        return coup
+
+
+def _game(session_id: int) -> dict:
+    try:
+        return selectors.session_game_state(TableSession(pk=session_id))
+    except TableSession.DoesNotExist:
+        raise NotFound() from None
+
+
+def _coup_answer(coup: Coup, code: int = status.HTTP_200_OK) -> Response:
+    # Read inside the write's transaction: the acted coup is the session's last one (a coup
+    # opens only once the previous is settled, and the session lock is still held).
+    game = _game(coup.session_id)
+    current = game["coup"] or game["last_coup"]
+    assert current is not None and current["id"] == coup.pk, "the acted coup is the session's last"
+    return Response({"coup": current, "game": game}, status=code)
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class GameStateApi(APIView):
+    permission_classes = (IsSessionCapoPartita,)
+
+    @extend_schema(
+        responses={200: GameStateSerializer, **READ_ERRORS},
+        summary="The tablet's whole view of a table",
+        description="Bank and banker, the coup in play (or the last one) with its bets, hands, what "
+        "it needs next (`coup.next`) and the rule in force with the Regola hint (`coup.rule`), "
+        "whether a coup may open (and why not), the Regola marks, the bars, the shoe, the balances. "
+        "A constant number of queries, however many coups, bettors and seats.",
+    )
+    def get(self, request, pk: int):
+        return Response(_game(pk))
+
+
+class SessionBalancesApi(APIView):
+    permission_classes = (IsSessionCapoPartita,)
+
+    @extend_schema(responses={200: SessionBalancesSerializer, **READ_ERRORS})
+    def get(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        balances = selectors.session_balances(session=session)
+        names = Patron.objects.in_bulk([pk for pk in balances if pk is not None])
+        return Response(
+            {
+                "session": session.pk,
+                "balances": [
+                    {"patron": {"id": pid, "name": names[pid].full_name}, "balance": amount}
+                    for pid, amount in sorted((k, v) for k, v in balances.items() if k is not None)
+                ],
+                "house_cagnotte": balances.get(None, 0),
+                "total": sum(balances.values()),
+            }
+        )
+
+
+# --------------------------------------------------------------------------- shoes and cards
+
+
+class ShoeLoadApi(_TableApi):
+    @extend_schema(
+        request=ShoeLoadInput,
+        responses={201: ShoeAnswerSerializer, **WRITE_ERRORS},
+        summary="Load a new shoe",
+        description="The previous shoe ends; the banker does not change (RULES.md §1). Codes: "
+        "`coup_in_progress`, `shoe_number_required`, `shoe_number_mismatch` (the first shoe is the "
+        "session's), `bad_shoe` (decks), `bad_card` / `bad_burn` (burn)." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = ShoeLoadInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.shoe_load(session=session, by=request.user, **data.validated_data)
+        game = _game(session.pk)
+        return Response({"shoe": game["shoe"], "game": game}, status=status.HTTP_201_CREATED)
+
+
+class CardVoidApi(_TableApi):
+    @extend_schema(
+        request=CardVoidInput,
+        responses={201: VoidCardAnswerSerializer, **WRITE_ERRORS},
+        summary="Void a card (seen face up in the sabot, or dropped)",
+        description="The card leaves the shoe for the sibilla (RULES.md §1). Codes: `bad_card`, "
+        "`card_exhausted`, `shoe_empty`, `no_shoe`, `reason_required`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = CardVoidInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        card = services.card_void(session=session, by=request.user, **data.validated_data)
+        return Response(
+            {"card": VoidCardSerializer(card).data, "game": _game(session.pk)}, status=status.HTTP_201_CREATED
+        )
+
+
+# --------------------------------------------------------------------------- banks
+
+
+class BankListApi(_TableApi):
+    serializer_class = CoupBankSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Bank.objects.none()
+        return selectors.bank_list(session=get_object_or_404(TableSession, pk=self.kwargs["pk"]))
+
+    @extend_schema(responses={200: CoupBankSerializer(many=True), **READ_ERRORS}, summary="The session's banks")
+    def get(self, request, pk: int):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(CoupBankSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=BankOpenInput,
+        responses={201: BankAnswerSerializer, **WRITE_ERRORS},
+        summary="Open a bank",
+        description="The first bank of the session goes to the player at seat 1 once enough seats are "
+        "taken (RULES.md §6); a later one to a seated or standing patron. Codes: `bank_already_active`, "
+        "`bank_below_minimum`, `bank_above_maximum`, `bad_amount`, `not_enough_players`, "
+        "`not_first_banker_seat`, `patron_not_at_table`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = BankOpenInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        bank = services.bank_open(session=session, by=request.user, **data.validated_data)
+        return _bank_answer(bank, status.HTTP_201_CREATED)
+
+
+def _bank_answer(bank: Bank, code: int) -> Response:
+    bank = selectors.bank_list(session=TableSession(pk=bank.session_id)).get(pk=bank.pk)
+    return Response({"bank": CoupBankSerializer(bank).data, "game": _game(bank.session_id)}, status=code)
+
+
+class BankWithdrawApi(_TableApi):
+    @extend_schema(
+        request=None,
+        responses={200: BankAnswerSerializer, **WRITE_ERRORS},
+        summary="The banker withdraws, taking the bank",
+        description="After at least one completed coup, between coups (RULES.md §4). Codes: "
+        "`withdraw_too_early`, `coup_in_progress`, `bank_not_active`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        bank = get_object_or_404(Bank.objects.select_related("session"), pk=pk)
+        self.check_object_permissions(request, bank)
+        bank = services.bank_withdraw(bank=bank, by=request.user)
+        return _bank_answer(bank, status.HTTP_200_OK)
+
+
+# --------------------------------------------------------------------------- coups
+
+
+class CoupFilter(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=Coup.State.choices)
+    conforming = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Coup
+        fields = ["state", "conforming"]
+
+
+class CoupListApi(_TableApi):
+    serializer_class = CoupSummarySerializer
+    filterset_class = CoupFilter
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Coup.objects.none()
+        return selectors.coup_list(session=get_object_or_404(TableSession, pk=self.kwargs["pk"]))
+
+    @extend_schema(
+        responses={200: CoupSummarySerializer(many=True), **READ_ERRORS},
+        summary="The session's coups, in order",
+        description="Paginated; filter by `state` and `conforming` (false: the reconstructed ones).",
+    )
+    def get(self, request, pk: int):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(CoupSummarySerializer(page, many=True).data)
+
+    @extend_schema(
+        request=None,
+        responses={201: CoupAnswerSerializer, **WRITE_ERRORS},
+        summary="Open a coup on the active bank",
+        description="B is the bank's current amount. Next: bets or banco calls, then rien ne va plus. "
+        "Codes: `no_active_bank`, `no_shoe`, `stop_card_reached`, `coup_in_progress`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        coup = services.coup_open(session=session, by=request.user)
+        return _coup_answer(coup, status.HTTP_201_CREATED)
+
+
+class CoupRecordApi(_TableApi):
+    @extend_schema(
+        request=CoupRecordInput,
+        responses={201: CoupAnswerSerializer, **WRITE_ERRORS},
+        examples=RECORD_EXAMPLES,
+        summary="Record a whole coup in one request",
+        description="Opens the coup, places the banco calls (in order) or the bets (in betting order), "
+        "closes betting, deals the cards in shoe order with the declarations, then enters the "
+        "reconstruction's next cards and decisions: exactly the steps of the tablet, in one "
+        "transaction; any refusal writes nothing. A reconstruction that still waits leaves the "
+        "coup `pending` (then POST /api/coups/{id}/reconstruction/...). Codes: every step's, and "
+        "`declaration_required`, `cards_missing`, `unused_next_cards`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = CoupRecordInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        coup = services.coup_record(session=session, by=request.user, **data.validated_data)
+        return _coup_answer(coup, status.HTTP_201_CREATED)
+
+
+class CoupDetailApi(APIView):
+    permission_classes = (IsSessionCapoPartita,)
+
+    @extend_schema(
+        responses={200: CoupDetailSerializer, **READ_ERRORS},
+        summary="A coup as recorded",
+        description="Both versions (as played, and the one settled on: the reconstruction when "
+        "non-conforming), the violations, the bets and the postings (they sum to zero).",
+    )
+    def get(self, request, pk: int):
+        session_id = Coup.objects.filter(pk=pk).values_list("session_id", flat=True).first()
+        if session_id is None:
+            raise NotFound()
+        coup = selectors.coup_list(session=TableSession(pk=session_id)).get(pk=pk)
+        return Response(CoupDetailSerializer(coup).data)
+
+
+class _CoupStepApi(_TableApi):
+    """POST /api/coups/{id}/<step>/: input -> one service -> the coup and the game state."""
+
+    input_serializer = None
+
+    def post(self, request, pk: int):
+        coup = self.writable_coup(pk)
+        kwargs = {}
+        if self.input_serializer is not None:
+            data = self.input_serializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            kwargs = data.validated_data
+        self.step(coup=coup, by=request.user, **kwargs)
+        return _coup_answer(coup, self.success_status)
+
+    success_status = status.HTTP_200_OK
+
+    def step(self, **kwargs):  # pragma: no cover - every subclass names its service
+        raise NotImplementedError
+
+
+def _step_schema(request, summary: str, description: str, code: int = 200):
+    return extend_schema(
+        request=request,
+        responses={code: CoupAnswerSerializer, **WRITE_ERRORS},
+        summary=summary,
+        description=description + WRITE_NOTE,
+    )
+
+
+class BancoCallApi(_CoupStepApi):
+    input_serializer = BancoCallInput
+    success_status = status.HTTP_201_CREATED
+    step = staticmethod(services.banco_call)
+
+    @_step_schema(
+        BancoCallInput,
+        "Call banco solo",
+        "Several may call; at rien ne va plus the engine picks the winner (banco suivi, then first in "
+        "turn from the banker). Codes: `bet_after_rien_ne_va_plus`, `patron_barred`, "
+        "`banco_suivi_forbidden` (chemmy-fi), `bets_already_placed`, `banco_already_called`, "
+        "`banker_cannot_bet`, `patron_not_at_table`.",
+        201,
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class BetPlaceApi(_CoupStepApi):
+    input_serializer = BetPlaceInput
+    success_status = status.HTTP_201_CREATED
+    step = staticmethod(services.bet_place)
+
+    @_step_schema(
+        BetPlaceInput,
+        "Place a bet",
+        "Individual, or banco avec la table (half the bank; `amount` may be omitted). The total never "
+        "exceeds the bank. Codes: `bet_after_rien_ne_va_plus`, `bet_over_bank` (details: open), "
+        "`bad_amount`, `bet_already_placed`, `banco_called`, `avec_la_table_taken`, `patron_barred`, "
+        "`banker_cannot_bet`, `patron_not_at_table`.",
+        201,
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class RienNeVaPlusApi(_CoupStepApi):
+    step = staticmethod(services.rien_ne_va_plus)
+
+    @_step_schema(
+        None,
+        "Rien ne va plus: close betting",
+        "Picks the punta (banco, avec la table, else the highest bettor; never a barred player) and "
+        "snapshots the Regola marks. Next: the four cards. Codes: `coup_not_betting`, `no_bets`, "
+        "`no_eligible_punta`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class CardDealApi(_CoupStepApi):
+    input_serializer = CardDealInput
+    step = staticmethod(services.card_deal)
+
+    @_step_schema(
+        CardDealInput,
+        "Deal the next card",
+        "The card as it leaves the shoe; the engine says whose hand it goes to. When the banker's "
+        "decision is awaited, a card is his third card (he drew). Codes: `bad_card`, `card_exhausted`, "
+        "`shoe_empty`, `declaration_required`, `too_many_cards`, `card_after_natural`, `betting_open`, "
+        "`coup_pending`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class PuntaDeclareApi(_CoupStepApi):
+    input_serializer = DrawsInput
+    step = staticmethod(services.punta_declare)
+
+    @_step_schema(
+        DrawsInput,
+        "The punta's declaration: carte (draws: true) or non",
+        "After the four cards, without a punta natural. Codes: `declaration_not_expected`, "
+        "`card_after_natural`, `cards_missing`, `betting_open`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class BankerDecideApi(_CoupStepApi):
+    input_serializer = DrawsInput
+    step = staticmethod(services.banker_decide)
+
+    @_step_schema(
+        DrawsInput,
+        "The banker draws or stands",
+        "Standing completes the coup (settled, or a pending reconstruction when non-conforming); "
+        "drawing waits for his card. Codes: `decision_not_expected`, `card_after_natural`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class ReconstructionCardApi(_CoupStepApi):
+    input_serializer = CardDealInput
+    step = staticmethod(services.reconstruction_card)
+
+    @_step_schema(
+        CardDealInput,
+        "The next shoe card for a pending reconstruction",
+        "RULES.md §3.3. Codes: `reconstruction_not_pending`, `decision_required`, `bad_card`, "
+        "`card_exhausted`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+class ReconstructionDecideApi(_CoupStepApi):
+    input_serializer = ReconstructionDecisionInput
+    step = staticmethod(services.reconstruction_decide)
+
+    @_step_schema(
+        ReconstructionDecisionInput,
+        "A decision for a pending reconstruction",
+        "For a free cell the real coup never reached (RULES.md §3.3). Codes: "
+        "`reconstruction_not_pending`, `card_required`, `decision_not_expected`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
+# --------------------------------------------------------------------------- marks
+
+
+class RegolaMarkApi(_TableApi):
+    @extend_schema(
+        request=RegolaMarkInput,
+        responses={200: MarkAnswerSerializer, **WRITE_ERRORS},
+        summary="Mark (or unmark) a player alla Regola",
+        description="venezia only; applies from the next rien ne va plus. Codes: `regola_not_allowed`, "
+        "`patron_not_at_table`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = RegolaMarkInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        mark = services.regola_mark(session=session, by=request.user, **data.validated_data)
+        patron = data.validated_data["patron"]
+        return Response(
+            {
+                "mark": {"patron": {"id": patron.pk, "name": patron.full_name}, "declared": mark.declared},
+                "game": _game(session.pk),
+            }
+        )
+
+
+class FauxTirageBarApi(_TableApi):
+    @extend_schema(
+        request=FauxTirageBarInput,
+        responses={201: BarAnswerSerializer, **WRITE_ERRORS},
+        summary="Bar a player from holding the cards (faux tirage)",
+        description="For the rest of the session; he may still bet (RULES.md §4). Codes: "
+        "`patron_already_barred`, `patron_not_at_table`, `reason_required`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = FauxTirageBarInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        bar = services.faux_tirage_bar(session=session, by=request.user, **data.validated_data)
+        patron = data.validated_data["patron"]
+        return Response(
+            {
+                "bar": {
+                    "patron": {"id": patron.pk, "name": patron.full_name},
+                    "reason": bar.reason,
+                    "at": bar.at,
+                },
+                "game": _game(session.pk),
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+urlpatterns = [
+    path("sessions/<int:pk>/game/", GameStateApi.as_view(), name="session-game"),
+    path("sessions/<int:pk>/balances/", SessionBalancesApi.as_view(), name="session-balances"),
+    path("sessions/<int:pk>/shoes/", ShoeLoadApi.as_view(), name="session-shoes"),
+    path("sessions/<int:pk>/void-cards/", CardVoidApi.as_view(), name="session-void-cards"),
+    path("sessions/<int:pk>/banks/", BankListApi.as_view(), name="session-banks"),
+    path("banks/<int:pk>/withdraw/", BankWithdrawApi.as_view(), name="bank-withdraw"),
+    path("sessions/<int:pk>/coups/", CoupListApi.as_view(), name="session-coups"),
+    path("sessions/<int:pk>/coups/record/", CoupRecordApi.as_view(), name="session-coup-record"),
+    path("coups/<int:pk>/", CoupDetailApi.as_view(), name="coup-detail"),
+    path("coups/<int:pk>/banco/", BancoCallApi.as_view(), name="coup-banco"),
+    path("coups/<int:pk>/bets/", BetPlaceApi.as_view(), name="coup-bets"),
+    path("coups/<int:pk>/rien-ne-va-plus/", RienNeVaPlusApi.as_view(), name="coup-rien-ne-va-plus"),
+    path("coups/<int:pk>/cards/", CardDealApi.as_view(), name="coup-cards"),
+    path("coups/<int:pk>/declaration/", PuntaDeclareApi.as_view(), name="coup-declaration"),
+    path("coups/<int:pk>/banker-decision/", BankerDecideApi.as_view(), name="coup-banker-decision"),
+    path(
+        "coups/<int:pk>/reconstruction/card/", ReconstructionCardApi.as_view(), name="coup-reconstruction-card"
+    ),
+    path(
+        "coups/<int:pk>/reconstruction/decision/",
+        ReconstructionDecideApi.as_view(),
+        name="coup-reconstruction-decision",
+    ),
+    path("sessions/<int:pk>/regola/", RegolaMarkApi.as_view(), name="session-regola"),
+    path("sessions/<int:pk>/bars/", FauxTirageBarApi.as_view(), name="session-bars"),
+]

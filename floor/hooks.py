@@ -1,0 +1,51 @@
+"""Dependency inversion for the floor: what other apps must do when the floor changes state.
+
+ARCHITECTURE.md: `floor` never imports `tables`. But closing a table session is not only
+the floor's business: a coup still in play must stop the close, and the active bank ends
+with the session (RULES.md §4, art. 71: each banker's operations end in the register). So
+the floor publishes an explicit, ordered registry of callables, and the apps that depend on
+the floor register into it from their AppConfig.ready() (tables/apps.py does).
+
+Contract of a "before a table session closes" hook, `hook(*, session, by) -> None`:
+- it runs INSIDE table_session_close's transaction, after the gaming day and the session
+  rows are locked and the session is marked closed (not yet committed), so it sees the
+  closed status and may act on it (e.g. end the active bank) under the same locks;
+- it refuses the close by raising ApplicationError / Conflict with a stable code; everything
+  (the close, the released seats, its own writes) is then rolled back together;
+- it takes its own locks only after those (the lock order: gaming day -> table session ->
+  bank -> coup), and it must be safe to run again for another close attempt.
+
+Hooks run in registration order. Registering the same callable twice registers it once
+(ready() may run more than once in a test process)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+SessionCloseHook = Callable[..., None]
+
+_before_session_close: list[SessionCloseHook] = []
+
+
+def register_before_session_close(hook: SessionCloseHook) -> SessionCloseHook:
+    """Register `hook(*, session, by)`; usable as a decorator. Returns the hook."""
+    if hook not in _before_session_close:
+        _before_session_close.append(hook)
+    return hook
+
+
+def unregister_before_session_close(hook: SessionCloseHook) -> None:
+    """For tests that need the floor alone."""
+    if hook in _before_session_close:
+        _before_session_close.remove(hook)
+
+
+def before_session_close_hooks() -> tuple[SessionCloseHook, ...]:
+    return tuple(_before_session_close)
+
+
+def run_before_session_close(*, session: Any, by: Any) -> None:
+    """Called by floor.services.table_session_close inside its transaction (see above)."""
+    for hook in tuple(_before_session_close):
+        hook(session=session, by=by)

@@ -1,0 +1,589 @@
+"""Serializers of the coup API (tables/api/coups.py).
+
+Inputs check shape only (types, lengths, bounds that keep a value out of a database error);
+the services check meaning and answer with their stable codes (bet_over_bank, bad_card...).
+
+The game-state serializers describe, for the docs, the plain dict that
+tables.selectors.session_game_state builds: the views return that dict as it is (it is
+already JSON), the serializers only document it. tests/tables/api checks that they agree.
+Component names carry a Game / Coup prefix so that they never collide with another app's."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
+from rest_framework import serializers
+
+from floor.models import Patron
+from tables.models import Bank, Bet, Coup, Posting
+
+# Amounts are cents in PostgreSQL bigint columns: bounded so that an absurd number is a 400,
+# never a database error. 10^12 cents is ten billion euro.
+MAX_CENTS = 10**12
+CARD = {"max_length": 4, "help_text": "A card code: rank + suit, e.g. `AS`, `10H`, `TD`, `KC`, `9♠`."}
+
+
+def card_field(**kwargs) -> serializers.CharField:
+    return serializers.CharField(**{**CARD, **kwargs})
+
+
+# =========================================================================== inputs
+
+
+class ShoeLoadInput(serializers.Serializer):
+    number = serializers.CharField(
+        max_length=40, help_text="The physical shoe's number; the first shoe is the session's own."
+    )
+    decks = serializers.IntegerField(
+        min_value=1, max_value=16, required=False, help_text="Defaults to the table's decks."
+    )
+    burn = serializers.ListField(
+        child=card_field(allow_null=True),
+        max_length=16,
+        required=False,
+        help_text="chemmy-fi burns 7: the burned cards, null for the unseen ones (all unseen if omitted).",
+    )
+
+
+class CardVoidInput(serializers.Serializer):
+    card = card_field()
+    reason = serializers.CharField(max_length=200, help_text="Seen face up in the sabot, dropped...")
+
+
+class BankOpenInput(serializers.Serializer):
+    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
+
+
+class BancoCallInput(serializers.Serializer):
+    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+
+
+BET_KINDS = [Bet.Kind.INDIVIDUAL.value, Bet.Kind.AVEC_LA_TABLE.value]
+
+
+class BetPlaceInput(serializers.Serializer):
+    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    amount = serializers.IntegerField(
+        max_value=MAX_CENTS,
+        required=False,
+        allow_null=True,
+        help_text="Cents. May be omitted for avec_la_table (half the bank, rounded up).",
+    )
+    kind = serializers.ChoiceField(
+        choices=BET_KINDS, default=Bet.Kind.INDIVIDUAL.value, help_text="banco solo: POST .../banco/."
+    )
+
+
+class CardDealInput(serializers.Serializer):
+    card = card_field()
+
+
+class DrawsInput(serializers.Serializer):
+    draws = serializers.BooleanField(help_text="true: carte / draws; false: non / stands.")
+
+
+class ReconstructionDecisionInput(serializers.Serializer):
+    side = serializers.ChoiceField(choices=["punta", "banker"])
+    draws = serializers.BooleanField()
+
+
+class RegolaMarkInput(serializers.Serializer):
+    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    declared = serializers.BooleanField()
+
+
+class FauxTirageBarInput(serializers.Serializer):
+    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    reason = serializers.CharField(max_length=200)
+
+
+class CoupRecordBetInput(serializers.Serializer):
+    patron = serializers.IntegerField(min_value=1, help_text="Patron id.")
+    amount = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
+    kind = serializers.ChoiceField(choices=BET_KINDS, default=Bet.Kind.INDIVIDUAL.value)
+
+
+class CoupReconstructionInput(serializers.Serializer):
+    punta_draws = serializers.BooleanField(required=False)
+    banker_draws = serializers.BooleanField(required=False)
+
+
+class CoupRecordInput(serializers.Serializer):
+    """The one-shot coup (tables.services.coup_record)."""
+
+    bets = CoupRecordBetInput(many=True, required=False, help_text="In betting order.")
+    banco = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        max_length=32,
+        required=False,
+        help_text="Patron ids calling banco solo, in the order they called (instead of bets).",
+    )
+    cards = serializers.ListField(
+        child=card_field(), max_length=12, help_text="Every card of the coup in shoe order (4 to 6)."
+    )
+    punta_draws = serializers.BooleanField(
+        required=False, allow_null=True, help_text="The punta's declaration: carte (true) / non (false)."
+    )
+    banker_draws = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="May be omitted: a banker's third card in `cards` means he drew, none means he stood.",
+    )
+    next_cards = serializers.ListField(
+        child=card_field(),
+        max_length=6,
+        required=False,
+        help_text="Shoe cards for a non-conforming coup's reconstruction (RULES.md §3.3).",
+    )
+    reconstruction = CoupReconstructionInput(
+        required=False, help_text="Decisions for free cells the real coup never reached."
+    )
+
+    def validate_bets(self, bets):
+        if len(bets) > 64:
+            raise serializers.ValidationError("At most 64 bets.")
+        return bets
+
+    def validate(self, data):
+        # One query for every patron named (a PrimaryKeyRelatedField per bet would be one each).
+        ids = {b["patron"] for b in data.get("bets", [])} | set(data.get("banco", []))
+        patrons = Patron.objects.in_bulk(ids) if ids else {}
+        unknown = sorted(ids - set(patrons))
+        if unknown:
+            raise serializers.ValidationError({"patron": [f"Unknown patron id(s): {unknown}."]})
+        data["bets"] = [{**b, "patron": patrons[b["patron"]]} for b in data.get("bets", [])]
+        data["banco"] = [patrons[pk] for pk in data.get("banco", [])]
+        return data
+
+
+RECORD_EXAMPLES = [
+    OpenApiExample(
+        "Two bets, the banker wins (venezia, 5% cagnotte)",
+        description="Punta (highest bettor) has K+3 = 3, says carte and gets a 2 (5); the banker "
+        "has 5+2 = 7 and stands. S = 533.33; cagnotte 5% rounded to 10 cents = 26.70.",
+        value={
+            "bets": [{"patron": 12, "amount": 33333}, {"patron": 13, "amount": 20000}],
+            "cards": ["KH", "5S", "3C", "2D", "2S"],
+            "punta_draws": True,
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Banco solo, punta's natural",
+        value={"banco": [14], "cards": ["9H", "KS", "KC", "5D"]},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Banco avec la table and an individual bet, the punta stands",
+        value={
+            "bets": [{"patron": 15, "kind": "avec_la_table"}, {"patron": 16, "amount": 10000}],
+            "cards": ["7H", "6S", "KH", "KD"],
+            "punta_draws": False,
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card",
+        description="Mark the banker first (POST /api/sessions/{id}/regola/). The coup as played "
+        "is kept; settlement uses the reconstruction.",
+        value={
+            "bets": [{"patron": 12, "amount": 40000}],
+            "cards": ["2H", "AS", "3C", "2D", "2S"],
+            "punta_draws": True,
+            "banker_draws": False,
+            "next_cards": ["6D"],
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "A reconstruction that needs a decision the real coup never took",
+        value={
+            "bets": [{"patron": 12, "amount": 10000}],
+            "cards": ["2H", "KS", "2C", "5D", "9D"],
+            "punta_draws": False,
+            "reconstruction": {"banker_draws": True},
+            "next_cards": ["3H"],
+        },
+        request_only=True,
+    ),
+]
+
+
+# =========================================================================== the game state
+
+
+class GamePatronRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class GameHandSerializer(serializers.Serializer):
+    cards = serializers.ListField(child=serializers.CharField())
+    total = serializers.IntegerField(allow_null=True)
+
+
+class GameHandsSerializer(serializers.Serializer):
+    punta = GameHandSerializer()
+    banker = GameHandSerializer()
+
+
+class GameNextSerializer(serializers.Serializer):
+    need = serializers.ChoiceField(
+        choices=["bets", "card", "punta_declaration", "banker_decision", "reconstruction", "complete"],
+        help_text="What the coup waits for: bets (then rien ne va plus), the next card, the punta's "
+        "declaration, the banker's decision, or the reconstruction (see `needs`).",
+    )
+    side = serializers.CharField(allow_null=True, help_text="punta | banker: whose card or decision.")
+    natural = serializers.BooleanField()
+    needs = serializers.DictField(required=False, help_text='reconstruction: {"cards": 1} or {"decision": "banker"}.')
+
+
+class GameRuleSerializer(serializers.Serializer):
+    side = serializers.CharField()
+    rule = serializers.CharField(help_text="The rule in force, e.g. `banker_regola`, `free`.")
+    cell = serializers.CharField(help_text="draw | stand | free")
+    advice = serializers.CharField(allow_null=True, help_text="For a free cell: what the table recommends.")
+
+
+class GameViolationSerializer(serializers.Serializer):
+    side = serializers.CharField()
+    rule = serializers.CharField()
+    punta_total = serializers.IntegerField()
+    banker_total = serializers.IntegerField()
+    punta_third_card = serializers.CharField(allow_null=True)
+    punta_third_value = serializers.IntegerField(allow_null=True)
+    required = serializers.CharField()
+    done = serializers.CharField()
+
+
+class GamePlayedSerializer(serializers.Serializer):
+    punta = GameHandSerializer()
+    banker = GameHandSerializer()
+    winner = serializers.CharField(help_text="punta | banker | tie")
+    natural = serializers.BooleanField()
+
+
+class GameSettledSerializer(serializers.Serializer):
+    """The version settled on: final (the hands, the winner, the void cards) or pending."""
+
+    status = serializers.CharField(help_text="final | pending")
+    needs = serializers.DictField(allow_null=True)
+    punta = GameHandSerializer(required=False)
+    banker = GameHandSerializer(required=False)
+    winner = serializers.CharField(required=False)
+    natural = serializers.BooleanField(required=False)
+    void_cards = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class GameBetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    patron = GamePatronRefSerializer()
+    kind = serializers.CharField()
+    amount = serializers.IntegerField()
+    order = serializers.IntegerField()
+    seat_number = serializers.IntegerField(allow_null=True)
+    standing = serializers.BooleanField()
+    carried = serializers.BooleanField(help_text="Stayed on the table after a tie (classic, chemmy-fi).")
+
+
+class GameBancoCallSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    order = serializers.IntegerField()
+    seat_number = serializers.IntegerField(allow_null=True)
+    won = serializers.BooleanField(allow_null=True)
+
+
+class GameCoupSerializer(serializers.Serializer):
+    """A coup as the tablet sees it: bets, hands, what it needs next, the rule in force."""
+
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=Coup.State.choices)
+    bank_amount = serializers.IntegerField(help_text="B, cents.")
+    covered = serializers.IntegerField(help_text="S, cents.")
+    open = serializers.IntegerField(help_text="B - S: what bets may still cover, cents.")
+    banco_solo = serializers.BooleanField()
+    punta = GamePatronRefSerializer(allow_null=True)
+    regola_punta = serializers.BooleanField()
+    regola_banker = serializers.BooleanField()
+    bets = GameBetSerializer(many=True)
+    banco_calls = GameBancoCallSerializer(many=True)
+    cards = serializers.ListField(child=serializers.CharField())
+    punta_draws = serializers.BooleanField(allow_null=True)
+    banker_draws = serializers.BooleanField(allow_null=True)
+    hands = GameHandsSerializer(allow_null=True)
+    next = GameNextSerializer(allow_null=True, help_text="null once settled.")
+    rule = GameRuleSerializer(allow_null=True, help_text="The rule in force for the decision awaited (hint).")
+    needs = serializers.DictField(allow_null=True)
+    as_played = GamePlayedSerializer(allow_null=True)
+    conforming = serializers.BooleanField(allow_null=True)
+    violations = GameViolationSerializer(many=True)
+    settled = GameSettledSerializer(allow_null=True)
+    next_cards = serializers.ListField(child=serializers.CharField())
+    winner = serializers.CharField(allow_null=True)
+    cagnotte = serializers.IntegerField()
+
+
+class GameSessionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    table = serializers.IntegerField(help_text="The table's number.")
+    profile = serializers.CharField()
+    minimum = serializers.IntegerField()
+    maximum = serializers.IntegerField(allow_null=True)
+    regola_allowed = serializers.BooleanField()
+
+
+class GameBankSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    banker = GamePatronRefSerializer()
+    seat_number = serializers.IntegerField(allow_null=True)
+    amount = serializers.IntegerField()
+    initial_amount = serializers.IntegerField()
+    coups_completed = serializers.IntegerField()
+    origin = serializers.CharField()
+    regola = serializers.BooleanField()
+
+
+class GameShoeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    seq = serializers.IntegerField()
+    number = serializers.CharField()
+    decks = serializers.IntegerField(required=False)
+    cards_out = serializers.IntegerField(required=False)
+    cards_left = serializers.IntegerField(required=False)
+    dealable = serializers.IntegerField(required=False)
+    voided = serializers.IntegerField(required=False)
+    stop_at = serializers.IntegerField(required=False)
+    stop_card_reached = serializers.BooleanField(required=False)
+
+
+class GameSeatSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    seat_number = serializers.IntegerField(allow_null=True)
+    standing = serializers.BooleanField()
+    barred = serializers.BooleanField()
+    regola = serializers.BooleanField()
+
+
+class GameMarkSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    declared = serializers.BooleanField()
+
+
+class GameBarSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    reason = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class GameBalanceSerializer(serializers.Serializer):
+    patron = serializers.IntegerField()
+    name = serializers.CharField()
+    balance = serializers.IntegerField(help_text="Sum of the patron's postings at the session, cents.")
+
+
+class GameStateSerializer(serializers.Serializer):
+    """The tablet's whole view of a table (tables.selectors.session_game_state)."""
+
+    session = GameSessionSerializer()
+    bank = GameBankSerializer(allow_null=True)
+    coup = GameCoupSerializer(allow_null=True, help_text="The coup in play, if any.")
+    last_coup = GameCoupSerializer(allow_null=True, help_text="The last coup, when none is in play.")
+    can_open_coup = serializers.BooleanField()
+    cannot_open_because = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="session_closed, session_interrupted, no_active_bank, no_shoe, stop_card_reached, "
+        "coup_in_progress.",
+    )
+    shoe = GameShoeSerializer(allow_null=True)
+    seats = GameSeatSerializer(many=True)
+    regola_marks = GameMarkSerializer(many=True)
+    bars = GameBarSerializer(many=True)
+    balances = GameBalanceSerializer(many=True)
+    house_cagnotte = serializers.IntegerField()
+
+
+# =========================================================================== write answers
+
+
+class CoupAnswerSerializer(serializers.Serializer):
+    coup = GameCoupSerializer(
+        help_text="The coup acted on, with what it needs next (also in game.coup while in play, "
+        "game.last_coup once settled)."
+    )
+    game = GameStateSerializer()
+
+
+class ShoeAnswerSerializer(serializers.Serializer):
+    shoe = GameShoeSerializer()
+    game = GameStateSerializer()
+
+
+class VoidCardSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    position = serializers.IntegerField(help_text="1-based order out of the shoe.")
+    code = serializers.CharField()
+    reason = serializers.CharField(source="void_reason")
+    coup = serializers.IntegerField(source="coup_id", allow_null=True)
+
+
+class VoidCardAnswerSerializer(serializers.Serializer):
+    card = VoidCardSerializer()
+    game = GameStateSerializer()
+
+
+class CoupBankSerializer(serializers.ModelSerializer):
+    banker = serializers.SerializerMethodField()
+    # Plain strings: an enum here would collide in the docs with other apps' "status" enums.
+    status = serializers.CharField(help_text="active | ended")
+    end_reason = serializers.CharField(help_text="lost | withdrawn | session_closed, or empty")
+    origin = serializers.CharField(help_text="first | continuation | succession | auction")
+    seat_number = serializers.IntegerField(source="seat.seat_number", allow_null=True)
+
+    class Meta:
+        model = Bank
+        fields = [
+            "id",
+            "session",
+            "number",
+            "banker",
+            "seat_number",
+            "amount",
+            "initial_amount",
+            "reserve_returned",
+            "status",
+            "end_reason",
+            "origin",
+            "coups_completed",
+            "opened_at",
+            "ended_at",
+        ]
+
+    @extend_schema_field(GamePatronRefSerializer)
+    def get_banker(self, bank) -> dict:
+        return {"id": bank.banker_id, "name": bank.banker.full_name}
+
+
+class BankAnswerSerializer(serializers.Serializer):
+    bank = CoupBankSerializer()
+    game = GameStateSerializer()
+
+
+class MarkAnswerSerializer(serializers.Serializer):
+    mark = GameMarkSerializer()
+    game = GameStateSerializer()
+
+
+class BarAnswerSerializer(serializers.Serializer):
+    bar = GameBarSerializer()
+    game = GameStateSerializer()
+
+
+class SessionBalanceSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    balance = serializers.IntegerField()
+
+
+class SessionBalancesSerializer(serializers.Serializer):
+    session = serializers.IntegerField()
+    balances = SessionBalanceSerializer(many=True)
+    house_cagnotte = serializers.IntegerField(help_text="The expected cagnotte: the sum of the levies.")
+    total = serializers.IntegerField(help_text="Every posting summed: 0, the books balance.")
+
+
+# =========================================================================== coups as recorded
+
+
+class CoupBetSerializer(serializers.ModelSerializer):
+    patron = serializers.SerializerMethodField()
+    kind = serializers.CharField(help_text="banco | avec_la_table | individual")
+    carried = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Bet
+        fields = ["id", "patron", "kind", "amount", "order", "standing", "carried", "at"]
+
+    @extend_schema_field(GamePatronRefSerializer)
+    def get_patron(self, bet) -> dict:
+        return {"id": bet.patron_id, "name": bet.patron.full_name}
+
+    def get_carried(self, bet) -> bool:
+        return bet.carried_from_id is not None
+
+
+class CoupPostingSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Posting
+        fields = ["id", "role", "patron", "bet", "amount"]
+
+
+class CoupSummarySerializer(serializers.ModelSerializer):
+    banker = serializers.SerializerMethodField()
+    punta = serializers.SerializerMethodField()
+    bank_number = serializers.IntegerField(source="bank.number")
+    shoe_seq = serializers.IntegerField(source="shoe.seq")
+
+    class Meta:
+        model = Coup
+        fields = [
+            "id",
+            "session",
+            "number",
+            "state",
+            "bank",
+            "bank_number",
+            "banker",
+            "shoe",
+            "shoe_seq",
+            "bank_amount",
+            "covered",
+            "banco_solo",
+            "punta",
+            "regola_punta",
+            "regola_banker",
+            "cards",
+            "conforming",
+            "winner",
+            "cagnotte",
+            "banker_net",
+            "opened_at",
+            "closed_at",
+            "settled_at",
+        ]
+
+    @extend_schema_field(GamePatronRefSerializer)
+    def get_banker(self, coup) -> dict:
+        banker = coup.bank.banker
+        return {"id": banker.pk, "name": banker.full_name}
+
+    @extend_schema_field(GamePatronRefSerializer(allow_null=True))
+    def get_punta(self, coup) -> dict | None:
+        return None if coup.punta is None else {"id": coup.punta.pk, "name": coup.punta.full_name}
+
+
+class CoupDetailSerializer(CoupSummarySerializer):
+    """A coup with both versions (as played, and as settled on), its violations, its bets
+    and its double-entry postings."""
+
+    as_played = GamePlayedSerializer(allow_null=True)
+    violations = GameViolationSerializer(many=True)
+    settled = GameSettledSerializer(allow_null=True)
+    bets = CoupBetSerializer(many=True)
+    postings = CoupPostingSerializer(many=True)
+
+    class Meta(CoupSummarySerializer.Meta):
+        fields = [
+            *CoupSummarySerializer.Meta.fields,
+            "punta_draws",
+            "banker_draws",
+            "next_cards",
+            "reconstruction",
+            "needs",
+            "as_played",
+            "violations",
+            "settled",
+            "bets",
+            "postings",
+        ]
