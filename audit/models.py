@@ -65,3 +65,184 @@ class AuditEvent(models.Model):
     def payload(self) -> Any:
         """The payload, parsed (a new object on each access: the stored text is the truth)."""
         return json.loads(self.payload_json)
+
+
+# --------------------------------------------------------------------------- end of day
+# The records auditors expect at the end of a gaming day (RULES.md §8): the report built by
+# Celery with its files, the cagnotte count per table (art. 70) and the control register
+# with its two sign-offs (art. 72). None of these rows is ever edited once it is final: a
+# correction is a new row that refers to the one it corrects.
+
+
+class DayReport(models.Model):
+    """One end-of-day report of a gaming day. Version 1 is built when the day closes;
+    each fully signed control register asks for the next version, which includes it.
+
+    (gaming_day, version) is unique, so building a version twice gives one report."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    gaming_day = models.ForeignKey("floor.GamingDay", on_delete=models.PROTECT, related_name="reports")
+    version = models.PositiveIntegerField(default=1)
+    control_register = models.ForeignKey(
+        "ControlRegister", on_delete=models.PROTECT, null=True, blank=True, related_name="reports",
+        help_text="The signed control register this version includes (none for version 1).",
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    task_id = models.CharField(max_length=64, blank=True)
+    requested_at = models.DateTimeField()
+    built_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Build time (display only).")
+    # The day's seal (audit.selectors.day_seal) over exactly these streams, at build time.
+    seal = models.CharField(max_length=64, blank=True)
+    sealed_streams = models.JSONField(default=list)
+    # Totals of the day (cents) and per-table figures, as in the files: what verify and the
+    # auditor's page read without opening a file.
+    summary = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["gaming_day_id", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["gaming_day", "version"], name="audit_report_day_version_unique"),
+            models.UniqueConstraint(fields=["control_register"], name="audit_report_one_per_register"),
+        ]
+
+    def __str__(self) -> str:
+        return f"report v{self.version} of day {self.gaming_day_id}"
+
+
+class ReportFile(models.Model):
+    """One exported file of a report, under MEDIA_ROOT, with its SHA-256."""
+
+    class Format(models.TextChoices):
+        CSV = "csv", "CSV"
+        XLSX = "xlsx", "XLSX"
+        PDF = "pdf", "PDF"
+
+    report = models.ForeignKey(DayReport, on_delete=models.PROTECT, related_name="files")
+    format = models.CharField(max_length=4, choices=Format.choices)
+    path = models.CharField(max_length=300, help_text="Relative to MEDIA_ROOT.")
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["report_id", "format"]
+        constraints = [models.UniqueConstraint(fields=["report", "format"], name="audit_reportfile_one_per_format")]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class CagnotteCount(models.Model):
+    """The counted cagnotte of one table for a closed gaming day (art. 70), entered by a
+    direzione user in the presence of a witness. `expected` is the sum of the recorded levies
+    (the house postings), computed when the count is entered. A surplus is an extra levy, a
+    shortfall is borne by the casino, and `carried` (the higher figure) goes to the control
+    register. A correction is a new row with `corrects` set; the corrected row stays."""
+
+    gaming_day = models.ForeignKey("floor.GamingDay", on_delete=models.PROTECT, related_name="cagnotte_counts")
+    table = models.ForeignKey("floor.Table", on_delete=models.PROTECT, related_name="cagnotte_counts")
+    expected = models.BigIntegerField(help_text="Sum of the recorded levies, cents.")
+    counted = models.BigIntegerField(help_text="Counted in the box, cents.")
+    counted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    witness = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    counted_at = models.DateTimeField()
+    note = models.CharField(max_length=300, blank=True)
+    corrects = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="corrected_by"
+    )
+
+    class Meta:
+        ordering = ["gaming_day_id", "table_id", "counted_at", "id"]
+        constraints = [
+            # One original count per table and day; corrections chain from it, one each.
+            models.UniqueConstraint(
+                fields=["gaming_day", "table"], condition=models.Q(corrects__isnull=True),
+                name="audit_cagnotte_count_one_per_table_day",
+            ),
+            models.CheckConstraint(condition=models.Q(counted__gte=0), name="audit_cagnotte_count_not_negative"),
+            models.CheckConstraint(
+                condition=~models.Q(counted_by=models.F("witness")), name="audit_cagnotte_count_witness_differs"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"count of table {self.table_id} day {self.gaming_day_id}: {self.counted}"
+
+    @property
+    def difference(self) -> int:
+        return self.counted - self.expected
+
+    @property
+    def surplus(self) -> int:
+        return max(0, self.counted - self.expected)
+
+    @property
+    def shortfall(self) -> int:
+        return max(0, self.expected - self.counted)
+
+    @property
+    def carried(self) -> int:
+        return max(self.expected, self.counted)
+
+
+class ControlRegister(models.Model):
+    """The control register of a gaming day (art. 72): the accounts per table and per
+    session, the day's total in figures and in words (Italian and English), signed by two
+    different direzione users. `lines` is the snapshot the signers saw; once the second
+    signature is on it nothing changes, and a correction is a new register with `corrects`."""
+
+    gaming_day = models.ForeignKey("floor.GamingDay", on_delete=models.PROTECT, related_name="control_registers")
+    corrects = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="corrected_by"
+    )
+    reason = models.CharField(max_length=300, blank=True, help_text="Why a correction was made.")
+    lines = models.JSONField(default=list, help_text="Per table: sessions, expected, counted, carried (cents).")
+    total = models.BigIntegerField(help_text="The day's carried cagnotte, cents.")
+    total_words_it = models.TextField()
+    total_words_en = models.TextField()
+    prepared_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    prepared_at = models.DateTimeField()
+    first_signer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    first_signed_at = models.DateTimeField(null=True, blank=True)
+    second_signer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    second_signed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["gaming_day_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["gaming_day"], condition=models.Q(corrects__isnull=True),
+                name="audit_control_register_one_per_day",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(second_signer__isnull=True) | ~models.Q(second_signer=models.F("first_signer")),
+                name="audit_control_register_two_signers",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(second_signer__isnull=True) | models.Q(first_signer__isnull=False),
+                name="audit_control_register_signed_in_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"control register {self.pk} of day {self.gaming_day_id}"
+
+    @property
+    def signed(self) -> bool:
+        return self.second_signer_id is not None
+
+    @property
+    def status(self) -> str:
+        if self.second_signer_id is not None:
+            return "signed"
+        return "first_signed" if self.first_signer_id is not None else "draft"

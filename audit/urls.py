@@ -1,5 +1,6 @@
 from django.urls import path
 
+from . import api_reports as reports
 from .apis import AuditEventListApi, AuditStreamListApi, AuditVerifyApi
 
 app_name = "audit"
@@ -8,4 +9,20 @@ urlpatterns = [
     path("audit/events/", AuditEventListApi.as_view(), name="events"),
     path("audit/streams/", AuditStreamListApi.as_view(), name="streams"),
     path("audit/verify/", AuditVerifyApi.as_view(), name="verify"),
+    # End of day (RULES.md §8): reports, cagnotte counts and register, control register.
+    path("reports/", reports.ReportListApi.as_view(), name="report-list"),
+    path("reports/<int:pk>/", reports.ReportDetailApi.as_view(), name="report-detail"),
+    path("reports/<int:pk>/files/<str:fmt>/", reports.ReportFileDownloadApi.as_view(), name="report-file"),
+    path("reports/<int:pk>/verify/", reports.ReportVerifyApi.as_view(), name="report-verify"),
+    path("gaming-days/<int:pk>/report/", reports.GamingDayReportApi.as_view(), name="gaming-day-report"),
+    path("gaming-days/<int:pk>/cagnotte-counts/", reports.CagnotteCountListApi.as_view(), name="cagnotte-counts"),
+    path("gaming-days/<int:pk>/cagnotte-register/", reports.CagnotteRegisterApi.as_view(), name="cagnotte-register"),
+    path("gaming-days/<int:pk>/control-register/", reports.ControlRegisterApi.as_view(), name="control-register"),
+    path("cagnotte-counts/<int:pk>/correct/", reports.CagnotteCountCorrectApi.as_view(), name="cagnotte-count-correct"),
+    path("control-registers/<int:pk>/sign/", reports.ControlRegisterSignApi.as_view(), name="control-register-sign"),
+    path(
+        "control-registers/<int:pk>/correct/",
+        reports.ControlRegisterCorrectApi.as_view(),
+        name="control-register-correct",
+    ),
 ]

@@ -3,7 +3,10 @@ list endpoints run a constant number of queries however many rows they return.""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from .models import Casino, GamingDay, MinimumChange, Patron, Seat, SessionInterruption, Table, TableSession
 
@@ -91,3 +94,69 @@ def patron_search(qs: QuerySet[Patron], text: str) -> QuerySet[Patron]:
             Q(first_name__icontains=word) | Q(last_name__icontains=word) | Q(document_number__icontains=word)
         )
     return qs
+
+
+# --------------------------------------------------------------------------- end of day
+# Read by the end-of-day report (audit/reports): plain rows, streamed where they can grow.
+
+
+def gaming_day_get(*, pk: int) -> GamingDay:
+    return GamingDay.objects.select_related("casino", "opened_by", "closed_by").get(pk=pk)
+
+
+def gaming_days_due_for_close(*, now, close_hour: int) -> QuerySet[GamingDay]:
+    """Open days whose date is past by `close_hour` (local time): the day of the 17th is
+    due at close_hour on the 18th. `now` is an aware datetime."""
+    local = timezone.localtime(now)
+    last_due = local.date() - dt.timedelta(days=1 if local.hour >= close_hour else 2)
+    return GamingDay.objects.filter(closed_at__isnull=True, date__lte=last_due).order_by("date", "pk")
+
+
+def gaming_days_closed_without(*, exclude_ids) -> QuerySet[GamingDay]:
+    """Closed days not among `exclude_ids` (the report sweeper passes the days it has)."""
+    return GamingDay.objects.filter(closed_at__isnull=False).exclude(pk__in=exclude_ids).order_by("pk")
+
+
+def day_session_ids(*, gaming_day_id: int) -> list[int]:
+    return list(TableSession.objects.filter(gaming_day_id=gaming_day_id).order_by("pk").values_list("pk", flat=True))
+
+
+def day_sessions(*, gaming_day_id: int) -> QuerySet[TableSession]:
+    """The sessions of a day with their table and staff, in register order (table, number)."""
+    return (
+        TableSession.objects.filter(gaming_day_id=gaming_day_id)
+        .select_related("table", "capo_partita", "changeur", "opened_by", "closed_by")
+        .order_by("table__number", "number")
+    )
+
+
+def day_tables(*, gaming_day_id: int) -> QuerySet[Table]:
+    """The tables that had a session on the day."""
+    return Table.objects.filter(sessions__gaming_day_id=gaming_day_id).distinct().order_by("number")
+
+
+def day_interruption_rows(*, gaming_day_id: int):
+    """(table, session, interrupted_at, by, reason, resumed_at, by, reason) per interruption."""
+    return (
+        SessionInterruption.objects.filter(session__gaming_day_id=gaming_day_id)
+        .order_by("session__table__number", "session__number", "interrupted_at", "pk")
+        .values_list(
+            "session__table__number",
+            "session__number",
+            "interrupted_at",
+            "interrupted_by__username",
+            "reason",
+            "resumed_at",
+            "resumed_by__username",
+            "resume_reason",
+        )
+    )
+
+
+def day_minimum_change_rows(*, gaming_day_id: int):
+    """(table, session, at, by, old, new, reason) per minimum change."""
+    return (
+        MinimumChange.objects.filter(session__gaming_day_id=gaming_day_id)
+        .order_by("session__table__number", "session__number", "at", "pk")
+        .values_list("session__table__number", "session__number", "at", "by__username", "old", "new", "reason")
+    )

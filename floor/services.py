@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -35,6 +36,7 @@ from .models import (
     rate_to_bp,
 )
 from .roles import Role, has_role
+from .selectors import gaming_days_due_for_close
 
 User = AbstractBaseUser
 
@@ -255,21 +257,47 @@ def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) ->
     return day
 
 
+# The end-of-day report is built by audit's Celery task. floor does not import audit's tasks
+# (nor tables): it names the task. A signature by name resolves to the registered task when
+# this process has it (so CELERY_TASK_ALWAYS_EAGER runs it in-process, for the demo and the
+# tests) and is sent to the broker by name otherwise (Celery's send_task).
+REPORT_BUILD_TASK = "audit.tasks.report_build"
+CLOSE_OPEN_SESSIONS_CHOICES = ("refuse", "close")
+
+
+def _enqueue_report_build(gaming_day_id: int) -> None:
+    from celery import current_app
+
+    current_app.signature(REPORT_BUILD_TASK, args=[gaming_day_id]).apply_async()
+
+
 @transaction.atomic
-def gaming_day_close(*, gaming_day: GamingDay, by: User) -> GamingDay:
+def gaming_day_close(*, gaming_day: GamingDay, by: User | None, open_sessions: str | None = None) -> GamingDay:
+    """Close the gaming day; the end-of-day report is enqueued once the close commits.
+
+    Sessions still in play are refused (`sessions_still_open`) or closed first through
+    table_session_close, by `open_sessions` or else settings.GAMING_DAY_CLOSE_OPEN_SESSIONS.
+    `by` is None when Celery beat closes the day at GAMING_DAY_CLOSE_HOUR."""
+    policy = open_sessions or settings.GAMING_DAY_CLOSE_OPEN_SESSIONS
+    if policy not in CLOSE_OPEN_SESSIONS_CHOICES:
+        raise ApplicationError(
+            "invalid_open_sessions_policy",
+            "open_sessions is refuse or close.",
+            details={"open_sessions": policy, "known": list(CLOSE_OPEN_SESSIONS_CHOICES)},
+        )
     day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
     if not day.is_open:
         raise Conflict("gaming_day_closed", "The gaming day is closed already.", details={"gaming_day": day.pk})
     # Sessions are opened under the day's lock, so none can appear after this check.
-    live = list(
-        day.sessions.exclude(status=TableSession.Status.CLOSED).order_by("pk").values_list("pk", flat=True)
-    )
-    if live:
+    live = list(day.sessions.exclude(status=TableSession.Status.CLOSED).order_by("pk"))
+    if live and policy == "refuse":
         raise Conflict(
             "sessions_still_open",
             "Close every table session before closing the gaming day.",
-            details={"sessions": live},
+            details={"sessions": [s.pk for s in live]},
         )
+    for session in live:  # policy "close": each closes as the Commissario would close it
+        table_session_close(session=session, by=by)
     day.closed_at, day.closed_by = timezone.now(), by
     day.save(update_fields=["closed_at", "closed_by"])
     record(
@@ -277,9 +305,34 @@ def gaming_day_close(*, gaming_day: GamingDay, by: User) -> GamingDay:
         actor=by,
         action="gaming_day.closed",
         subject=day,
-        data={"old": {"open": True}, "new": {"open": False, "closed_at": day.closed_at.isoformat()}},
+        data={
+            "old": {"open": True},
+            "new": {"open": False, "closed_at": day.closed_at.isoformat()},
+            "sessions_closed": [s.pk for s in live],
+            "by_schedule": by is None,
+        },
     )
+    # robust: the day is closed whatever the broker says; the report sweeper
+    # (audit.tasks.reports_sweep) enqueues a report missed here.
+    day_id = day.pk
+    transaction.on_commit(lambda: _enqueue_report_build(day_id), robust=True)
     return day
+
+
+def gaming_days_close_due(*, now: dt.datetime | None = None) -> dict[str, list[int]]:
+    """Celery beat: close every open day whose date is past by GAMING_DAY_CLOSE_HOUR
+    (local time). Each day closes in its own transaction; a day refused (sessions in play
+    under the "refuse" policy, or closed meanwhile) is left for the next run."""
+    closed, refused = [], []
+    due = gaming_days_due_for_close(now=now or timezone.now(), close_hour=settings.GAMING_DAY_CLOSE_HOUR)
+    for day in list(due):
+        try:
+            gaming_day_close(gaming_day=day, by=None)
+        except ApplicationError:
+            refused.append(day.pk)
+        else:
+            closed.append(day.pk)
+    return {"closed": closed, "refused": refused}
 
 
 # --------------------------------------------------------------------------- table sessions

@@ -4,6 +4,7 @@ SQLite and eager Celery unless DATABASE_URL / REDIS_URL are set."""
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from .env import env_bool, env_int, env_list, env_str
 
@@ -88,6 +89,24 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
 CELERY_TIMEZONE = "Europe/Rome"
 
+# End of day (RULES.md §8). At GAMING_DAY_CLOSE_HOUR (local time, 0-23) Celery beat closes
+# every open day whose date is past; sessions still in play are refused (the day stays open
+# for the Commissario) or closed first, per GAMING_DAY_CLOSE_OPEN_SESSIONS.
+GAMING_DAY_CLOSE_HOUR = env_int("GAMING_DAY_CLOSE_HOUR", 6)
+if not 0 <= GAMING_DAY_CLOSE_HOUR <= 23:
+    raise ImproperlyConfigured(f"GAMING_DAY_CLOSE_HOUR={GAMING_DAY_CLOSE_HOUR} is not an hour (0-23).")
+GAMING_DAY_CLOSE_OPEN_SESSIONS = env_str("GAMING_DAY_CLOSE_OPEN_SESSIONS", "refuse")
+if GAMING_DAY_CLOSE_OPEN_SESSIONS not in ("refuse", "close"):
+    raise ImproperlyConfigured(
+        f"GAMING_DAY_CLOSE_OPEN_SESSIONS={GAMING_DAY_CLOSE_OPEN_SESSIONS!r}: use refuse or close."
+    )
+CELERY_BEAT_SCHEDULE = {
+    # Every 10 minutes: a day due at 06:00 closes by 06:10, and a missed run costs nothing.
+    "gaming-days-close-due": {"task": "floor.tasks.gaming_days_close_due", "schedule": 600.0},
+    # Reports of closed days that were never enqueued (the broker was down at the close).
+    "reports-sweep": {"task": "audit.tasks.reports_sweep", "schedule": 900.0},
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
@@ -118,6 +137,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 MEDIA_ROOT = Path(env_str("CHEMIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+# End-of-day report files go under MEDIA_ROOT / REPORTS_DIR (never served as media: the
+# API streams them to auditors after a permission check).
+REPORTS_DIR = env_str("CHEMIN_REPORTS_DIR", "reports")
 
 REST_FRAMEWORK = {
     # Token first: an anonymous API call then gets 401 with `WWW-Authenticate: Token`.

@@ -1,0 +1,423 @@
+"""The auditors' end-of-day API (RULES.md §8): reports and their files, verification, the
+cagnotte register and counts, the control register and its sign-offs.
+
+Roles: auditors (and direzione, commissario) read, download and verify; the direzione
+counts the cagnotte, prepares, signs and corrects the control register; the Commissario
+closes the day (floor's POST /api/gaming-days/{id}/close/, which enqueues the report).
+Every POST honours Idempotency-Key. Views are thin: parse, authorize, one service, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from celery.result import AsyncResult
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import ErrorSerializer
+from config.errors import ApplicationError
+from floor.idempotency import IdempotentMixin
+from floor.models import GamingDay, Table
+from floor.roles import Role, has_role
+
+from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
+from .permissions import AUDIT_READERS, CanReadAudit
+from .reports import registers
+from .reports.services import report_verify
+
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+
+
+class DirezioneWritesAuditReads(BasePermission):
+    """Reads: auditor, direzione, commissario. Writes: direzione only."""
+
+    message = "Reading needs the auditor, direzione or commissario role; writing needs direzione."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return has_role(request.user, *AUDIT_READERS)
+        return has_role(request.user, Role.DIREZIONE)
+
+
+READ = [IsAuthenticated, CanReadAudit]
+BOOKS = [IsAuthenticated, DirezioneWritesAuditReads]
+
+
+def _errors(codes: str, *, conflict: str = "") -> dict:
+    out = {
+        400: OpenApiResponse(ErrorSerializer, description=f"`invalid_input`{', ' if codes else ''}{codes}."),
+        401: OpenApiResponse(ErrorSerializer, description="`not_authenticated`."),
+        403: OpenApiResponse(ErrorSerializer, description="`permission_denied`: the role does not allow it."),
+        404: OpenApiResponse(ErrorSerializer, description="`not_found`."),
+    }
+    if conflict:
+        out[409] = OpenApiResponse(ErrorSerializer, description=conflict)
+    return out
+
+
+# --------------------------------------------------------------------------- reports
+
+
+class ReportFileOutput(serializers.Serializer):
+    format = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, f: ReportFile) -> str:
+        return f"/api/reports/{f.report_id}/files/{f.format}/"
+
+
+class ReportProgressOutput(serializers.Serializer):
+    state = serializers.CharField(help_text="Celery state: PENDING, STARTED, PROGRESS, SUCCESS, FAILURE, RETRY, or UNKNOWN.")
+    done = serializers.IntegerField(allow_null=True)
+    total = serializers.IntegerField(allow_null=True)
+
+
+class ReportOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    gaming_day = serializers.IntegerField(source="gaming_day_id")
+    version = serializers.IntegerField()
+    control_register = serializers.IntegerField(source="control_register_id", allow_null=True)
+    status = serializers.CharField()
+    task_id = serializers.CharField()
+    requested_at = serializers.DateTimeField()
+    built_at = serializers.DateTimeField(allow_null=True)
+    seconds = serializers.FloatField(allow_null=True)
+    seal = serializers.CharField()
+    sealed_streams = serializers.ListField(child=serializers.CharField())
+    summary = serializers.JSONField()
+    error = serializers.CharField()
+    files = ReportFileOutput(many=True)
+    progress = serializers.SerializerMethodField()
+
+    @extend_schema_field(ReportProgressOutput)
+    def get_progress(self, report: DayReport) -> dict:
+        if report.status == DayReport.Status.DONE:
+            total = report.summary.get("rows")
+            return {"state": "SUCCESS", "done": total, "total": total}
+        if not report.task_id:
+            return {"state": "PENDING", "done": None, "total": None}
+        try:
+            result = AsyncResult(report.task_id)
+            state, info = result.state, result.info
+        except Exception:  # the result backend is unreachable: say so, never a 500
+            return {"state": "UNKNOWN", "done": None, "total": None}
+        if isinstance(info, dict) and "done" in info:
+            return {"state": state, "done": info.get("done"), "total": info.get("total")}
+        return {"state": state, "done": None, "total": None}
+
+
+def _reports():
+    return DayReport.objects.select_related("gaming_day").prefetch_related("files").order_by("gaming_day_id", "version")
+
+
+class ReportListApi(ListAPIView):
+    permission_classes = READ
+    serializer_class = ReportOutput
+
+    def get_queryset(self):
+        qs = _reports()
+        day = self.request.query_params.get("gaming_day")
+        if day is not None:
+            if not day.isdigit():
+                raise ApplicationError("invalid_input", "gaming_day is a gaming day id.", details={"gaming_day": day})
+            qs = qs.filter(gaming_day_id=int(day))
+        return qs
+
+    @extend_schema(
+        summary="List end-of-day reports",
+        parameters=[OpenApiParameter("gaming_day", OpenApiTypes.INT, description="Only this gaming day's reports.")],
+        responses={200: ReportOutput(many=True), **_errors("")},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class ReportDetailApi(APIView):
+    permission_classes = READ
+
+    @extend_schema(
+        summary="An end-of-day report: status, progress, figures, seal and files",
+        description="`progress` follows the Celery task while the report is being built (the auditor's page "
+        "draws it as a bar): state PROGRESS with {done, total} rows written.",
+        responses={200: ReportOutput, **_errors("")},
+    )
+    def get(self, request, pk: int):
+        return Response(ReportOutput(get_object_or_404(_reports(), pk=pk)).data)
+
+
+class GamingDayReportApi(APIView):
+    permission_classes = READ
+
+    @extend_schema(
+        summary="The latest report of a gaming day",
+        parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="A given version instead.")],
+        responses={200: ReportOutput, **_errors("")},
+    )
+    def get(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        qs = _reports().filter(gaming_day=day)
+        version = request.query_params.get("version")
+        if version is not None:
+            if not version.isdigit():
+                raise ApplicationError("invalid_input", "version is a number.", details={"version": version})
+            qs = qs.filter(version=int(version))
+        report = qs.order_by("-version").first()
+        if report is None:
+            raise ApplicationError("report_not_found", "This gaming day has no report (yet).",
+                                   details={"gaming_day": day.pk, "open": day.is_open}, status_code=404)  # fmt: skip
+        return Response(ReportOutput(report).data)
+
+
+class ReportFileDownloadApi(APIView):
+    permission_classes = READ
+
+    @extend_schema(
+        summary="Download a report file (CSV, XLSX or PDF), streamed",
+        description="The body is the stored file; its SHA-256 is in the `X-Checksum-SHA256` header.",
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors("")},
+    )
+    def get(self, request, pk: int, fmt: str):
+        f = get_object_or_404(ReportFile.objects.select_related("report"), report_id=pk, format=fmt)
+        path = Path(settings.MEDIA_ROOT) / f.path
+        if not path.is_file():
+            raise ApplicationError("file_missing", "The stored file is missing; verify the report.",
+                                   details={"format": fmt}, status_code=404)  # fmt: skip
+        response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name,  # noqa: SIM115
+                                content_type=CONTENT_TYPES.get(fmt, "application/octet-stream"))  # fmt: skip
+        response["X-Checksum-SHA256"] = f.sha256
+        return response
+
+
+class ReportVerifyOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    report = serializers.IntegerField()
+    files = serializers.ListField(child=serializers.DictField())
+    seal = serializers.DictField()
+    chains = serializers.DictField(allow_null=True)
+    reasons = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Each failed check: `file_missing`, `checksum_mismatch`, `no_files`, `stream_missing`, "
+        "`seal_mismatch`, `chain_broken`.",
+    )
+
+
+class ReportVerifyApi(IdempotentMixin, APIView):
+    permission_classes = READ
+    throttle_scope = "audit_verify"
+
+    @extend_schema(
+        summary="Verify a report: file checksums, the day's seal and its chains",
+        description="Recomputes each stored file's SHA-256 against the stored checksum, the day's seal over the "
+        "sealed streams against the seal in the report, and verifies those chains. **Writes nothing** "
+        "(read-only transaction); a failed check is a 200 with `ok: false` and its reasons. "
+        "409 `report_not_built` while the report is being built.",
+        request=None,
+        responses={200: ReportVerifyOutput, **_errors("", conflict="`report_not_built`.")},
+    )
+    def post(self, request, pk: int):
+        report = get_object_or_404(DayReport, pk=pk)
+        return Response(ReportVerifyOutput(report_verify(report=report)).data)
+
+
+# --------------------------------------------------------------------------- cagnotte
+
+
+class CagnotteCountOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    gaming_day = serializers.IntegerField(source="gaming_day_id")
+    table = serializers.IntegerField(source="table_id")
+    expected = serializers.IntegerField(help_text="Sum of the recorded levies (house postings), cents.")
+    counted = serializers.IntegerField()
+    surplus = serializers.IntegerField(help_text="Recorded as an extra levy.")
+    shortfall = serializers.IntegerField(help_text="Borne by the casino.")
+    carried = serializers.IntegerField(help_text="The higher of expected and counted: carried to the register.")
+    counted_by = serializers.IntegerField(source="counted_by_id")
+    witness = serializers.IntegerField(source="witness_id")
+    counted_at = serializers.DateTimeField()
+    note = serializers.CharField()
+    corrects = serializers.IntegerField(source="corrects_id", allow_null=True)
+
+
+def _staff(pk: int):
+    user = get_user_model().objects.filter(pk=pk, is_active=True).first()
+    if user is None:
+        raise ApplicationError("unknown_user", "No active user has this id.", details={"user": pk})
+    return user
+
+
+class CagnotteCountListApi(IdempotentMixin, APIView):
+    permission_classes = BOOKS
+
+    class Input(serializers.Serializer):
+        table = serializers.IntegerField(min_value=1)
+        counted = serializers.IntegerField(min_value=0, help_text="Counted in the box, cents.")
+        witness = serializers.IntegerField(min_value=1, help_text="The staff user present at the count.")
+        note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+    @extend_schema(summary="The cagnotte counts of a gaming day (all, corrections included)",
+                   responses={200: CagnotteCountOutput(many=True), **_errors("")})  # fmt: skip
+    def get(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        counts = CagnotteCount.objects.filter(gaming_day=day).order_by("table_id", "counted_at", "pk")
+        return Response(CagnotteCountOutput(counts, many=True).data)
+
+    @extend_schema(
+        summary="Enter the counted cagnotte of a table (direzione, with a witness)",
+        request=Input,
+        responses={201: CagnotteCountOutput, **_errors(
+            "`witness_must_differ`, `witness_not_staff`, `table_not_played`, `unknown_user`",
+            conflict="`day_not_closed`, `already_counted` (enter a correction).")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        day = get_object_or_404(GamingDay, pk=pk)
+        table = Table.objects.filter(pk=v["table"]).first()
+        if table is None:
+            raise ApplicationError("unknown_table", "No table has this id.", details={"table": v["table"]})
+        count = registers.cagnotte_count_record(gaming_day=day, table=table, by=request.user,
+                                                witness=_staff(v["witness"]), counted=v["counted"],
+                                                note=v["note"])  # fmt: skip
+        return Response(CagnotteCountOutput(count).data, status=status.HTTP_201_CREATED)
+
+
+class CagnotteCountCorrectApi(IdempotentMixin, APIView):
+    permission_classes = BOOKS
+
+    class Input(serializers.Serializer):
+        counted = serializers.IntegerField(min_value=0)
+        witness = serializers.IntegerField(min_value=1)
+        note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
+
+    @extend_schema(
+        summary="Correct a count: a new count that refers to it",
+        request=Input,
+        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `reason_required`",
+                                                       conflict="`already_corrected`.")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        count = get_object_or_404(CagnotteCount, pk=pk)
+        new = registers.cagnotte_count_correct(count=count, by=request.user, witness=_staff(v["witness"]),
+                                               counted=v["counted"], note=v["note"])  # fmt: skip
+        return Response(CagnotteCountOutput(new).data, status=status.HTTP_201_CREATED)
+
+
+class CagnotteRegisterApi(APIView):
+    permission_classes = READ
+
+    @extend_schema(
+        summary="The cagnotte register of each table (art. 70-71)",
+        description="Per table: sessions with opening and closing times, croupier and changeur, interruptions "
+        "and resumptions, shoes; each banker's coups separately with the levy of every coup; the expected "
+        "cagnotte (sum of the recorded levies) and the count in force.",
+        parameters=[OpenApiParameter("table", OpenApiTypes.INT, description="One table only.")],
+        responses={200: OpenApiTypes.OBJECT, **_errors("")},
+    )
+    def get(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        table = request.query_params.get("table")
+        if table is not None and not table.isdigit():
+            raise ApplicationError("invalid_input", "table is a table id.", details={"table": table})
+        tables = registers.cagnotte_register(gaming_day_id=day.pk, table_id=int(table) if table else None)
+        return Response({"gaming_day": day.pk, "date": day.date, "closed": not day.is_open, "tables": tables})
+
+
+# --------------------------------------------------------------------------- control register
+
+
+class ControlRegisterOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    gaming_day = serializers.IntegerField(source="gaming_day_id")
+    status = serializers.CharField(help_text="draft, first_signed or signed.")
+    corrects = serializers.IntegerField(source="corrects_id", allow_null=True)
+    reason = serializers.CharField()
+    lines = serializers.JSONField()
+    total = serializers.IntegerField(help_text="Cents.")
+    total_words_it = serializers.CharField()
+    total_words_en = serializers.CharField()
+    prepared_by = serializers.IntegerField(source="prepared_by_id")
+    prepared_at = serializers.DateTimeField()
+    first_signer = serializers.IntegerField(source="first_signer_id", allow_null=True)
+    first_signed_at = serializers.DateTimeField(allow_null=True)
+    second_signer = serializers.IntegerField(source="second_signer_id", allow_null=True)
+    second_signed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ControlRegisterApi(IdempotentMixin, APIView):
+    permission_classes = BOOKS
+
+    @extend_schema(summary="The control register in force for a gaming day (art. 72)",
+                   responses={200: ControlRegisterOutput, **_errors("")})  # fmt: skip
+    def get(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        reg = registers.current_register(gaming_day_id=day.pk)
+        if reg is None:
+            raise ApplicationError("register_not_found", "The control register is not written yet.",
+                                   details={"gaming_day": day.pk}, status_code=404)  # fmt: skip
+        return Response(ControlRegisterOutput(reg).data)
+
+    @extend_schema(
+        summary="Write the control register from the counts, or bring an unsigned one up to date",
+        request=None,
+        responses={200: ControlRegisterOutput, **_errors(
+            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction).")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        day = get_object_or_404(GamingDay, pk=pk)
+        reg = registers.control_register_prepare(gaming_day=day, by=request.user)
+        return Response(ControlRegisterOutput(reg).data)
+
+
+class ControlRegisterSignApi(IdempotentMixin, APIView):
+    permission_classes = BOOKS
+
+    @extend_schema(
+        summary="Sign the control register (two different direzione users)",
+        description="The second signature makes the register final and enqueues the next report version.",
+        request=None,
+        responses={200: ControlRegisterOutput, **_errors(
+            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`.")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        reg = get_object_or_404(ControlRegister, pk=pk)
+        return Response(ControlRegisterOutput(registers.control_register_sign(register=reg, by=request.user)).data)
+
+
+class ControlRegisterCorrectApi(IdempotentMixin, APIView):
+    permission_classes = BOOKS
+
+    class Input(serializers.Serializer):
+        reason = serializers.CharField(max_length=300)
+
+    @extend_schema(
+        summary="Correct a signed control register: a new register that refers to it",
+        request=Input,
+        responses={201: ControlRegisterOutput, **_errors(
+            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `cagnotte_not_counted`.")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        reg = get_object_or_404(ControlRegister, pk=pk)
+        new = registers.control_register_correct(register=reg, by=request.user, reason=data.validated_data["reason"])
+        return Response(ControlRegisterOutput(new).data, status=status.HTTP_201_CREATED)

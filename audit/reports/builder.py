@@ -1,0 +1,345 @@
+"""The end-of-day report as a ReportDocument (audit/exports/document.py), for the writers.
+
+Every section that grows with the day streams its rows from a server-side cursor
+(`.iterator(chunk_size=CHUNK)` over a values_list): a section's `rows` is a callable that
+opens a fresh cursor each time it is called, so one document serves the three writers and
+memory stays flat in the number of coups. The figures per table are GROUP BY aggregates.
+
+The banker's win rate per table (banker wins / decided coups; ties are void) is compared
+with the engine's exact expectation for that table (tables.engine.odds.exact_odds with
+the table's profile and decks and the default strategy: free cells stand). Which rules?
+A table mixes coups with and without a declared Regola, banco solo or not; the expectation
+uses the combination (regola_punta, regola_banker, banco_solo) most used among the
+table's decided coups, and the report says which. The expected rate is
+P(banker) / (P(banker) + P(punta)), conditional on a decided coup like the observed one.
+The 95% interval is the normal approximation around that expectation,
+p0 ± 1.96·sqrt(p0(1-p0)/n): the observed rate outside it is flagged (the score test, the
+same decision as "p0 outside the Wilson interval of the observed rate")."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from audit.exports.document import Chart, Column, ReportDocument, Section
+from floor import selectors as floor_selectors
+from floor.models import GamingDay
+from tables import report_selectors as rs
+from tables.engine.odds import exact_odds
+
+from .words import euros_en, euros_it
+
+CHUNK = 2000
+Z95 = 1.96
+
+Tick = Callable[[], None]
+
+
+def eur(cents: int | None) -> str:
+    if cents is None:
+        return ""
+    sign = "-" if cents < 0 else ""
+    euros, rest = divmod(abs(cents), 100)
+    return f"{sign}{euros:,}.{rest:02d} EUR"
+
+
+@lru_cache(maxsize=64)
+def expected_banker_rate(profile: str, decks: int, regola_punta: bool, regola_banker: bool,
+                         banco_solo: bool) -> Fraction:  # fmt: skip
+    odds = exact_odds(profile, decks=decks, regola_punta=regola_punta, regola_banker=regola_banker,
+                      banco_solo=banco_solo)  # fmt: skip
+    banker, punta = odds.probabilities["banker"], odds.probabilities["punta"]
+    return banker / (banker + punta)
+
+
+def banker_rate_check(*, profile: str, decks: int, usage, banker_wins: int, punta_wins: int) -> dict[str, Any]:
+    """The observed banker's win rate against the exact expectation, with its 95% interval."""
+    n = banker_wins + punta_wins
+    flags = usage.most_common(1)[0][0] if usage else (False, False, False)
+    p0 = expected_banker_rate(profile, decks, *flags)
+    out: dict[str, Any] = {
+        "decided": n,
+        "rules": {"regola_punta": flags[0], "regola_banker": flags[1], "banco_solo": flags[2]},
+        "expected": f"{float(p0):.6f}",
+        "expected_exact": f"{p0.numerator}/{p0.denominator}",
+        "observed": None,
+        "low": None,
+        "high": None,
+        "flagged": False,
+    }
+    if n:
+        observed = banker_wins / n
+        half = Z95 * math.sqrt(float(p0) * (1 - float(p0)) / n)
+        out.update(
+            observed=f"{observed:.6f}",
+            low=f"{max(0.0, float(p0) - half):.6f}",
+            high=f"{min(1.0, float(p0) + half):.6f}",
+            flagged=abs(observed - float(p0)) > half,
+        )
+    return out
+
+
+def _rules_text(rules: dict[str, bool]) -> str:
+    on = [name for name, value in rules.items() if value]
+    return ", ".join(on) if on else "no Regola, bets for several"
+
+
+def _dumps(value: Any) -> str:
+    return "" if value is None else json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass
+class Built:
+    document: ReportDocument
+    summary: dict[str, Any]
+    rows: int  # rows the document yields per writer (progress)
+
+
+def _streamed(qs, tick: Tick, convert: Callable[[tuple], Iterable[Any]] | None = None):
+    def rows():
+        for row in qs.iterator(chunk_size=CHUNK):
+            tick()
+            yield convert(row) if convert else row
+
+    return rows
+
+
+def _listed(items: list, tick: Tick):
+    def rows():
+        for row in items:
+            tick()
+            yield row
+
+    return rows
+
+
+def _cols(*spec: tuple[str, str, str]) -> list[Column]:
+    return [Column(key, title, kind) for key, title, kind in spec]  # type: ignore[arg-type]
+
+
+def build_document(
+    *, day: GamingDay, version: int, seal: str, streams: list[str], register=None, counts=(), tick: Tick = lambda: None
+) -> Built:
+    """The report of a closed day. `register` is the signed control register a version >= 2
+    includes; `counts` the cagnotte counts in force (CagnotteCount rows)."""
+    day_id = day.pk
+    tables = {t.pk: t for t in floor_selectors.day_tables(gaming_day_id=day_id)}
+    figures = rs.table_figures(gaming_day_id=day_id)
+    usage = rs.rule_usage(gaming_day_id=day_id)
+    sessions = list(floor_selectors.day_sessions(gaming_day_id=day_id))
+    session_figures = rs.session_figures(gaming_day_id=day_id)
+    counts = {c.table_id: c for c in counts}
+
+    per_table: dict[int, dict[str, Any]] = {}
+    table_rows = []
+    for table_id, t in sorted(tables.items(), key=lambda kv: kv[1].number):
+        f = figures.get(table_id) or dict.fromkeys(
+            ("coups", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
+             "levies_recorded", "expected_cagnotte"), 0)  # fmt: skip
+        rate = banker_rate_check(profile=t.profile, decks=t.decks, usage=usage.get(table_id),
+                                 banker_wins=f["banker_wins"], punta_wins=f["punta_wins"])  # fmt: skip
+        count = counts.get(table_id)
+        per_table[t.number] = {**f, "banker_rate": rate, "profile": t.profile, "decks": t.decks,
+                               "counted": None if count is None else count.counted,
+                               "carried": None if count is None else count.carried}  # fmt: skip
+        table_rows.append([
+            t.number, t.profile, t.decks, sum(1 for s in sessions if s.table_id == table_id), f["coups"],
+            f["banker_wins"], f["punta_wins"], f["ties"], rate["decided"], rate["observed"] or "",
+            rate["expected"], rate["low"] or "", rate["high"] or "", _rules_text(rate["rules"]), rate["flagged"],
+            f["non_conforming"], f["levies_recorded"], f["expected_cagnotte"],
+            None if count is None else count.counted, None if count is None else count.carried,
+        ])  # fmt: skip
+
+    total = {k: sum(f[k] for f in per_table.values()) for k in
+             ("coups", "banker_wins", "punta_wins", "ties", "non_conforming", "covered", "levies_recorded",
+              "expected_cagnotte")}  # fmt: skip
+    counted_all = len(counts) == len(tables) and bool(tables)
+    carried = sum(c.carried for c in counts.values()) if counted_all else None
+    summary = {
+        "gaming_day": day_id,
+        "date": day.date.isoformat(),
+        "version": version,
+        **total,
+        "decided": total["banker_wins"] + total["punta_wins"],
+        "sessions": len(sessions),
+        "counted": sum(c.counted for c in counts.values()) if counted_all else None,
+        "carried": carried,
+        "tables": {str(k): v for k, v in per_table.items()},
+        "flagged_tables": [n for n, v in per_table.items() if v["banker_rate"]["flagged"]],
+        "control_register": None if register is None else register.pk,
+        "seal": seal,
+    }
+
+    session_rows = []
+    for s in sessions:
+        f = session_figures.get(s.pk, {})
+        session_rows.append([
+            s.table.number, s.number, s.opened_at, s.closed_at, s.capo_partita.get_username(),
+            s.changeur.get_username(), s.shoe_number, s.minimum, f.get("coups", 0), f.get("banker_wins", 0),
+            f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
+        ])  # fmt: skip
+
+    def nonconf(row):
+        (t, s, n, cards, pd, bd, rp, rb, violations, as_played, settled, next_cards, winner, levy) = row
+        return [t, s, n, _dumps(cards), pd, bd, rp, rb, _dumps(violations), _dumps(as_played), _dumps(settled),
+                _dumps(next_cards), winner, levy]  # fmt: skip
+
+    sections: list[Section] = [
+        Section("tables", "Tables: figures of the day and the banker's win rate", _cols(
+            ("table", "Table", "int"), ("profile", "Profile", "text"), ("decks", "Decks", "int"),
+            ("sessions", "Sessions", "int"), ("coups", "Coups", "int"), ("banker_wins", "Banker wins", "int"),
+            ("punta_wins", "Punta wins", "int"), ("ties", "Ties", "int"), ("decided", "Decided", "int"),
+            ("win_rate", "Banker win rate", "text"), ("expected", "Expected (exact)", "text"),
+            ("low", "95% low", "text"), ("high", "95% high", "text"), ("rules", "Rules of the expectation", "text"),
+            ("flagged", "Outside 95%", "bool"), ("non_conforming", "Non-conforming", "int"),
+            ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
+            ("counted", "Counted cagnotte", "money"), ("carried", "Carried", "money"),
+        ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, default "
+                   "strategy, under the rules most used at the table; ties excluded."),
+        Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
+            ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupier", "text"),
+            ("changeur", "Changeur", "text"), ("shoe_number", "Shoe (at opening)", "text"),
+            ("minimum", "Minimum", "money"), ("coups", "Coups", "int"), ("banker_wins", "Banker wins", "int"),
+            ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
+        ), _listed(session_rows, tick)),
+        Section("interruptions", "Interruptions and resumptions", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("interrupted_at", "Interrupted", "datetime"),
+            ("interrupted_by", "By", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),
+            ("resumed_by", "By", "text"), ("resume_reason", "Reason", "text"),
+        ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
+        Section("minimum_changes", "Minimum changes", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
+            ("old", "Old", "money"), ("new", "New", "money"), ("reason", "Reason", "text"),
+        ), _streamed(floor_selectors.day_minimum_change_rows(gaming_day_id=day_id), tick)),
+        Section("shoes", "Shoes used", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("shoe", "Shoe", "int"),
+            ("number", "Number", "text"), ("decks", "Decks", "int"), ("loaded_at", "Loaded", "datetime"),
+            ("loaded_by", "By", "text"), ("finished_at", "Finished", "datetime"), ("cards_out", "Cards out", "int"),
+            ("voided", "Voided", "int"),
+        ), _streamed(rs.shoe_rows(gaming_day_id=day_id), tick)),
+        Section("banks", "Bankers: each bank described separately (art. 71)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("bank", "Bank", "int"),
+            ("banker", "Banker", "text"), ("origin", "Origin", "text"), ("opened_at", "Opened", "datetime"),
+            ("ended_at", "Ended", "datetime"), ("end_reason", "End", "text"), ("initial", "Initial bank", "money"),
+            ("amount", "Last bank", "money"), ("coups", "Coups", "int"), ("banker_wins", "Won", "int"),
+            ("covered", "Covered", "money"), ("levies", "Levies", "money"), ("banker_net", "Banker net", "money"),
+        ), _streamed(rs.bank_rows(gaming_day_id=day_id), tick)),
+        Section("coups", "Coups: the levy of every coup (art. 56-1)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"), ("bank", "Bank", "int"),
+            ("banker", "Banker", "text"), ("at", "Settled", "datetime"), ("bank_amount", "Bank", "money"),
+            ("covered", "Pot (covered)", "money"), ("banco_solo", "Banco", "bool"),
+            ("regola_punta", "Punta Regola", "bool"), ("regola_banker", "Banker Regola", "bool"),
+            ("winner", "Winner", "text"), ("levy", "Levy", "money"), ("paid", "Paid to winner", "money"),
+            ("conforming", "Conforming", "bool"), ("state", "State", "text"),
+        ), _streamed(rs.coup_rows(gaming_day_id=day_id), tick)),
+        Section("non_conforming", "Non-conforming coups: as played and reconstructed (RULES.md §3.3)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
+            ("cards", "Cards as played", "text"), ("punta_draws", "Punta drew", "bool"),
+            ("banker_draws", "Banker drew", "bool"), ("regola_punta", "Punta Regola", "bool"),
+            ("regola_banker", "Banker Regola", "bool"), ("violations", "Violations", "text"),
+            ("as_played", "As played", "text"), ("reconstruction", "Reconstruction (settled)", "text"),
+            ("next_cards", "Shoe cards drawn for it", "text"), ("winner", "Winner", "text"), ("levy", "Levy", "money"),
+        ), _streamed(rs.non_conforming_rows(gaming_day_id=day_id), tick, nonconf)),
+        Section("voided_cards", "Voided cards", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("shoe", "Shoe", "int"),
+            ("shoe_number", "Shoe number", "text"), ("position", "Position", "int"), ("card", "Card", "text"),
+            ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
+        ), _streamed(rs.voided_card_rows(gaming_day_id=day_id), tick)),
+        Section("faux_tirage_bars", "Faux-tirage bars (art. 60)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("patron", "Patron", "text"),
+            ("coup", "Coup", "int"), ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
+        ), _streamed(rs.faux_tirage_bar_rows(gaming_day_id=day_id), tick)),
+    ]
+    auctions = rs.auction_rows(gaming_day_id=day_id)
+    if auctions is not None:
+        columns, qs = auctions
+        sections.append(Section("auctions", "Auctions of the bank (RULES.md §5)",
+                                [Column(c, c.replace("_", " ").capitalize(), "text") for c in columns],
+                                _streamed(qs, tick, lambda row: [_dumps(v) if isinstance(v, dict | list) else v
+                                                                 for v in row])))  # fmt: skip
+    count_rows = [
+        [tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried,
+         c.counted_by.get_username(), c.witness.get_username(), c.counted_at, c.corrects_id, c.note]
+        for c in sorted(counts.values(), key=lambda c: tables[c.table_id].number)
+    ]  # fmt: skip
+    sections.append(Section("cagnotte_counts", "Cagnotte counts (art. 70)", _cols(
+        ("table", "Table", "int"), ("expected", "Expected", "money"), ("counted", "Counted", "money"),
+        ("surplus", "Surplus (extra levy)", "money"), ("shortfall", "Shortfall (borne by the casino)", "money"),
+        ("carried", "Carried", "money"), ("counted_by", "Counted by", "text"), ("witness", "Witness", "text"),
+        ("counted_at", "At", "datetime"), ("corrects", "Corrects count", "int"), ("note", "Note", "text"),
+    ), _listed(count_rows, tick), note="" if counted_all else "Not every table is counted yet."))  # fmt: skip
+
+    facts = [
+        ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
+        ("Report version", str(version)),
+        ("Opened", day.opened_at.isoformat()),
+        ("Closed", day.closed_at.isoformat() if day.closed_at else ""),
+        ("Sessions", str(len(sessions))),
+        ("Coups", str(total["coups"])),
+        ("Levies recorded", eur(total["levies_recorded"])),
+        ("Expected cagnotte (sum of the house postings)", eur(total["expected_cagnotte"])),
+        ("Counted cagnotte", eur(summary["counted"]) if counted_all else "not counted yet"),
+        ("Tables flagged (banker's win rate outside 95%)", ", ".join(map(str, summary["flagged_tables"])) or "none"),
+        ("Audit seal (SHA-256 over the day's stream heads)", seal),
+        ("Sealed streams", str(len(streams))),
+    ]
+    if register is not None:
+        reg_rows = []
+        for line in register.lines:
+            for s in line["sessions"]:
+                reg_rows.append([line["number"], s["number"], s["coups"], s["expected_cagnotte"], None, None])
+            reg_rows.append([line["number"], None, sum(s["coups"] for s in line["sessions"]), line["expected"],
+                             line["counted"], line["carried"]])  # fmt: skip
+        sections.append(Section("control_register", "Control register (art. 72)", _cols(
+            ("table", "Table", "int"), ("session", "Session (blank: table total)", "int"), ("coups", "Coups", "int"),
+            ("expected", "Expected", "money"), ("counted", "Counted", "money"), ("carried", "Carried", "money"),
+        ), _listed(reg_rows, tick), note=f"Total: {eur(register.total)}: {register.total_words_it} / "
+                   f"{register.total_words_en}"))  # fmt: skip
+        facts += [
+            ("Control register total", eur(register.total)),
+            ("In words (it)", register.total_words_it),
+            ("In words (en)", register.total_words_en),
+            ("Signed by", f"{register.first_signer.get_username()} ({register.first_signed_at.isoformat()}), "
+                          f"{register.second_signer.get_username()} ({register.second_signed_at.isoformat()})"),
+        ]  # fmt: skip
+        summary["register_total"] = register.total
+        summary["register_words"] = {"it": register.total_words_it, "en": register.total_words_en}
+    elif carried is not None:
+        facts += [("Carried (higher of expected and counted, per table)", eur(carried)),
+                  ("In words (it)", euros_it(carried)), ("In words (en)", euros_en(carried))]  # fmt: skip
+
+    numbers = sorted(per_table)
+    charts = [
+        Chart("expected_cagnotte", "Expected cagnotte per table", [f"Table {n}" for n in numbers],
+              [per_table[n]["expected_cagnotte"] for n in numbers], unit="cents"),
+        Chart("coups", "Coups per table", [f"Table {n}" for n in numbers], [per_table[n]["coups"] for n in numbers]),
+    ]  # fmt: skip
+    rows = (
+        len(table_rows) + len(session_rows) + len(count_rows)
+        + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
+        + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
+        + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()
+        + rs.shoe_rows(gaming_day_id=day_id).count()
+        + rs.bank_rows(gaming_day_id=day_id).count()
+        + total["coups"]
+        + total["non_conforming"]
+        + rs.voided_card_rows(gaming_day_id=day_id).count()
+        + rs.faux_tirage_bar_rows(gaming_day_id=day_id).count()
+        + (auctions[1].count() if auctions is not None else 0)
+    )
+    document = ReportDocument(
+        title=f"Chemin de Fer: end-of-day report, {day.date.isoformat()}",
+        subtitle=f"{day.casino.name}, gaming day {day_id}, version {version}",
+        facts=facts,
+        sections=sections,
+        charts=charts,
+    )
+    if hasattr(document, "created"):
+        document.created = day.closed_at  # fixed by the day: a rebuild gives the same bytes
+    return Built(document, summary, rows)

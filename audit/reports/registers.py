@@ -1,0 +1,375 @@
+"""The cagnotte register and count of each table (RULES.md §8, arts. 70-71) and the control
+register of the day with its two sign-offs (art. 72).
+
+Writes follow the house style: one transaction per use case, the gaming day locked first,
+the audit event inside. The events go to the stream "day_books:<day id>", not to the day's
+own stream: the day's seal (taken when its report is built) must stay verifiable while the
+books are counted and signed after the close."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit.models import CagnotteCount, ControlRegister, DayReport
+from audit.services import record
+from config.errors import ApplicationError, Conflict, NotAllowed
+from floor import selectors as floor_selectors
+from floor.models import GamingDay, Table
+from floor.roles import ALL_ROLES, Role, has_role
+from tables import report_selectors
+
+from .words import euros_en, euros_it
+
+User = AbstractBaseUser
+
+
+def books_stream(gaming_day_id: int) -> str:
+    return f"day_books:{gaming_day_id}"
+
+
+def _require_direzione(user: User, what: str) -> None:
+    # The API refuses first (DirezioneWrites); the service holds the rule for any caller.
+    if not has_role(user, Role.DIREZIONE):
+        raise NotAllowed("permission_denied", f"Only the Direzione Giochi may {what}.")
+
+
+def _lock_closed_day(gaming_day: GamingDay) -> GamingDay:
+    day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
+    if day.is_open:
+        raise Conflict(
+            "day_not_closed", "The gaming day is still open; close it first.", details={"gaming_day": day.pk}
+        )
+    return day
+
+
+def _check_witness(by: User, witness: User) -> None:
+    if witness.pk == by.pk:
+        raise ApplicationError(
+            "witness_must_differ", "The witness of a count must be another person than the counter."
+        )
+    if not has_role(witness, *ALL_ROLES):
+        raise ApplicationError("witness_not_staff", "The witness must be a member of staff.",
+                               details={"witness": witness.pk})  # fmt: skip
+
+
+def _count_payload(count: CagnotteCount) -> dict[str, Any]:
+    return {
+        "count": count.pk,
+        "table": count.table_id,
+        "expected": count.expected,
+        "counted": count.counted,
+        "surplus": count.surplus,
+        "shortfall": count.shortfall,
+        "carried": count.carried,
+        "counted_by": count.counted_by_id,
+        "witness": count.witness_id,
+        "corrects": count.corrects_id,
+        "note": count.note,
+    }
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def current_counts(*, gaming_day_id: int):
+    """The count in force per table: the last of each chain of corrections."""
+    return (
+        CagnotteCount.objects.filter(gaming_day_id=gaming_day_id, corrected_by__isnull=True)
+        .select_related("table", "counted_by", "witness")
+        .order_by("table__number")
+    )
+
+
+@transaction.atomic
+def cagnotte_count_record(
+    *, gaming_day: GamingDay, table: Table, by: User, witness: User, counted: int, note: str = ""
+) -> CagnotteCount:
+    """Enter the counted cagnotte of a table for a closed day (art. 70), with a witness.
+
+    The expected cagnotte is computed here, from the house postings, so it is the figure of
+    record whatever a screen showed. Surplus: an extra levy; shortfall: borne by the casino;
+    each table on its own (differences never offset); the higher figure is carried."""
+    _require_direzione(by, "count the cagnotte")
+    _check_witness(by, witness)
+    if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
+        raise ApplicationError("invalid_amount", "The counted cagnotte is a whole number of cents, >= 0.")
+    day = _lock_closed_day(gaming_day)
+    if table.casino_id != day.casino_id or not day.sessions.filter(table=table).exists():
+        raise ApplicationError(
+            "table_not_played", "The table had no session on this gaming day.",
+            details={"table": table.pk, "gaming_day": day.pk},
+        )  # fmt: skip
+    existing = CagnotteCount.objects.filter(gaming_day=day, table=table, corrects__isnull=True).first()
+    if existing is not None:
+        raise Conflict(
+            "already_counted",
+            "This table's cagnotte is counted already; enter a correction that refers to it.",
+            details={"count": existing.pk},
+        )
+    try:
+        with transaction.atomic():  # the partial unique index is the backstop of a race
+            count = CagnotteCount.objects.create(
+                gaming_day=day,
+                table=table,
+                expected=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
+                counted=counted,
+                counted_by=by,
+                witness=witness,
+                counted_at=timezone.now(),
+                note=(note or "").strip(),
+            )
+    except IntegrityError:
+        raise Conflict("already_counted", "This table's cagnotte is counted already.") from None
+    record(stream=books_stream(day.pk), actor=by, action="cagnotte.counted", subject=count,
+           data={"old": None, "new": _count_payload(count)})  # fmt: skip
+    return count
+
+
+@transaction.atomic
+def cagnotte_count_correct(
+    *, count: CagnotteCount, by: User, witness: User, counted: int, note: str
+) -> CagnotteCount:
+    """A correction is a new count that refers to the one it corrects; nothing is edited."""
+    _require_direzione(by, "correct a count")
+    _check_witness(by, witness)
+    if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
+        raise ApplicationError("invalid_amount", "The counted cagnotte is a whole number of cents, >= 0.")
+    note = (note or "").strip()
+    if not note:
+        raise ApplicationError("reason_required", "Say why the count is corrected.")
+    day = _lock_closed_day(count.gaming_day)
+    old = CagnotteCount.objects.select_for_update().get(pk=count.pk)
+    if CagnotteCount.objects.filter(corrects=old).exists():
+        raise Conflict("already_corrected", "This count was corrected already; correct the latest one.",
+                       details={"count": old.pk, "correction": old.corrected_by.pk})  # fmt: skip
+    new = CagnotteCount.objects.create(
+        gaming_day=day,
+        table_id=old.table_id,
+        expected=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=old.table_id),
+        counted=counted,
+        counted_by=by,
+        witness=witness,
+        counted_at=timezone.now(),
+        note=note,
+        corrects=old,
+    )
+    record(stream=books_stream(day.pk), actor=by, action="cagnotte.count_corrected", subject=new,
+           data={"old": _count_payload(old), "new": _count_payload(new)})  # fmt: skip
+    return new
+
+
+# --------------------------------------------------------------------------- cagnotte register
+
+
+def _user(u) -> dict[str, Any] | None:
+    return None if u is None else {"id": u.pk, "username": u.get_username(), "name": u.get_full_name()}
+
+
+def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> list[dict[str, Any]]:
+    """Per table (art. 70): each session with its opening and closing times, the croupier
+    and the changeur, every interruption and resumption, the shoes used; each banker's
+    coups described separately (art. 71) with the levy of every coup; the expected
+    cagnotte (sum of the levies posted to the house) and the count, if entered."""
+    sessions = floor_selectors.day_sessions(gaming_day_id=gaming_day_id)
+    if table_id is not None:
+        sessions = sessions.filter(table_id=table_id)
+    figures = report_selectors.table_figures(gaming_day_id=gaming_day_id)
+    session_figures = report_selectors.session_figures(gaming_day_id=gaming_day_id)
+    counts = {c.table_id: c for c in current_counts(gaming_day_id=gaming_day_id)}
+    interruptions: dict[tuple, list] = {}
+    for t, s, at, by, reason, resumed_at, resumed_by, resume_reason in floor_selectors.day_interruption_rows(
+        gaming_day_id=gaming_day_id
+    ):
+        interruptions.setdefault((t, s), []).append({
+            "interrupted_at": at, "by": by, "reason": reason,
+            "resumed_at": resumed_at, "resumed_by": resumed_by, "resume_reason": resume_reason,
+        })  # fmt: skip
+    shoes: dict[tuple, list] = {}
+    for row in report_selectors.shoe_rows(gaming_day_id=gaming_day_id, table_id=table_id):
+        shoes.setdefault(row[:2], []).append(dict(zip(report_selectors.SHOE_COLUMNS[2:], row[2:], strict=True)))
+    coups: dict[tuple, list] = {}
+    for row in report_selectors.coup_rows(gaming_day_id=gaming_day_id, table_id=table_id):
+        c = dict(zip(report_selectors.COUP_COLUMNS, row, strict=True))
+        coups.setdefault((c["table"], c["session"], c["bank"]), []).append(
+            {k: c[k] for k in ("coup", "settled_at", "covered", "winner", "levy", "paid_to_winner", "conforming")}
+        )
+    banks: dict[tuple, list] = {}
+    for row in report_selectors.bank_rows(gaming_day_id=gaming_day_id, table_id=table_id):
+        b = dict(zip(report_selectors.BANK_COLUMNS, row, strict=True))
+        b["coups_detail"] = coups.get((b["table"], b["session"], b["bank"]), [])
+        banks.setdefault((b["table"], b["session"]), []).append(b)
+
+    out: dict[int, dict[str, Any]] = {}
+    for s in sessions:
+        table = s.table
+        entry = out.get(table.pk)
+        if entry is None:
+            count = counts.get(table.pk)
+            entry = out[table.pk] = {
+                "table": {"id": table.pk, "number": table.number, "profile": table.profile},
+                "sessions": [],
+                "expected_cagnotte": figures.get(table.pk, {}).get("expected_cagnotte", 0),
+                "count": None if count is None else {**_count_payload(count), "counted_at": count.counted_at},
+            }
+        key = (table.number, s.number)
+        entry["sessions"].append({
+            "id": s.pk, "number": s.number, "opened_at": s.opened_at, "closed_at": s.closed_at,
+            "capo_partita": _user(s.capo_partita), "changeur": _user(s.changeur), "shoe_number": s.shoe_number,
+            "interruptions": interruptions.get(key, []), "shoes": shoes.get(key, []), "banks": banks.get(key, []),
+            "expected_cagnotte": session_figures.get(s.pk, {}).get("expected_cagnotte", 0),
+        })  # fmt: skip
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------- control register
+
+
+def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
+    """Per table and per session, the day's accounts (art. 72); the counted figure is per
+    table (one box per table), the carried figure is the higher of expected and counted,
+    table by table: a surplus at one table never covers a shortfall at another."""
+    counts = {c.table_id: c for c in current_counts(gaming_day_id=day.pk)}
+    tables = list(floor_selectors.day_tables(gaming_day_id=day.pk))
+    missing = [t.number for t in tables if t.pk not in counts]
+    if missing:
+        raise Conflict("cagnotte_not_counted", "Count the cagnotte of every table first.",
+                       details={"tables": missing})  # fmt: skip
+    session_figures = report_selectors.session_figures(gaming_day_id=day.pk)
+    sessions: dict[int, list] = {}
+    for s in floor_selectors.day_sessions(gaming_day_id=day.pk):
+        f = session_figures.get(s.pk, {})
+        sessions.setdefault(s.table_id, []).append({
+            "session": s.pk, "number": s.number,
+            "opened_at": s.opened_at.isoformat(), "closed_at": s.closed_at.isoformat() if s.closed_at else None,
+            "coups": f.get("coups", 0), "expected_cagnotte": f.get("expected_cagnotte", 0),
+        })  # fmt: skip
+    lines = []
+    for t in tables:
+        c = counts[t.pk]
+        lines.append({
+            "table": t.pk, "number": t.number, "sessions": sessions.get(t.pk, []), "count": c.pk,
+            "expected": c.expected, "counted": c.counted, "surplus": c.surplus, "shortfall": c.shortfall,
+            "carried": c.carried,
+        })  # fmt: skip
+    return lines, sum(line["carried"] for line in lines)
+
+
+def current_register(*, gaming_day_id: int) -> ControlRegister | None:
+    """The register in force: the last of the chain of corrections."""
+    return (
+        ControlRegister.objects.filter(gaming_day_id=gaming_day_id, corrected_by__isnull=True)
+        .select_related("prepared_by", "first_signer", "second_signer")
+        .order_by("-pk")
+        .first()
+    )
+
+
+def _register_payload(reg: ControlRegister) -> dict[str, Any]:
+    return {"register": reg.pk, "total": reg.total, "lines": reg.lines, "corrects": reg.corrects_id,
+            "words_it": reg.total_words_it, "words_en": reg.total_words_en}  # fmt: skip
+
+
+def _fill(reg: ControlRegister, day: GamingDay) -> None:
+    reg.lines, reg.total = _register_figures(day)
+    reg.total_words_it, reg.total_words_en = euros_it(reg.total), euros_en(reg.total)
+
+
+@transaction.atomic
+def control_register_prepare(*, gaming_day: GamingDay, by: User) -> ControlRegister:
+    """Write the control register of a closed day from the counts in force, or bring an
+    unsigned one up to date. A register with a signature on it is never changed
+    (`register_signed`): correct it with control_register_correct."""
+    _require_direzione(by, "prepare the control register")
+    day = _lock_closed_day(gaming_day)
+    reg = current_register(gaming_day_id=day.pk)
+    if reg is not None:
+        reg = ControlRegister.objects.select_for_update().get(pk=reg.pk)
+        if reg.first_signer_id is not None:
+            raise Conflict("register_signed", "The control register is signed; enter a correction instead.",
+                           details={"register": reg.pk, "status": reg.status})  # fmt: skip
+        old = _register_payload(reg)
+        _fill(reg, day)
+        reg.prepared_by, reg.prepared_at = by, timezone.now()
+        reg.save()
+        record(stream=books_stream(day.pk), actor=by, action="control_register.updated", subject=reg,
+               data={"old": old, "new": _register_payload(reg)})  # fmt: skip
+        return reg
+    reg = ControlRegister(gaming_day=day, prepared_by=by, prepared_at=timezone.now())
+    _fill(reg, day)
+    reg.save()
+    record(stream=books_stream(day.pk), actor=by, action="control_register.prepared", subject=reg,
+           data={"old": None, "new": _register_payload(reg)})  # fmt: skip
+    return reg
+
+
+def _enqueue_report_version(gaming_day_id: int, version: int) -> None:
+    from audit.tasks import report_build
+
+    report_build.delay(gaming_day_id, version)
+
+
+@transaction.atomic
+def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegister:
+    """A signature of the director or another member of management (art. 72): two, by two
+    different direzione users. The second signature makes the register final and asks for
+    the next version of the day's report, which includes it."""
+    _require_direzione(by, "sign the control register")
+    day = GamingDay.objects.select_for_update().get(pk=register.gaming_day_id)
+    reg = ControlRegister.objects.select_for_update().get(pk=register.pk)
+    if reg.signed:
+        raise Conflict("already_signed", "The control register has both signatures already.",
+                       details={"register": reg.pk})  # fmt: skip
+    if reg.first_signer_id == by.pk:
+        raise Conflict("second_signer_must_differ", "The second signature must be another person's.",
+                       details={"register": reg.pk, "first_signer": reg.first_signer_id})  # fmt: skip
+    lines, total = _register_figures(day)
+    if lines != reg.lines or total != reg.total:
+        # A count was corrected since the register was written: signers sign what is in force.
+        raise Conflict("register_stale", "The counts changed since the register was written; prepare it again.",
+                       details={"register": reg.pk})  # fmt: skip
+    now = timezone.now()
+    if reg.first_signer_id is None:
+        reg.first_signer, reg.first_signed_at = by, now
+        reg.save(update_fields=["first_signer", "first_signed_at"])
+        slot = "first"
+    else:
+        reg.second_signer, reg.second_signed_at = by, now
+        reg.save(update_fields=["second_signer", "second_signed_at"])
+        slot = "second"
+    record(stream=books_stream(day.pk), actor=by, action="control_register.signed", subject=reg,
+           data={"old": None, "new": {"register": reg.pk, "signature": slot, "total": reg.total}})  # fmt: skip
+    if reg.signed:
+        last = DayReport.objects.filter(gaming_day=day).order_by("-version").values_list("version", flat=True).first()
+        report = DayReport.objects.create(
+            gaming_day=day, version=max(last or 1, 1) + 1, control_register=reg, requested_at=now
+        )
+        transaction.on_commit(lambda: _enqueue_report_version(day.pk, report.version), robust=True)
+    return reg
+
+
+@transaction.atomic
+def control_register_correct(*, register: ControlRegister, by: User, reason: str) -> ControlRegister:
+    """A later correction of a signed register: a new register, from the counts in force,
+    that refers to it. It needs its own two signatures."""
+    _require_direzione(by, "correct the control register")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the register is corrected.")
+    day = _lock_closed_day(register.gaming_day)
+    old = ControlRegister.objects.select_for_update().get(pk=register.pk)
+    if not old.signed:
+        raise Conflict("register_not_signed", "An unsigned register is brought up to date, not corrected.",
+                       details={"register": old.pk, "status": old.status})  # fmt: skip
+    if ControlRegister.objects.filter(corrects=old).exists():
+        raise Conflict("already_corrected", "This register was corrected already; correct the latest one.",
+                       details={"register": old.pk})  # fmt: skip
+    reg = ControlRegister(gaming_day=day, corrects=old, reason=reason, prepared_by=by, prepared_at=timezone.now())
+    _fill(reg, day)
+    reg.save()
+    record(stream=books_stream(day.pk), actor=by, action="control_register.corrected", subject=reg,
+           data={"old": _register_payload(old), "new": _register_payload(reg), "reason": reason})  # fmt: skip
+    return reg

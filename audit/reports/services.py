@@ -1,0 +1,249 @@
+"""Building, storing and verifying the end-of-day report (RULES.md §8).
+
+report_build is what the Celery task calls; it is safe to run twice: (gaming day, version)
+is unique, and the build runs in ONE transaction with the report row locked, so a second
+run waits for the first and then finds it done. The transaction is REPEATABLE READ: every
+figure and the day's seal come from one snapshot of the database. Files are written under
+MEDIA_ROOT/REPORTS_DIR at a path fixed by the report, through a temporary file and an
+atomic rename; a rolled-back build leaves at most a file the retry overwrites."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from audit.models import AuditStream, DayReport, ReportFile
+from audit.selectors import chain_verify, day_seal
+from audit.services import record
+from config.errors import ApplicationError, Conflict
+from floor import selectors as floor_selectors
+from floor.models import GamingDay
+
+from .builder import build_document
+from .registers import books_stream, current_counts
+
+Progress = Callable[[int, int], None]
+FORMATS = ("csv", "xlsx", "pdf")
+_HASH_CHUNK = 1 << 20
+
+
+def writers() -> dict[str, Callable]:
+    """The exports' writers, format -> write(doc, fp): audit.exports.WRITERS, or else the
+    same functions by the modules' convention (audit.exports.<fmt>.write_<fmt>)."""
+    try:
+        from audit.exports import WRITERS
+    except ImportError:
+        WRITERS = {fmt: getattr(import_module(f"audit.exports.{fmt}"), f"write_{fmt}") for fmt in FORMATS}
+    return {fmt: WRITERS[fmt] for fmt in FORMATS}
+
+
+def reports_stream(gaming_day_id: int) -> str:
+    # Report builds are recorded apart from the streams they seal (sealing one's own
+    # record would change the seal it records).
+    return f"reports:{gaming_day_id}"
+
+
+def sealed_streams(*, gaming_day_id: int, version: int) -> list[str]:
+    """The streams a report seals: the day's floor stream, each session's stream, and from
+    version 2 on (which includes the signed control register) the day's books."""
+    names = [f"gaming_day:{gaming_day_id}"]
+    names += [f"table_session:{pk}" for pk in floor_selectors.day_session_ids(gaming_day_id=gaming_day_id)]
+    if version > 1:
+        names.append(books_stream(gaming_day_id))
+    # A session with no event of its own has no stream: nothing of it to seal.
+    existing = set(AuditStream.objects.filter(name__in=names).values_list("name", flat=True))
+    return sorted(name for name in names if name in existing)
+
+
+def file_sha256(path: Path) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as fp:
+        while chunk := fp.read(_HASH_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def report_dir(report: DayReport, day: GamingDay) -> str:
+    return f"{settings.REPORTS_DIR}/{day.date.isoformat()}-day{day.pk}/v{report.version}"
+
+
+def report_request(*, gaming_day_id: int, version: int = 1) -> DayReport:
+    """The report row of (day, version), created if absent (ON CONFLICT DO NOTHING)."""
+    if version != 1 and not DayReport.objects.filter(gaming_day_id=gaming_day_id, version=version).exists():
+        raise ApplicationError("unknown_report_version", "Versions after 1 come from a signed control register.",
+                               details={"version": version}, status_code=404)  # fmt: skip
+    DayReport.objects.bulk_create(
+        [DayReport(gaming_day_id=gaming_day_id, version=version, requested_at=timezone.now())], ignore_conflicts=True
+    )
+    return DayReport.objects.get(gaming_day_id=gaming_day_id, version=version)
+
+
+@contextmanager
+def _snapshot(*, read_only: bool = False) -> Iterator[None]:
+    """One transaction; REPEATABLE READ when it is the outermost (one snapshot for every
+    figure and the seal), READ ONLY when asked (the database guarantees verify writes
+    nothing). Inside a caller's transaction (tests) its view is used."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                mode = ", READ ONLY" if read_only else ""
+                cursor.execute(f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ{mode}")
+        yield
+
+
+class _Progress:
+    """Counts rows as the writers pull them; reports at most every `every` seconds."""
+
+    def __init__(self, total: int, report: Progress | None, every: float = 0.5):
+        self.done, self.total, self.report, self.every = 0, max(total, 1), report, every
+        self.last = 0.0
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.report is not None and self.done & 255 == 0:
+            now = time.monotonic()
+            if now - self.last >= self.every:
+                self.last = now
+                self.report(min(self.done, self.total), self.total)
+
+    def finish(self) -> None:
+        if self.report is not None:
+            self.report(self.total, self.total)
+
+
+def report_build(
+    *, gaming_day_id: int, version: int = 1, task_id: str = "", progress: Progress | None = None
+) -> DayReport:
+    """Build the report of a closed day (version 1: at the close; >= 2: with a signed
+    control register), write CSV, XLSX and PDF with their SHA-256, record it. Returns the
+    report, built now or before."""
+    started = time.perf_counter()
+    day = floor_selectors.gaming_day_get(pk=gaming_day_id)
+    if day.is_open:
+        raise Conflict("day_not_closed", "The gaming day is still open.", details={"gaming_day": day.pk})
+    report = report_request(gaming_day_id=day.pk, version=version)
+    if report.status == DayReport.Status.DONE:
+        return report
+    if task_id:  # visible at once (autocommit), so the API can follow the task's progress
+        DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE).update(task_id=task_id)
+    try:
+        with _snapshot():
+            report = DayReport.objects.select_for_update(of=("self",)).select_related(
+                "control_register__first_signer", "control_register__second_signer"
+            ).get(pk=report.pk)
+            if report.status == DayReport.Status.DONE:
+                return report  # built by a concurrent run while we waited for its lock
+            _build(report, day, progress, started)
+    except Exception as exc:
+        DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE).update(
+            status=DayReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        raise
+    return report
+
+
+def _build(report: DayReport, day: GamingDay, progress: Progress | None, started: float) -> None:
+    streams = sealed_streams(gaming_day_id=day.pk, version=report.version)
+    seal = day_seal(streams=streams)
+    ticker = _Progress(0, progress)
+    built = build_document(
+        day=day, version=report.version, seal=seal, streams=streams, register=report.control_register,
+        counts=list(current_counts(gaming_day_id=day.pk)), tick=ticker.tick,
+    )  # fmt: skip
+    fmts = writers()
+    ticker.total = max(built.rows * len(fmts), 1)
+    built.summary["rows"] = ticker.total  # rows written over the formats: the progress total
+    directory = Path(settings.MEDIA_ROOT) / report_dir(report, day)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = []
+    for fmt, write in fmts.items():
+        relative = f"{report_dir(report, day)}/chemin-{day.date.isoformat()}-v{report.version}.{fmt}"
+        final = Path(settings.MEDIA_ROOT) / relative
+        partial = final.with_name(final.name + f".{os.getpid()}.part")
+        with open(partial, "wb") as fp:
+            write(built.document, fp)
+        os.replace(partial, final)
+        sha, size = file_sha256(final)
+        files.append(ReportFile(report=report, format=fmt, path=relative, size=size, sha256=sha,
+                                created_at=timezone.now()))  # fmt: skip
+    ticker.finish()
+    ReportFile.objects.filter(report=report).delete()  # none, unless a build was cut off mid-commit
+    ReportFile.objects.bulk_create(files)
+    report.status, report.error = DayReport.Status.DONE, ""
+    report.seal, report.sealed_streams, report.summary = seal, streams, built.summary
+    report.built_at, report.seconds = timezone.now(), time.perf_counter() - started
+    report.save()
+    record(
+        stream=reports_stream(day.pk),
+        actor=None,
+        action="report.built",
+        subject=report,
+        data={
+            "version": report.version,
+            "seal": seal,
+            "streams": len(streams),
+            "files": {f.format: f.sha256 for f in files},
+            "expected_cagnotte": built.summary["expected_cagnotte"],
+        },
+    )
+
+
+def reports_missing() -> list[int]:
+    """Closed days without a version-1 report (the close could not reach the broker)."""
+    have = DayReport.objects.filter(version=1).values_list("gaming_day_id", flat=True)
+    return list(floor_selectors.gaming_days_closed_without(exclude_ids=have).values_list("pk", flat=True))
+
+
+def report_verify(*, report: DayReport) -> dict[str, Any]:
+    """Recompute each stored file's SHA-256 and the day's seal over the sealed streams, and
+    verify those chains. Writes nothing (a read-only transaction)."""
+    reasons: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] = []
+    if report.status != DayReport.Status.DONE:
+        raise Conflict("report_not_built", "The report is not built yet.", details={"status": report.status})
+    with _snapshot(read_only=True):
+        for f in report.files.order_by("format"):
+            path = Path(settings.MEDIA_ROOT) / f.path
+            entry = {"format": f.format, "stored_sha256": f.sha256, "sha256": None, "ok": False}
+            if not path.is_file():
+                reasons.append({"code": "file_missing", "format": f.format})
+            else:
+                entry["sha256"], size = file_sha256(path)
+                entry["ok"] = entry["sha256"] == f.sha256 and size == f.size
+                if not entry["ok"]:
+                    reasons.append({"code": "checksum_mismatch", "format": f.format})
+            files.append(entry)
+        if not files:
+            reasons.append({"code": "no_files"})
+        try:
+            seal = day_seal(streams=report.sealed_streams)
+        except ApplicationError as exc:
+            seal = None
+            reasons.append({"code": "stream_missing", "details": exc.details})
+        if seal is not None and seal != report.seal:
+            reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal})
+    chains = chain_verify(streams=report.sealed_streams) if report.sealed_streams else None
+    if chains is not None and not chains.ok:
+        reasons.append({"code": "chain_broken", "first_broken": chains.as_dict()["first_broken"]})
+    return {
+        "ok": not reasons,
+        "report": report.pk,
+        "files": files,
+        "seal": {"stored": report.seal, "recomputed": seal, "ok": seal == report.seal},
+        "chains": None if chains is None else {"ok": chains.ok, "streams": chains.streams_checked,
+                                               "events": chains.events_checked},
+        "reasons": reasons,
+    }
+

@@ -1,0 +1,55 @@
+"""audit's Celery tasks: thin (ids in, a service does the work), late-acknowledged, retried
+on a database outage with backoff, and safe to run twice (ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import OperationalError
+
+from config.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    bind=True,
+    name="audit.tasks.report_build",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
+    """Build the end-of-day report of a closed day (floor's gaming_day_close enqueues it on
+    commit; a signed control register enqueues the next version). Running it twice gives
+    one report: the service finds it built. Progress: state PROGRESS, meta {done, total}."""
+    from audit.reports.services import report_build as build
+
+    def progress(done: int, total: int) -> None:
+        if self.request.id:
+            self.update_state(state="PROGRESS", meta={"done": done, "total": total})
+
+    try:
+        report = build(gaming_day_id=gaming_day_id, version=version, task_id=self.request.id or "",
+                       progress=progress)  # fmt: skip
+    except ApplicationError as exc:
+        # A refusal (the day is open, no such version) will not change by retrying.
+        logger.warning("report_build(%s, %s) refused: %s", gaming_day_id, version, exc.code)
+        return {"gaming_day": gaming_day_id, "version": version, "error": exc.code}
+    return {"gaming_day": gaming_day_id, "version": version, "report": report.pk, "status": report.status}
+
+
+@shared_task(name="audit.tasks.reports_sweep", acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+def reports_sweep() -> list[int]:
+    """Celery beat: enqueue the report of every closed day that has none (its close could
+    not reach the broker). Enqueuing twice is harmless: the build is idempotent."""
+    from audit.reports.services import reports_missing
+
+    days = reports_missing()
+    for day_id in days:
+        report_build.delay(day_id)
+    return days

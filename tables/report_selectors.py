@@ -1,0 +1,261 @@
+"""Read-only queries over a gaming day's games, for the end-of-day report and the
+registers (RULES.md §8). Nothing here writes.
+
+Rows that grow with the day (coups, cards) are returned as `values_list` querysets, for
+the caller to stream with `.iterator(chunk_size=...)`: on PostgreSQL that is a server-side
+cursor, so memory stays flat however many coups the day had. Figures per table, session or
+bank are aggregated by PostgreSQL (GROUP BY), never summed in Python."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from django.apps import apps
+from django.db.models import BigIntegerField, Case, Count, F, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import Coalesce, Concat
+
+from .engine.coup import BANKER, PUNTA, TIE
+from .models import Bank, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
+
+DECIDED = (BANKER, PUNTA)
+
+
+def _day_coups(gaming_day_id: int) -> QuerySet[Coup]:
+    return Coup.objects.filter(session__gaming_day_id=gaming_day_id)
+
+
+def _name(prefix: str) -> Concat:
+    return Concat(F(f"{prefix}first_name"), Value(" "), F(f"{prefix}last_name"))
+
+
+# Paid to the winner of a coup (art. 56-1): the banker's gain after the levy when he wins,
+# the covered bets S (paid 1:1) when the punta wins, nothing on a tie.
+_PAID = Case(
+    When(winner=BANKER, then=F("banker_net")),
+    When(winner=PUNTA, then=F("covered")),
+    default=Value(0),
+    output_field=BigIntegerField(),
+)
+
+COUP_COLUMNS = (
+    "table", "session", "coup", "bank", "banker", "settled_at", "bank_amount", "covered", "banco_solo",
+    "regola_punta", "regola_banker", "winner", "levy", "paid_to_winner", "conforming", "state",
+)  # fmt: skip
+
+
+def coup_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
+    """One row per coup of the day (COUP_COLUMNS), in register order."""
+    coups = _day_coups(gaming_day_id)
+    if table_id is not None:
+        coups = coups.filter(session__table_id=table_id)
+    return (
+        coups.annotate(banker_name=_name("bank__banker__"), paid=_PAID)
+        .order_by("session__table__number", "session__number", "number")
+        .values_list(
+            "session__table__number", "session__number", "number", "bank__number", "banker_name",
+            "settled_at", "bank_amount", "covered", "banco_solo", "regola_punta", "regola_banker",
+            "winner", "cagnotte", "paid", "conforming", "state",
+        )
+    )  # fmt: skip
+
+
+def coup_count(*, gaming_day_id: int) -> int:
+    return _day_coups(gaming_day_id).count()
+
+
+NON_CONFORMING_COLUMNS = (
+    "table", "session", "coup", "cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker",
+    "violations", "as_played", "reconstruction", "next_cards", "winner", "levy",
+)  # fmt: skip
+
+
+def non_conforming_rows(*, gaming_day_id: int) -> QuerySet:
+    """The non-conforming coups (RULES.md §3.3) with both versions: as played and as
+    reconstructed (the version settled on), the violations and the shoe cards the
+    reconstruction drew."""
+    return (
+        _day_coups(gaming_day_id)
+        .filter(conforming=False)
+        .order_by("session__table__number", "session__number", "number")
+        .values_list(
+            "session__table__number", "session__number", "number", "cards", "punta_draws", "banker_draws",
+            "regola_punta", "regola_banker", "violations", "as_played", "settled", "next_cards", "winner",
+            "cagnotte",
+        )
+    )  # fmt: skip
+
+
+def non_conforming_count(*, gaming_day_id: int) -> int:
+    return _day_coups(gaming_day_id).filter(conforming=False).count()
+
+
+def _figures(qs: QuerySet, key: str) -> dict[Any, dict[str, int]]:
+    rows = qs.values(key).annotate(
+        coups=Count("pk"),
+        settled=Count("pk", filter=Q(state=Coup.State.SETTLED)),
+        banker_wins=Count("pk", filter=Q(winner=BANKER)),
+        punta_wins=Count("pk", filter=Q(winner=PUNTA)),
+        ties=Count("pk", filter=Q(winner=TIE)),
+        non_conforming=Count("pk", filter=Q(conforming=False)),
+        covered=Coalesce(Sum("covered"), 0, output_field=BigIntegerField()),
+        levies_recorded=Coalesce(Sum("cagnotte"), 0, output_field=BigIntegerField()),
+    )
+    return {r.pop(key): r for r in rows}
+
+
+def _house(qs: QuerySet, key: str) -> dict[Any, int]:
+    rows = qs.filter(role=Posting.Role.HOUSE).values(key).annotate(total=Coalesce(Sum("amount"), 0, output_field=BigIntegerField()))
+    return {r[key]: r["total"] for r in rows}
+
+
+def table_figures(*, gaming_day_id: int) -> dict[int, dict[str, int]]:
+    """table id -> coups, settled, banker/punta wins, ties, non-conforming, covered, and the
+    levies twice: as recorded on the coups and as posted to the house (the expected cagnotte
+    is the latter, RULES.md §8 art. 70)."""
+    figures = _figures(_day_coups(gaming_day_id), "session__table_id")
+    house = _house(Posting.objects.filter(session__gaming_day_id=gaming_day_id), "session__table_id")
+    for table_id in set(figures) | set(house):
+        figures.setdefault(table_id, dict.fromkeys(
+            ("coups", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
+             "levies_recorded"), 0))  # fmt: skip
+        figures[table_id]["expected_cagnotte"] = house.get(table_id, 0)
+    return figures
+
+
+def session_figures(*, gaming_day_id: int) -> dict[int, dict[str, int]]:
+    """session id -> the same figures as table_figures, per session."""
+    figures = _figures(_day_coups(gaming_day_id), "session_id")
+    house = _house(Posting.objects.filter(session__gaming_day_id=gaming_day_id), "session_id")
+    for session_id, row in figures.items():
+        row["expected_cagnotte"] = house.get(session_id, 0)
+    return figures
+
+
+def expected_cagnotte(*, gaming_day_id: int, table_id: int) -> int:
+    """The sum of the levies posted to the house at this table on this day, cents."""
+    return (
+        Posting.objects.filter(
+            session__gaming_day_id=gaming_day_id, session__table_id=table_id, role=Posting.Role.HOUSE
+        ).aggregate(s=Coalesce(Sum("amount"), 0, output_field=BigIntegerField()))["s"]
+    )
+
+
+def rule_usage(*, gaming_day_id: int) -> dict[int, Counter]:
+    """table id -> Counter of (regola_punta, regola_banker, banco_solo) over decided coups."""
+    usage: dict[int, Counter] = defaultdict(Counter)
+    rows = (
+        _day_coups(gaming_day_id)
+        .filter(winner__in=DECIDED)
+        .values_list("session__table_id", "regola_punta", "regola_banker", "banco_solo")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for table_id, regola_punta, regola_banker, banco_solo, n in rows:
+        usage[table_id][(regola_punta, regola_banker, banco_solo)] += n
+    return dict(usage)
+
+
+BANK_COLUMNS = (
+    "table", "session", "bank", "banker", "origin", "opened_at", "ended_at", "end_reason", "initial_amount",
+    "amount", "coups", "banker_wins", "covered", "levies", "banker_net",
+)  # fmt: skip
+
+
+def bank_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
+    """Each banker's tenure described separately (RULES.md §8, art. 71), with its figures."""
+    banks = Bank.objects.filter(session__gaming_day_id=gaming_day_id)
+    if table_id is not None:
+        banks = banks.filter(session__table_id=table_id)
+    return (
+        banks.annotate(
+            banker_name=_name("banker__"),
+            n_coups=Count("coups"),
+            n_banker_wins=Count("coups", filter=Q(coups__winner=BANKER)),
+            sum_covered=Coalesce(Sum("coups__covered"), 0, output_field=BigIntegerField()),
+            sum_levies=Coalesce(Sum("coups__cagnotte"), 0, output_field=BigIntegerField()),
+            sum_net=Coalesce(Sum("coups__banker_net"), 0, output_field=BigIntegerField()),
+        )
+        .order_by("session__table__number", "session__number", "number")
+        .values_list(
+            "session__table__number", "session__number", "number", "banker_name", "origin", "opened_at",
+            "ended_at", "end_reason", "initial_amount", "amount", "n_coups", "n_banker_wins", "sum_covered",
+            "sum_levies", "sum_net",
+        )
+    )  # fmt: skip
+
+
+SHOE_COLUMNS = (
+    "table", "session", "shoe", "number", "decks", "loaded_at", "loaded_by", "finished_at", "cards_out", "voided",
+)  # fmt: skip
+
+
+def shoe_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
+    shoes = Shoe.objects.filter(session__gaming_day_id=gaming_day_id)
+    if table_id is not None:
+        shoes = shoes.filter(session__table_id=table_id)
+    return (
+        shoes.annotate(
+            n_cards=Count("cards"), n_voided=Count("cards", filter=Q(cards__voided=True) | Q(cards__use="void"))
+        )
+        .order_by("session__table__number", "session__number", "seq")
+        .values_list(
+            "session__table__number", "session__number", "seq", "number", "decks", "loaded_at",
+            "loaded_by__username", "finished_at", "n_cards", "n_voided",
+        )
+    )  # fmt: skip
+
+
+VOIDED_CARD_COLUMNS = ("table", "session", "shoe", "shoe_number", "position", "card", "reason", "at", "by")
+
+
+def voided_card_rows(*, gaming_day_id: int) -> QuerySet:
+    """Cards voided (seen face up in the sabot, dropped, or unused by a reconstruction): RULES.md §1, §3.3."""
+    return (
+        ShoeCard.objects.filter(shoe__session__gaming_day_id=gaming_day_id)
+        .filter(Q(voided=True) | Q(use=ShoeCard.Use.VOID))
+        .order_by("shoe__session__table__number", "shoe__session__number", "shoe__seq", "position")
+        .values_list(
+            "shoe__session__table__number", "shoe__session__number", "shoe__seq", "shoe__number", "position",
+            "code", "void_reason", "at", "by__username",
+        )
+    )  # fmt: skip
+
+
+BAR_COLUMNS = ("table", "session", "patron", "coup", "reason", "at", "by")
+
+
+def faux_tirage_bar_rows(*, gaming_day_id: int) -> QuerySet:
+    return (
+        FauxTirageBar.objects.filter(session__gaming_day_id=gaming_day_id)
+        .annotate(patron_name=_name("patron__"))
+        .order_by("session__table__number", "session__number", "at", "pk")
+        .values_list(
+            "session__table__number", "session__number", "patron_name", "coup__number", "reason", "at",
+            "by__username",
+        )
+    )
+
+
+def auction_model():
+    """The bank auction model (RULES.md §5), when the succession work has added it."""
+    try:
+        return apps.get_model("tables", "Auction")
+    except LookupError:
+        return None
+
+
+def auction_rows(*, gaming_day_id: int) -> tuple[list[str], QuerySet] | None:
+    """(column names, rows) of the day's bank auctions, or None while the model is absent.
+    The columns are the model's own fields, prefixed by the table and session numbers."""
+    model = auction_model()
+    if model is None:
+        return None
+    names = [f.attname for f in model._meta.concrete_fields]
+    session_path = "session" if any(f.name == "session" for f in model._meta.fields) else "bank__session"
+    qs = (
+        model.objects.filter(**{f"{session_path}__gaming_day_id": gaming_day_id})
+        .order_by(f"{session_path}__table__number", f"{session_path}__number", "pk")
+        .values_list(f"{session_path}__table__number", f"{session_path}__number", *names)
+    )
+    return ["table", "session", *names], qs

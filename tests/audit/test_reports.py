@@ -1,0 +1,436 @@
+"""End of day (RULES.md §8): closing the day, the report task, the cagnotte count, the
+control register and its sign-offs, the auditors' API. Tasks run eagerly here (the real
+worker on Redis is tests/audit/test_reports_worker.py).
+
+Every figure is checked against the postings, recomputed here independently."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+
+from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport, ReportFile
+from audit.reports import registers
+from audit.reports.builder import banker_rate_check, expected_banker_rate
+from audit.selectors import day_seal
+from audit.services import record
+from audit.tasks import report_build
+from config.errors import ApplicationError
+from floor import services as floor_services
+from floor.models import GamingDay, Table, TableSession
+from floor.roles import Role
+from tables import services as table_services
+from tables.models import Coup, Posting
+from tests.factories import CasinoFactory, PatronFactory, SiteFactory
+
+
+@dataclass
+class Day:
+    day: GamingDay
+    tables: list[Table]
+    sessions: list[TableSession]
+    commissario: Any
+    direzione: Any
+
+
+def _session(table, *, commissario, capo, changeur, shoe: str) -> tuple[TableSession, list]:
+    session = floor_services.table_session_open(
+        table=table, by=commissario, capo_partita=capo, changeur=changeur, shoe_number=shoe, minimum=100_00
+    )
+    patrons = [PatronFactory() for _ in range(8)]
+    for number, patron in enumerate(patrons, start=1):
+        floor_services.seat_assign(session=session, patron=patron, seat_number=number, by=commissario)
+    table_services.shoe_load(session=session, by=capo)
+    return session, patrons
+
+
+def build_day(*, commissario, capo, changeur, direzione, code: str = "venezia") -> Day:
+    """Two venezia tables. Table 1 (closed session): banker wins (levies 15.00 and 26.20),
+    a tie, a punta natural, a voided card, a faux-tirage bar, a minimum change, an
+    interruption. Table 2 (session left open): a Regola banker's non-conforming coup,
+    reconstructed and settled for the banker (levy 10.00)."""
+    casino = CasinoFactory(name=f"Casinò {code}", code=code)
+    site = SiteFactory(casino=casino)
+    day = floor_services.gaming_day_open(casino=casino, by=commissario)
+    t1 = floor_services.table_create(casino=casino, site=site, number=1, by=direzione)
+    t2 = floor_services.table_create(casino=casino, site=site, number=2, by=direzione)
+
+    s1, p1 = _session(t1, commissario=commissario, capo=capo, changeur=changeur, shoe="S-1")
+    table_services.bank_open(session=s1, by=capo, patron=p1[0], amount=1000_00)
+    floor_services.table_minimum_change(session=s1, by=commissario, minimum=150_00, reason="busy evening")
+    table_services.coup_record(session=s1, by=capo, cards=["KH", "5S", "3C", "2D", "2S"],
+                               bets=[{"patron": p1[1], "amount": 300_00}], punta_draws=True, banker_draws=False)
+    table_services.coup_record(session=s1, by=capo, cards=["9H", "9S", "KC", "KD"],
+                               bets=[{"patron": p1[2], "amount": 200_00}])
+    table_services.coup_record(session=s1, by=capo, cards=["KH", "5S", "3C", "2D", "2S"],
+                               bets=[{"patron": p1[2], "amount": 523_40}], punta_draws=True, banker_draws=False)
+    table_services.card_void(session=s1, by=capo, card="QS", reason="seen face up in the sabot")
+    table_services.coup_record(session=s1, by=capo, cards=["9H", "2S", "KD", "3C"],
+                               bets=[{"patron": p1[3], "amount": 400_00}])
+    table_services.faux_tirage_bar(session=s1, by=capo, patron=p1[4], reason="drew on 7")
+    floor_services.table_session_interrupt(session=s1, by=commissario, reason="dispute")
+    floor_services.table_session_resume(session=s1, by=commissario, reason="settled by the Direzione")
+    floor_services.table_session_close(session=s1, by=commissario)
+
+    s2, p2 = _session(t2, commissario=commissario, capo=capo, changeur=changeur, shoe="S-2")
+    table_services.regola_mark(session=s2, by=capo, patron=p2[0], declared=True)
+    table_services.bank_open(session=s2, by=capo, patron=p2[0], amount=500_00)
+    table_services.coup_record(session=s2, by=capo, cards=["KH", "2S", "3C", "AS", "2D"],
+                               bets=[{"patron": p2[1], "amount": 200_00}], punta_draws=True, banker_draws=False,
+                               next_cards=["4H"])  # fmt: skip
+    return Day(day, [t1, t2], [s1, s2], commissario, direzione)
+
+
+def house(**filters) -> int:
+    return Posting.objects.filter(role=Posting.Role.HOUSE, **filters).aggregate(s=Sum("amount"))["s"] or 0
+
+
+def close(day: Day, django_capture_on_commit_callbacks, *, policy: str = "close") -> GamingDay:
+    with django_capture_on_commit_callbacks(execute=True):
+        return floor_services.gaming_day_close(gaming_day=day.day, by=day.commissario, open_sessions=policy)
+
+
+@pytest.fixture
+def media(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def world(db, commissario, capo_partita, changeur, direzione) -> Day:
+    return build_day(commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione)
+
+
+@pytest.fixture
+def direzione2(user_factory):
+    return user_factory("direzione2", Role.DIREZIONE)
+
+
+@pytest.fixture
+def closed(world, media, django_capture_on_commit_callbacks) -> Day:
+    close(world, django_capture_on_commit_callbacks)
+    world.day.refresh_from_db()
+    return world
+
+
+# --------------------------------------------------------------------------- the day's data
+
+
+def test_the_fixture_day_is_what_the_tests_assume(world):
+    coups = Coup.objects.filter(session__gaming_day=world.day).order_by("session__table__number", "number")
+    assert [(c.session.table.number, c.winner, c.cagnotte) for c in coups] == [
+        (1, "banker", 15_00), (1, "tie", 0), (1, "banker", 26_20), (1, "punta", 0), (2, "banker", 10_00),
+    ]  # fmt: skip
+    assert [c.conforming for c in coups] == [True, True, True, True, False]
+    assert house(session__gaming_day=world.day) == 51_20
+
+
+# --------------------------------------------------------------------------- closing
+
+
+def test_close_refuses_open_sessions_by_default_and_writes_nothing(world, django_capture_on_commit_callbacks):
+    events = AuditEvent.objects.count()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, pytest.raises(ApplicationError) as exc:
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario)
+    assert exc.value.code == "sessions_still_open"
+    assert exc.value.details == {"sessions": [world.sessions[1].pk]}
+    assert callbacks == [] and AuditEvent.objects.count() == events and DayReport.objects.count() == 0
+    world.day.refresh_from_db()
+    assert world.day.is_open
+
+
+def test_close_with_policy_close_closes_sessions_and_builds_the_report(closed):
+    s2 = TableSession.objects.get(pk=closed.sessions[1].pk)
+    assert s2.is_closed and s2.closed_by == closed.commissario
+    assert s2.banks.get().end_reason == "session_closed"  # the tables' hook ended the bank
+    report = DayReport.objects.get(gaming_day=closed.day)
+    assert report.version == 1 and report.status == "done", report.error
+    assert {f.format for f in report.files.all()} == {"csv", "xlsx", "pdf"}
+    closing = AuditEvent.objects.filter(action="gaming_day.closed").get()
+    assert closing.payload["sessions_closed"] == [s2.pk]
+
+
+def test_beat_closes_days_past_the_close_hour(world, media, settings, django_capture_on_commit_callbacks):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    settings.GAMING_DAY_CLOSE_HOUR = 6
+    settings.GAMING_DAY_CLOSE_OPEN_SESSIONS = "close"
+    date = world.day.date
+    tz = timezone.get_current_timezone()
+    before = dt.datetime.combine(date + dt.timedelta(days=1), dt.time(5, 59), tz)
+    assert floor_services.gaming_days_close_due(now=before) == {"closed": [], "refused": []}
+    after = dt.datetime.combine(date + dt.timedelta(days=1), dt.time(6, 0), tz)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert floor_services.gaming_days_close_due(now=after) == {"closed": [world.day.pk], "refused": []}
+    world.day.refresh_from_db()
+    assert not world.day.is_open and world.day.closed_by is None
+    assert DayReport.objects.get(gaming_day=world.day).status == "done"
+    # Run again: nothing is due any more.
+    assert floor_services.gaming_days_close_due(now=after) == {"closed": [], "refused": []}
+
+
+def test_beat_leaves_a_day_with_open_sessions_under_refuse(world, settings):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    settings.GAMING_DAY_CLOSE_OPEN_SESSIONS = "refuse"
+    later = dt.datetime.combine(world.day.date + dt.timedelta(days=2), dt.time(12), timezone.get_current_timezone())
+    assert floor_services.gaming_days_close_due(now=later) == {"closed": [], "refused": [world.day.pk]}
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _file(report: DayReport, fmt: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / report.files.get(format=fmt).path
+
+
+def test_report_figures_reconcile_with_the_postings_to_the_cent(closed):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    s = report.summary
+    day_house = house(session__gaming_day=closed.day)
+    assert s["expected_cagnotte"] == day_house == 51_20
+    assert s["levies_recorded"] == Coup.objects.filter(session__gaming_day=closed.day).aggregate(
+        t=Sum("cagnotte"))["t"] == day_house  # fmt: skip
+    for table in closed.tables:
+        figures = s["tables"][str(table.number)]
+        assert figures["expected_cagnotte"] == house(session__gaming_day=closed.day, session__table=table)
+    assert sum(t["expected_cagnotte"] for t in s["tables"].values()) == day_house
+    assert (s["coups"], s["banker_wins"], s["punta_wins"], s["ties"], s["non_conforming"]) == (5, 3, 1, 1, 1)
+    assert s["tables"]["1"]["banker_rate"]["observed"] == f"{2 / 3:.6f}"
+    # The seal is the day's seal over its streams, recomputed.
+    assert report.seal == day_seal(streams=report.sealed_streams)
+    assert f"gaming_day:{closed.day.pk}" in report.sealed_streams
+    assert f"table_session:{closed.sessions[0].pk}" in report.sealed_streams
+
+
+def test_report_files_and_checksums(closed):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    for f in report.files.all():
+        data = (Path(settings.MEDIA_ROOT) / f.path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f.sha256 and len(data) == f.size > 0
+    text = _file(report, "csv").read_text("utf-8-sig")
+    assert report.seal in text
+    # Every coup's levy is in the CSV: the per-coup section reconciles with the postings.
+    rows = list(csv.reader(io.StringIO(text)))
+    assert any("26.20" in "".join(r) or "2620" in "".join(r) for r in rows)
+    assert _file(report, "pdf").read_bytes().startswith(b"%PDF")
+    assert _file(report, "xlsx").read_bytes().startswith(b"PK")
+
+
+def test_running_the_task_twice_gives_one_report(closed):
+    first = DayReport.objects.get(gaming_day=closed.day)
+    shas = dict(first.files.values_list("format", "sha256"))
+    result = report_build.apply(args=[closed.day.pk]).get()
+    assert result["report"] == first.pk and result["status"] == "done"
+    assert DayReport.objects.filter(gaming_day=closed.day).count() == 1
+    assert ReportFile.objects.filter(report=first).count() == 3
+    assert dict(first.files.values_list("format", "sha256")) == shas
+    assert AuditEvent.objects.filter(action="report.built").count() == 1
+
+
+def test_the_task_refuses_an_open_day_and_builds_nothing(world):
+    assert report_build.apply(args=[world.day.pk]).get() == {
+        "gaming_day": world.day.pk, "version": 1, "error": "day_not_closed"}  # fmt: skip
+    assert DayReport.objects.count() == 0
+
+
+def test_expected_banker_rate_is_exact_and_the_interval_flags():
+    p = expected_banker_rate("venezia", 6, False, True, False)
+    assert 0 < p < 1 and p.denominator > 1
+    from collections import Counter
+
+    usage = Counter({(False, True, False): 10})
+    inside = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=round(float(p) * 400),
+                               punta_wins=400 - round(float(p) * 400))  # fmt: skip
+    assert not inside["flagged"] and float(inside["low"]) < float(p) < float(inside["high"])
+    outside = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=400, punta_wins=0)
+    assert outside["flagged"] and outside["rules"]["regola_banker"] is True
+    assert banker_rate_check(profile="venezia", decks=6, usage=None, banker_wins=0, punta_wins=0)["flagged"] is False
+
+
+# --------------------------------------------------------------------------- cagnotte count
+
+
+def _post_count(api, user, day, table, **body):
+    return api(user).post(f"/api/gaming-days/{day.pk}/cagnotte-counts/", {"table": table.pk, **body}, format="json")
+
+
+def test_count_refusals_write_nothing(world, api, direzione, direzione2, auditor, commissario):
+    t1 = world.tables[0]
+    before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
+    r = _post_count(api, direzione, world.day, t1, counted=100, witness=direzione2.pk)
+    assert r.status_code == 409 and r.json()["error"]["code"] == "day_not_closed"
+    assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
+    with transaction.atomic():
+        floor_services.gaming_day_close(gaming_day=world.day, by=commissario, open_sessions="close")
+    before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
+    r = _post_count(api, auditor, world.day, t1, counted=100, witness=direzione2.pk)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "permission_denied"
+    r = _post_count(api, direzione, world.day, t1, counted=100, witness=direzione.pk)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "witness_must_differ"
+    r = _post_count(api, direzione, world.day, t1, counted=-1, witness=direzione2.pk)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_input"
+    assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
+    r = _post_count(api, direzione, world.day, t1, counted=41_20, witness=auditor.pk)
+    assert r.status_code == 201, r.json()
+    r = _post_count(api, direzione2, world.day, t1, counted=41_20, witness=auditor.pk)
+    assert r.status_code == 409 and r.json()["error"]["code"] == "already_counted"
+    assert CagnotteCount.objects.count() == before[0] + 1
+
+
+def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, api, direzione, direzione2):
+    t1, t2 = closed.tables
+    e1, e2 = house(session__table=t1), house(session__table=t2)
+    r1 = _post_count(api, direzione, closed.day, t1, counted=e1 + 1_00, witness=direzione2.pk)  # surplus 1.00
+    r2 = _post_count(api, direzione, closed.day, t2, counted=e2 - 5_00, witness=direzione2.pk)  # short 5.00
+    assert r1.json()["surplus"] == 1_00 and r1.json()["carried"] == e1 + 1_00 and r1.json()["expected"] == e1
+    assert r2.json()["shortfall"] == 5_00 and r2.json()["carried"] == e2
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    assert reg.total == e1 + 1_00 + e2  # not e1 + e2 - 4.00: the tables never offset
+    assert reg.total_words_it == "cinquantadue euro e venti centesimi"
+    assert reg.total_words_en == "fifty-two euros and twenty cents"
+    # A correction is a new count that refers to the old one; the register follows it.
+    old = CagnotteCount.objects.get(pk=r2.json()["id"])
+    r = api(direzione).post(f"/api/cagnotte-counts/{old.pk}/correct/",
+                            {"counted": e2 + 2_00, "witness": direzione2.pk, "note": "box recounted"},
+                            format="json")  # fmt: skip
+    assert r.status_code == 201 and r.json()["corrects"] == old.pk
+    assert CagnotteCount.objects.filter(pk=old.pk, counted=e2 - 5_00).exists()
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    assert reg.total == e1 + 1_00 + e2 + 2_00
+
+
+def test_cagnotte_register_api(closed, api, auditor, outsider):
+    r = api(auditor).get(f"/api/gaming-days/{closed.day.pk}/cagnotte-register/")
+    assert r.status_code == 200, r.json()
+    tables = {t["table"]["number"]: t for t in r.json()["tables"]}
+    t1 = tables[1]
+    session = t1["sessions"][0]
+    assert session["capo_partita"]["username"] and session["changeur"]["username"]
+    assert session["closed_at"] and len(session["interruptions"]) == 1 and session["interruptions"][0]["resumed_at"]
+    assert session["shoes"][0]["voided"] == 1
+    banks = session["banks"]
+    assert [len(b["coups_detail"]) for b in banks] == [4]
+    assert [c["levy"] for c in banks[0]["coups_detail"]] == [15_00, 0, 26_20, 0]
+    assert t1["expected_cagnotte"] == sum(c["levy"] for b in banks for c in b["coups_detail"]) == 41_20
+    assert tables[2]["expected_cagnotte"] == 10_00
+    assert api(outsider).get(f"/api/gaming-days/{closed.day.pk}/cagnotte-register/").status_code == 403
+
+
+# --------------------------------------------------------------------------- control register
+
+
+def _count_all(day, by, witness):
+    for table in day.tables:
+        registers.cagnotte_count_record(gaming_day=day.day, table=table, by=by, witness=witness,
+                                        counted=house(session__table=table))  # fmt: skip
+
+
+def test_control_register_two_different_signers(
+    closed, api, direzione, direzione2, auditor, django_capture_on_commit_callbacks
+):
+    url = f"/api/gaming-days/{closed.day.pk}/control-register/"
+    r = api(direzione).post(url)
+    assert r.status_code == 409 and r.json()["error"]["code"] == "cagnotte_not_counted"
+    assert r.json()["error"]["details"] == {"tables": [1, 2]}
+    _count_all(closed, direzione, direzione2)
+    r = api(direzione).post(url)
+    assert r.status_code == 200, r.json()
+    reg = r.json()
+    assert reg["status"] == "draft" and reg["total"] == 51_20
+    assert reg["total_words_it"] == "cinquantuno euro e venti centesimi"
+    assert reg["total_words_en"] == "fifty-one euros and twenty cents"
+    assert [line["carried"] for line in reg["lines"]] == [41_20, 10_00]
+    sign = f"/api/control-registers/{reg['id']}/sign/"
+
+    def refused(user, status, code):
+        before = AuditEvent.objects.count(), ControlRegister.objects.get(pk=reg["id"]).status
+        r = api(user).post(sign)
+        assert r.status_code == status and r.json()["error"]["code"] == code, r.json()
+        assert (AuditEvent.objects.count(), ControlRegister.objects.get(pk=reg["id"]).status) == before
+
+    refused(auditor, 403, "permission_denied")
+    assert api(direzione).post(sign).json()["status"] == "first_signed"
+    refused(direzione, 409, "second_signer_must_differ")
+    r = api(direzione).post(url)  # editing once signed
+    assert r.status_code == 409 and r.json()["error"]["code"] == "register_signed"
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api(direzione2).post(sign)
+    assert r.json()["status"] == "signed" and r.json()["second_signer"] == direzione2.pk
+    refused(direzione2, 409, "already_signed")
+    refused(direzione, 409, "already_signed")
+    # The signed register asked for report version 2, which includes it.
+    v2 = DayReport.objects.get(gaming_day=closed.day, version=2)
+    assert v2.status == "done", v2.error
+    assert v2.control_register_id == reg["id"] and v2.summary["register_total"] == 51_20
+    assert f"day_books:{closed.day.pk}" in v2.sealed_streams
+    assert "cinquantuno euro e venti centesimi" in _file(v2, "csv").read_text("utf-8-sig")
+    # A later correction is a new register referring to the signed one.
+    r = api(direzione).post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "late count"}, format="json")
+    assert r.status_code == 201 and r.json()["corrects"] == reg["id"] and r.json()["status"] == "draft"
+    assert ControlRegister.objects.get(pk=reg["id"]).signed
+    assert api(auditor).get(url).json()["id"] == r.json()["id"]
+
+
+# --------------------------------------------------------------------------- auditor API
+
+
+def test_auditor_reads_downloads_and_verifies(closed, api, auditor, outsider, direzione):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    r = api(auditor).get(f"/api/gaming-days/{closed.day.pk}/report/")
+    assert r.status_code == 200 and r.json()["id"] == report.pk
+    assert r.json()["progress"]["state"] == "SUCCESS" and r.json()["progress"]["done"] == r.json()["progress"]["total"]
+    assert api(auditor).get(f"/api/reports/?gaming_day={closed.day.pk}").json()["results"][0]["id"] == report.pk
+    for fmt in ("csv", "xlsx", "pdf"):
+        r = api(auditor).get(f"/api/reports/{report.pk}/files/{fmt}/")
+        assert r.status_code == 200
+        body = b"".join(r.streaming_content)
+        assert hashlib.sha256(body).hexdigest() == r["X-Checksum-SHA256"] == report.files.get(format=fmt).sha256
+    assert api(auditor).get(f"/api/reports/{report.pk}/files/doc/").status_code == 404
+    assert api(outsider).get(f"/api/reports/{report.pk}/").status_code == 403
+    events = AuditEvent.objects.count()
+    r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
+    assert r.status_code == 200 and r.json()["ok"] is True, r.json()
+    assert AuditEvent.objects.count() == events
+
+
+def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    path = _file(report, "csv")
+    path.write_bytes(path.read_bytes() + b"tampered\n")
+    with transaction.atomic():
+        record(stream=f"gaming_day:{closed.day.pk}", actor=None, action="late.event", data={})
+    r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
+    body = r.json()
+    assert r.status_code == 200 and body["ok"] is False
+    assert {reason["code"] for reason in body["reasons"]} == {"checksum_mismatch", "seal_mismatch"}
+    assert [f["ok"] for f in body["files"]] == [True, False, True] or {f["format"]: f["ok"] for f in body["files"]} == {
+        "csv": False, "pdf": True, "xlsx": True}  # fmt: skip
+    path.unlink()
+    assert {x["code"] for x in api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]} >= {
+        "file_missing"}  # fmt: skip
+
+
+def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,
+                                                   django_capture_on_commit_callbacks):  # fmt: skip
+    assert api(auditor).post(f"/api/gaming-days/{world.day.pk}/close/").status_code == 403
+    r = api(commissario).post(f"/api/gaming-days/{world.day.pk}/close/")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "sessions_still_open"
+    floor_services.table_session_close(session=world.sessions[1], by=commissario)
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api(commissario).post(f"/api/gaming-days/{world.day.pk}/close/", HTTP_IDEMPOTENCY_KEY="close-1")
+    assert r.status_code == 200, r.json()
+    assert DayReport.objects.get(gaming_day=world.day).status == "done"
