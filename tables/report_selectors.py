@@ -259,3 +259,18 @@ def auction_rows(*, gaming_day_id: int) -> tuple[list[str], QuerySet] | None:
         .values_list(f"{session_path}__table__number", f"{session_path}__number", *names)
     )
     return ["table", "session", *names], qs
+
+
+
+def day_row_counts(*, gaming_day_id: int) -> dict[str, int]:
+    """How many rows the growing sections have (for the progress total): plain counts on
+    the tables themselves, not on the annotated report querysets (cheaper by far)."""
+    day = {"session__gaming_day_id": gaming_day_id}
+    return {
+        "banks": Bank.objects.filter(**day).count(),
+        "shoes": Shoe.objects.filter(**day).count(),
+        "voided_cards": ShoeCard.objects.filter(shoe__session__gaming_day_id=gaming_day_id)
+        .filter(Q(voided=True) | Q(use=ShoeCard.Use.VOID))
+        .count(),
+        "bars": FauxTirageBar.objects.filter(**day).count(),
+    }

@@ -325,12 +325,9 @@ def build_document(
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()
-        + rs.shoe_rows(gaming_day_id=day_id).count()
-        + rs.bank_rows(gaming_day_id=day_id).count()
+        + sum(rs.day_row_counts(gaming_day_id=day_id).values())
         + total["coups"]
         + total["non_conforming"]
-        + rs.voided_card_rows(gaming_day_id=day_id).count()
-        + rs.faux_tirage_bar_rows(gaming_day_id=day_id).count()
         + (auctions[1].count() if auctions is not None else 0)
     )
     document = ReportDocument(
