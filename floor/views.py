@@ -7,7 +7,9 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .auth import client_address, login_blocked, login_failed, login_succeeded
 from .roles import Role, user_roles
@@ -16,16 +18,28 @@ ROLE_TITLES = {
     Role.COMMISSARIO: "Commissario di Gioco",
     Role.CAPO_PARTITA: "Capo Partita",
     Role.CHANGEUR: "Changeur",
-    Role.AUDITOR: "Auditor",
+    Role.AUDITOR: gettext_lazy("Auditor"),
     Role.DIREZIONE: "Direzione Giochi",
 }
 ROLE_TASKS = {
-    Role.COMMISSARIO: "Open and close gaming days and table sessions, seat patrons, change minimums.",
-    Role.CAPO_PARTITA: "Run your table's sessions and record their coups.",
-    Role.CHANGEUR: "Follow the sessions of the tables you serve.",
-    Role.AUDITOR: "Read the floor, the coups and the audit trail.",
-    Role.DIREZIONE: "Set up tables, decide disputes, sign the control register; the back office.",
+    Role.COMMISSARIO: gettext_lazy(
+        "Open and close gaming days and table sessions, seat patrons, change minimums."
+    ),
+    Role.CAPO_PARTITA: gettext_lazy("Run your table's sessions and record their coups."),
+    Role.CHANGEUR: gettext_lazy("Follow the sessions of the tables you serve."),
+    Role.AUDITOR: gettext_lazy("Read the floor, the coups and the audit trail."),
+    Role.DIREZIONE: gettext_lazy(
+        "Set up tables, decide disputes, sign the control register; the back office."
+    ),
 }
+
+
+def _page(name: str) -> str | None:
+    # The pages live in tables (tables.urls_pages); floor never imports tables, it names them.
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
 
 
 class ThrottledLoginView(LoginView):
@@ -59,9 +73,15 @@ def home(request: HttpRequest) -> HttpResponse:
         {"role": role, "title": ROLE_TITLES[role], "task": ROLE_TASKS[role]} for role in roles
     ]
     links = []
+    # Each role first to its own screen: the Capo Partita to his tablet, the Commissario to
+    # the floor dashboard; the auditor reads through the API for now.
+    if Role.CAPO_PARTITA in roles and _page("tablet"):
+        links.append({"url": _page("tablet"), "label": _("Tablet: your tables")})
+    if (Role.COMMISSARIO in roles or Role.DIREZIONE in roles) and _page("floor-dashboard"):
+        links.append({"url": _page("floor-dashboard"), "label": _("Floor dashboard")})
     if roles:
-        # Every staff role works through the API: its documentation is the place to start.
-        links.append({"url": reverse("api-docs"), "label": "API documentation"})
+        # Every staff role may work through the API: its documentation is the place to start.
+        links.append({"url": reverse("api-docs"), "label": _("API documentation")})
     if request.user.is_staff and (Role.DIREZIONE in roles or request.user.is_superuser):
-        links.append({"url": reverse("admin:index"), "label": "Back office (admin)"})
+        links.append({"url": reverse("admin:index"), "label": _("Back office (admin)")})
     return render(request, "home.html", {"places": places, "links": links})

@@ -176,3 +176,36 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --------------------------------------------------------------------------- browser pages
+# Content-Security-Policy (django-csp): nothing inline, nothing from another origin. The
+# pages load htmx and their own script as static files; Swagger UI comes from the sidecar.
+from csp.constants import NONE, SELF  # noqa: E402
+
+INSTALLED_APPS += ["drf_spectacular_sidecar"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        # Swagger UI's stylesheet draws its icons as data: SVGs.
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+SPECTACULAR_SETTINGS.update(
+    {
+        "SWAGGER_UI_DIST": "SIDECAR",
+        "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+        "REDOC_DIST": "SIDECAR",
+    }
+)
+# The language is the user's choice (the switch in the page header posts to set_language).
+LANGUAGE_COOKIE_NAME = "chemin_language"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600

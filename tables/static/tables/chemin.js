@@ -1,0 +1,57 @@
+/* Chemin: retry a form post on network failure with the SAME idempotency key, and show
+   an "offline" banner while the network is down. No inline script anywhere (CSP). */
+(function () {
+  "use strict";
+  var MAX_DELAY = 15000;
+  var banner = function () { return document.getElementById("offline"); };
+  function showOffline(on) {
+    var el = banner();
+    if (el) { el.hidden = !on; }
+    document.body.classList.toggle("is-offline", !!on);
+  }
+
+  window.addEventListener("offline", function () { showOffline(true); });
+  window.addEventListener("online", function () { showOffline(false); });
+
+  document.addEventListener("htmx:sendError", function (evt) {
+    var cfg = evt.detail.requestConfig;
+    if (!cfg || !window.htmx) { return; }
+    showOffline(true);
+    // The key is in the form's hidden field: sending the very same values again means a
+    // request that reached the server before the network dropped is answered from the
+    // stored answer, never entered twice.
+    var values = {};
+    cfg.formData.forEach(function (v, k) { values[k] = v; });
+    var attempt = (cfg.elt.__cheminRetry || 0) + 1;
+    cfg.elt.__cheminRetry = attempt;
+    var delay = Math.min(MAX_DELAY, 500 * Math.pow(2, attempt));
+    window.setTimeout(function () {
+      window.htmx.ajax(cfg.verb, cfg.path, {
+        source: cfg.elt, target: cfg.target, swap: "outerHTML", values: values
+      });
+    }, delay);
+  });
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var xhr = evt.detail.xhr;
+    if (xhr && xhr.status) {
+      showOffline(false);
+      if (evt.detail.elt) { evt.detail.elt.__cheminRetry = 0; }
+    }
+  });
+
+  // After a swap, move focus to the outcome so screen readers and keyboards follow.
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var result = document.getElementById("result");
+    if (result && evt.detail.target && evt.detail.target.id === "tablet" && result.textContent.trim()) {
+      result.setAttribute("tabindex", "-1");
+      result.focus({ preventScroll: true });
+    }
+  });
+
+  // Links inside <svg> seat maps and elements marked data-autosubmit submit their form on change.
+  document.addEventListener("change", function (evt) {
+    var el = evt.target;
+    if (el && el.matches && el.matches("[data-autosubmit]") && el.form) { el.form.requestSubmit(); }
+  });
+})();

@@ -1,0 +1,281 @@
+"""The Commissario's floor dashboard: every table with its session, minimum, banker and
+bank, coups and cagnotte; open / interrupt / resume / close sessions, change the minimum,
+seat and release patrons on a drawing of the table.
+
+It reads floor (sessions, seats) and tables (bank, coups, cagnotte), so it lives in tables:
+floor never imports tables (ARCHITECTURE.md). Views stay thin: parse, authorize (the
+Commissario writes; the Direzione and the auditor look), call one floor service, render."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from floor import selectors as floor_selectors
+from floor import services as floor_services
+from floor.models import Casino, Patron, Seat, Table, TableSession
+from floor.roles import Role, has_role
+from tables.selectors import session_game_state
+
+from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+
+READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
+
+# The drawing (viewBox 0 0 400 250): the Capo Partita at the hollow of the kidney, the seats
+# round its outer edge, seat 1 on his right (the left of the drawing as he faces the players).
+_CX, _CY, _RX, _RY = 200, 105, 168, 118
+
+
+def seat_positions(seats: int) -> list[tuple[int, float, float]]:
+    first, last = 160.0, 20.0
+    step = (first - last) / (seats - 1)
+    out = []
+    for i in range(seats):
+        theta = math.radians(first - i * step)
+        out.append((i + 1, round(_CX + _RX * math.cos(theta), 1), round(_CY + _RY * math.sin(theta), 1)))
+    return out
+
+
+def _initials(name: str) -> str:
+    return "".join(part[0] for part in name.split()[:2]).upper()
+
+
+def _table_card(table: Table, session: TableSession | None, *, seat_choice: int | None = None) -> dict:
+    card: dict = {"table": table, "session": session, "seat_choice": seat_choice}
+    if session is None:
+        return card
+    state = session_game_state(session)
+    seats = list(floor_selectors.seat_list(session=session).filter(left_at__isnull=True))
+    by_number = {s.seat_number: s for s in seats if not s.standing}
+    coup = state["coup"] or state["last_coup"]
+    card.update(
+        state=state,
+        coups=coup["number"] if coup else 0,
+        coup_state=state["coup"]["state"] if state["coup"] else None,
+        seated=[s for s in seats if not s.standing],
+        standing=[s for s in seats if s.standing],
+        svg_seats=[
+            {
+                "number": n,
+                "x": x,
+                "y": y,
+                "seat": by_number.get(n),
+                "initials": _initials(by_number[n].patron.full_name) if n in by_number else "",
+                "banker": bool(state["bank"]) and by_number.get(n) is not None
+                and by_number[n].patron_id == state["bank"]["banker"]["id"],
+            }
+            for n, x, y in seat_positions(table.seats)
+        ],
+        free_seats=[n for n, _x, _y in seat_positions(table.seats) if n not in by_number],
+    )
+    return card
+
+
+def _live_sessions() -> dict[int, TableSession]:
+    live = floor_selectors.table_session_list().exclude(status=TableSession.Status.CLOSED)
+    return {s.table_id: s for s in live}
+
+
+def _staff(role: Role):
+    return get_user_model().objects.filter(groups__name=role, is_active=True).order_by("username")
+
+
+def _common(request: HttpRequest) -> dict:
+    return {
+        "can_write": has_role(request.user, Role.COMMISSARIO),
+        "capi": _staff(Role.CAPO_PARTITA),
+        "changeurs": _staff(Role.CHANGEUR),
+        "patrons": floor_selectors.patron_list()[:500],
+    }
+
+
+@login_required
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    if not has_role(request.user, *READERS):
+        return forbidden(request, _("The floor dashboard is the Commissario's."))
+    return _page(request)
+
+
+def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
+    live = _live_sessions()
+    seat_table = request.GET.get("table")
+    seat_choice = request.GET.get("seat")
+    casinos = []
+    tables = list(floor_selectors.table_list().filter(active=True))
+    for casino in floor_selectors.casino_list():
+        cards = [
+            _table_card(
+                t,
+                live.get(t.pk),
+                seat_choice=int(seat_choice) if seat_table == str(t.pk) and (seat_choice or "").isdigit() else None,
+            )
+            for t in tables
+            if t.casino_id == casino.pk
+        ]
+        casinos.append({"casino": casino, "day": floor_selectors.gaming_day_open_for(casino=casino), "cards": cards})
+    return render(
+        request,
+        "tables/dashboard.html",
+        {"casinos": casinos, "outcome": outcome, **_common(request)},
+        status=outcome.status if outcome else 200,
+    )
+
+
+@login_required
+@require_GET
+def table_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """The part of a table's card that polling refreshes (status, figures, the drawing)."""
+    if not has_role(request.user, *READERS):
+        return forbidden(request)
+    table = get_object_or_404(Table, pk=pk)
+    card = _table_card(table, _live_sessions().get(table.pk))
+    return render(request, "tables/_floor_live.html", {"c": card, **_common(request)})
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _session(request: HttpRequest, table: Table) -> TableSession:
+    """The session the form was rendered for: a stale form never acts on a newer session."""
+    pk = int_field(request.POST.get("session"), field="session")
+    session = TableSession.objects.filter(pk=pk, table=table).first()
+    if session is None:
+        raise BadForm("unknown_session", _("This session is not at this table."), details={"session": pk})
+    return session
+
+
+def _user(request: HttpRequest, field: str):
+    pk = int_field(request.POST.get(field), field=field)
+    user = get_user_model().objects.filter(pk=pk).first()
+    if user is None:
+        raise BadForm("unknown_user", _("Choose a member of staff."), details={field: pk})
+    return user
+
+
+def act_open(request, table, user):
+    maximum = request.POST.get("maximum", "").strip()
+    session = floor_services.table_session_open(
+        table=table,
+        by=user,
+        capo_partita=_user(request, "capo_partita"),
+        changeur=_user(request, "changeur"),
+        shoe_number=request.POST.get("shoe_number", ""),
+        minimum=euros_to_cents(request.POST.get("minimum")),
+        maximum=euros_to_cents(maximum, field="maximum") if maximum else None,
+    )
+    return _("Table %(table)s open: session %(number)s.") % {"table": table.number, "number": session.number}
+
+
+def act_minimum(request, table, user):
+    session = floor_services.table_minimum_change(
+        session=_session(request, table),
+        by=user,
+        minimum=euros_to_cents(request.POST.get("minimum")),
+        reason=request.POST.get("reason", ""),
+    )
+    return _("Minimum changed to € %(amount)s.") % {"amount": f"{session.minimum / 100:.2f}"}
+
+
+def act_interrupt(request, table, user):
+    floor_services.table_session_interrupt(
+        session=_session(request, table), by=user, reason=request.POST.get("reason", "")
+    )
+    return _("Play interrupted.")
+
+
+def act_resume(request, table, user):
+    floor_services.table_session_resume(
+        session=_session(request, table), by=user, reason=request.POST.get("reason", "")
+    )
+    return _("Play resumed.")
+
+
+def act_close(request, table, user):
+    floor_services.table_session_close(session=_session(request, table), by=user)
+    return _("Session closed.")
+
+
+def act_seat_assign(request, table, user):
+    patron_pk = int_field(request.POST.get("patron"), field="patron")
+    patron = Patron.objects.filter(pk=patron_pk).first()
+    if patron is None:
+        raise BadForm("unknown_patron", _("Choose a patron."), details={"patron": patron_pk})
+    where = request.POST.get("seat_number", "")
+    standing = where == "standing"
+    seat = floor_services.seat_assign(
+        session=_session(request, table),
+        patron=patron,
+        by=user,
+        seat_number=None if standing else int_field(where, field="seat_number"),
+        standing=standing,
+    )
+    if standing:
+        return _("%(name)s stands at the table.") % {"name": patron.full_name}
+    return _("%(name)s sits at seat %(number)s.") % {"name": patron.full_name, "number": seat.seat_number}
+
+
+def act_seat_release(request, table, user):
+    pk = int_field(request.POST.get("seat"), field="seat")
+    seat = Seat.objects.filter(pk=pk, session__table=table).select_related("patron").first()
+    if seat is None:
+        raise BadForm("unknown_seat", _("This place is not at this table."), details={"seat": pk})
+    floor_services.seat_release(seat=seat, by=user)
+    return _("%(name)s leaves the table.") % {"name": seat.patron.full_name}
+
+
+ACTIONS: dict[str, Callable] = {
+    "open": act_open,
+    "minimum": act_minimum,
+    "interrupt": act_interrupt,
+    "resume": act_resume,
+    "close": act_close,
+    "seat-assign": act_seat_assign,
+    "seat-release": act_seat_release,
+}
+
+
+def _answer(request: HttpRequest, table: Table | None, outcome: Outcome) -> HttpResponse:
+    if is_htmx(request) and table is not None:
+        card = _table_card(table, _live_sessions().get(table.pk))
+        return render(
+            request,
+            "tables/_floor_table.html",
+            {"c": card, "outcome": outcome, **_common(request)},
+            status=outcome.status,
+        )
+    return _page(request, outcome)
+
+
+@login_required
+@require_POST
+def table_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    if not has_role(request.user, Role.COMMISSARIO):
+        return forbidden(request, _("Only the Commissario di Gioco may do this."))
+    handler = ACTIONS.get(action)
+    if handler is None:
+        return render(request, "404.html", status=404)
+    table = get_object_or_404(Table, pk=pk)
+    outcome = form_post(request, lambda: handler(request, table, request.user))
+    return _answer(request, table, outcome)
+
+
+@login_required
+@require_POST
+def gaming_day_open(request: HttpRequest, pk: int) -> HttpResponse:
+    if not has_role(request.user, Role.COMMISSARIO):
+        return forbidden(request, _("Only the Commissario di Gioco may do this."))
+    casino = get_object_or_404(Casino, pk=pk)
+
+    def run() -> str:
+        day = floor_services.gaming_day_open(casino=casino, by=request.user)
+        return _("Gaming day %(date)s open.") % {"date": day.date.isoformat()}
+
+    return _page(request, form_post(request, run))

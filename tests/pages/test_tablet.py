@@ -1,0 +1,158 @@
+"""The Capo Partita's tablet through Django's test client: who may see and post, every
+post calls its service, a retried post (same idempotency key) is entered once."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from tables.models import Bet, Coup, RegolaMark
+from tests.factories import PatronFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, session, action, key=None, **data):
+    data["idempotency_key"] = key or str(uuid.uuid4())
+    return client.post(f"/tablet/sessions/{session.pk}/{action}/", data)
+
+
+def key_of(html: str) -> list[str]:
+    return re.findall(r'name="idempotency_key" value="([0-9a-f-]{36})"', html)
+
+
+def test_tablet_list_shows_the_capo_his_open_sessions(client_for, game):
+    response = client_for(game.capo).get("/tablet/")
+    assert response.status_code == 200
+    assert f"/tablet/sessions/{game.session.pk}/" in response.content.decode()
+
+
+def test_tablet_list_is_the_capo_partitas(client_for, commissario, outsider, db):
+    assert client_for(commissario).get("/tablet/").status_code == 403
+    assert client_for(outsider).get("/tablet/").status_code == 403
+
+
+def test_anonymous_goes_to_the_login(client, game):
+    response = client.get(f"/tablet/sessions/{game.session.pk}/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_session_page_renders_with_a_key_per_form(client_for, game):
+    response = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Open the coup" in html
+    keys = key_of(html)
+    assert keys and len(keys) == len(set(keys))  # one fresh key per form
+
+
+def test_another_capo_partita_gets_403_and_cannot_post(client_for, game):
+    other = UserFactory(username="other_capo", roles=["capo_partita"])
+    client = client_for(other)
+    assert client.get(f"/tablet/sessions/{game.session.pk}/").status_code == 403
+    response = post(client, game.session, "coup-open")
+    assert response.status_code == 403
+    assert not Coup.objects.filter(session=game.session).exists()
+
+
+def test_the_commissario_reads_the_tablet_but_cannot_post(client_for, game):
+    client = client_for(game.commissario)
+    response = client.get(f"/tablet/sessions/{game.session.pk}/")
+    assert response.status_code == 200
+    assert "Open the coup" not in response.content.decode()
+    assert post(client, game.session, "coup-open").status_code == 403
+
+
+def test_open_coup_bet_and_a_retry_with_the_same_key_is_entered_once(client_for, game):
+    client = client_for(game.capo)
+    assert post(client, game.session, "coup-open").status_code == 200
+    coup = Coup.objects.get(session=game.session)
+    key = str(uuid.uuid4())
+    data = {"coup": coup.pk, "patron": game.seat(2).pk, "quick": "custom", "amount": "150"}
+    first = post(client, game.session, "bet", key=key, **data)
+    again = post(client, game.session, "bet", key=key, **data)
+    assert first.status_code == again.status_code == 200
+    assert Bet.objects.filter(coup=coup).count() == 1
+    assert Bet.objects.get(coup=coup).amount == 150_00
+    assert "already recorded" in again.content.decode()
+
+
+def test_a_refusal_is_shown_with_its_status_and_writes_nothing(client_for, game):
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    response = post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="99999")
+    assert response.status_code == 400
+    assert "exceed the bank" in response.content.decode()
+    assert not Bet.objects.exists()
+
+
+def test_htmx_posts_get_the_panel_only(client_for, game):
+    client = client_for(game.capo)
+    response = client.post(
+        f"/tablet/sessions/{game.session.pk}/coup-open/",
+        {"idempotency_key": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="tablet"') and "<html" not in html
+
+
+def test_a_whole_coup_with_a_reconstruction_through_the_tablet(client_for, game):
+    """The banker alla Regola stands on 3 against a punta who stood: non-conforming; the
+    reconstruction needs the next card (RULES.md §3.3)."""
+    client = client_for(game.capo)
+    banker = game.banker
+    assert post(client, game.session, "regola", patron=banker.pk, declared="true").status_code == 200
+    assert RegolaMark.objects.get(patron=banker).declared
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    r = post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
+    assert r.status_code == 200, r.content.decode()
+    assert post(client, game.session, "rien-ne-va-plus", coup=coup.pk).status_code == 200
+    # punta 5 (2+3), banker 3 (KH + 3D): punta stands, the banker alla Regola must draw on 3.
+    for rank, suit in (("2", "S"), ("K", "H"), ("3", "C"), ("3", "D")):
+        assert post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit).status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Rule in force" in page and "against the Regola" not in page  # the punta is not alla Regola
+    assert post(client, game.session, "punta", coup=coup.pk, draws="false").status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "banker alla Regola" in page and "against the Regola: will be reconstructed" in page
+    assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
+    coup.refresh_from_db()
+    assert coup.state == Coup.State.PENDING and coup.conforming is False
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Non-conforming coup" in page and "next card of the sabot" in page
+    assert post(client, game.session, "reconstruction-card", coup=coup.pk, rank="5", suit="H").status_code == 200
+    coup.refresh_from_db()
+    assert coup.state == Coup.State.SETTLED and coup.winner == "banker"  # 3 + 5 = 8 beats 5
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "As reconstructed (settled)" in page and "Payouts (postings)" in page
+
+
+def test_void_and_bar(client_for, game):
+    client = client_for(game.capo)
+    assert post(client, game.session, "void", rank="7", suit="C", reason="seen face up").status_code == 200
+    assert post(client, game.session, "bar", patron=game.seat(3).pk, reason="false draw").status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "barred" in page and "1 voided" in page
+
+
+def test_a_bad_card_is_refused_by_the_page(client_for, game):
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    response = post(client, game.session, "card", coup=coup.pk, rank="1", suit="X")
+    assert response.status_code == 400
+
+
+def test_unknown_action_is_404(client_for, game):
+    assert post(client_for(game.capo), game.session, "nothing").status_code == 404
+
+
+def test_patron_factory_is_usable(db):
+    assert PatronFactory().full_name
