@@ -264,7 +264,7 @@ def _staff(pk: int):
 class CagnotteCountListApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class Input(serializers.Serializer):
+    class CagnotteCountInput(serializers.Serializer):
         table = serializers.IntegerField(min_value=1)
         counted = serializers.IntegerField(min_value=0, help_text="Counted in the box, cents.")
         witness = serializers.IntegerField(min_value=1, help_text="The staff user present at the count.")
@@ -279,13 +279,13 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
 
     @extend_schema(
         summary="Enter the counted cagnotte of a table (direzione, with a witness)",
-        request=Input,
+        request=CagnotteCountInput,
         responses={201: CagnotteCountOutput, **_errors(
             "`witness_must_differ`, `witness_not_staff`, `table_not_played`, `unknown_user`",
             conflict="`day_not_closed`, `already_counted` (enter a correction).")},
     )  # fmt: skip
     def post(self, request, pk: int):
-        data = self.Input(data=request.data)
+        data = self.CagnotteCountInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         day = get_object_or_404(GamingDay, pk=pk)
@@ -301,19 +301,19 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
 class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class Input(serializers.Serializer):
+    class CagnotteCountCorrectInput(serializers.Serializer):
         counted = serializers.IntegerField(min_value=0)
         witness = serializers.IntegerField(min_value=1)
         note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
 
     @extend_schema(
         summary="Correct a count: a new count that refers to it",
-        request=Input,
+        request=CagnotteCountCorrectInput,
         responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `reason_required`",
                                                        conflict="`already_corrected`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
-        data = self.Input(data=request.data)
+        data = self.CagnotteCountCorrectInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         count = get_object_or_404(CagnotteCount, pk=pk)
@@ -406,17 +406,17 @@ class ControlRegisterSignApi(IdempotentMixin, APIView):
 class ControlRegisterCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class Input(serializers.Serializer):
+    class ControlRegisterCorrectInput(serializers.Serializer):
         reason = serializers.CharField(max_length=300)
 
     @extend_schema(
         summary="Correct a signed control register: a new register that refers to it",
-        request=Input,
+        request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
             "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `cagnotte_not_counted`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
-        data = self.Input(data=request.data)
+        data = self.ControlRegisterCorrectInput(data=request.data)
         data.is_valid(raise_exception=True)
         reg = get_object_or_404(ControlRegister, pk=pk)
         new = registers.control_register_correct(register=reg, by=request.user, reason=data.validated_data["reason"])
