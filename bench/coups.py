@@ -341,7 +341,7 @@ def figures(label: str, seconds: float, tablets: list[Tablet], unit: str) -> tup
     errors = sum((tablet.errors for tablet in tablets), Counter())
     ok = len(lat) - sum(errors.values())
     rate = ok / seconds
-    q = statistics.quantiles(lat, n=100) if len(lat) >= 100 else [max(lat or [0])] * 99
+    q = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) >= 2 else [max(lat or [0])] * 99
     print(
         f"{label:<9} {ok:>7} {unit} in {seconds:5.1f}s = {rate:8.1f}/s   latency p50 {q[49] * 1000:6.1f} ms  "
         f"p95 {q[94] * 1000:6.1f} ms  p99 {q[98] * 1000:6.1f} ms   errors {sum(errors.values())}"
