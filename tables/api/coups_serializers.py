@@ -403,6 +403,14 @@ class GameStateSerializer(serializers.Serializer):
     bars = GameBarSerializer(many=True)
     balances = GameBalanceSerializer(many=True)
     house_cagnotte = serializers.IntegerField()
+    # The bank passing (RULES.md §5): shaped and documented by the succession API
+    # (tables/api/succession.py); optional here so this schema never lags behind it.
+    rotation = serializers.DictField(
+        required=False, allow_null=True, help_text="Whose turn the bank is next (succession API)."
+    )
+    succession = serializers.DictField(
+        required=False, allow_null=True, help_text="The bank passing in progress, if any (succession API)."
+    )
 
 
 # =========================================================================== write answers
