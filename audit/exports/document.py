@@ -7,6 +7,7 @@ order. Money is integer cents in the rows; writers format it (Money marks such c
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -49,3 +50,7 @@ class ReportDocument:
     facts: Sequence[tuple[str, str]]  # key facts shown first: the day, totals, the audit seal
     sections: Sequence[Section]
     charts: Sequence[Chart] = field(default_factory=list)
+    # Added for the writers: the time stamped into the XLSX/PDF metadata (e.g. the day's
+    # close). Fixed by the document, never "now", so rebuilding a day gives the same bytes
+    # (and checksum); None stamps a fixed epoch (2000-01-01T00:00Z).
+    created: dt.datetime | None = None

@@ -1,0 +1,146 @@
+"""How a cell value becomes text or a spreadsheet value, the same way in the three formats.
+
+The decisions, once for CSV, XLSX and PDF:
+
+- **Money** arrives as integer cents and is always shown in **euros with two decimals**,
+  computed with integer/Decimal arithmetic only (never a float): CSV writes a plain
+  decimal string ("1234.50", "-0.05") in a column whose header is the key with the suffix
+  "_eur"; XLSX writes the exact Decimal (cents / 100) with a euro number format; the PDF
+  writes "1,234.50" with "(€)" in the column title. A money cell that is not an int (a
+  float, a Decimal, a string) is refused: it would mean someone did arithmetic on money
+  outside the books.
+- **Datetimes** are shown in the casino's local time (settings.TIME_ZONE, Europe/Rome),
+  to the second. CSV writes ISO 8601 with the UTC offset ("2026-11-29T21:16:29+01:00"),
+  so it is unambiguous across the DST change; XLSX writes a native Excel datetime, which
+  cannot carry a zone, as the naive local wall time; the PDF writes "2026-11-29 21:16:29".
+  A naive datetime in the rows is taken as already local. A date stays a date.
+- **Booleans**: "true"/"false" in CSV, native booleans in XLSX, "yes"/"no" in the PDF.
+- **None** is an empty cell everywhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from functools import cache
+from zoneinfo import ZoneInfo
+
+from audit.exports.document import Column
+
+EPOCH_CREATED = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+"""The creation time written into XLSX/PDF metadata when the document gives none: fixed, so
+that the same document always gives the same bytes."""
+
+
+@cache
+def local_zone() -> dt.tzinfo:
+    """The casino's zone: settings.TIME_ZONE when Django is configured, else UTC."""
+    try:
+        from django.conf import settings
+
+        name = settings.TIME_ZONE if settings.configured else "UTC"
+    except ImportError:  # pragma: no cover - Django is always installed in this project
+        name = "UTC"
+    return ZoneInfo(name or "UTC")
+
+
+def _check_cents(value: object) -> int:
+    # bool is an int subclass, but True is not an amount.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"money must be integer cents, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def money_decimal(cents: int) -> Decimal:
+    """Cents as an exact Decimal of euros: -5 -> Decimal('-0.05'), 123450 -> Decimal('1234.50')."""
+    return Decimal(_check_cents(cents)).scaleb(-2)
+
+
+def money_plain(cents: int) -> str:
+    """Cents as a plain decimal string of euros: "1234.50", "-0.05", "0.00"."""
+    cents = _check_cents(cents)
+    euros, rest = divmod(abs(cents), 100)
+    return f"{'-' if cents < 0 else ''}{euros}.{rest:02d}"
+
+
+def money_display(cents: int) -> str:
+    """Cents as euros with thousands separators, for reading: "1,234.50", "-0.05"."""
+    cents = _check_cents(cents)
+    euros, rest = divmod(abs(cents), 100)
+    return f"{'-' if cents < 0 else ''}{euros:,}.{rest:02d}"
+
+
+def local_naive(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> dt.datetime | dt.date:
+    """The local wall time, naive, to the second (a date is returned as it is)."""
+    if not isinstance(value, dt.datetime):
+        return value
+    if value.tzinfo is not None:
+        value = value.astimezone(tz or local_zone()).replace(tzinfo=None)
+    return value.replace(microsecond=0)
+
+
+def datetime_iso(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> str:
+    """ISO 8601 in local time with the offset, to the second; a date as YYYY-MM-DD."""
+    if not isinstance(value, dt.datetime):
+        return value.isoformat()
+    zone = tz or local_zone()
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=zone)
+    return value.astimezone(zone).isoformat(timespec="seconds")
+
+
+def datetime_display(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> str:
+    if not isinstance(value, dt.datetime):
+        return value.isoformat()
+    return local_naive(value, tz).isoformat(sep=" ", timespec="seconds")
+
+
+def csv_header(column: Column) -> str:
+    """The CSV header of a column: its key, and for money the key ending in "_eur" (a key
+    that says "_cents" has that replaced, so a header never claims the wrong unit)."""
+    if column.kind != "money":
+        return column.key
+    key = column.key.removesuffix("_cents")
+    return key if key.endswith("_eur") else f"{key}_eur"
+
+
+def csv_cell(column: Column, value: object, tz: dt.tzinfo | None = None) -> str:
+    if value is None:
+        return ""
+    kind = column.kind
+    if kind == "money":
+        return money_plain(value)  # type: ignore[arg-type]
+    if kind == "datetime" and isinstance(value, dt.date):
+        return datetime_iso(value, tz)
+    if kind == "bool":
+        return "true" if value else "false"
+    return str(value)
+
+
+def display_cell(column: Column, value: object, tz: dt.tzinfo | None = None) -> str:
+    """The text of a cell in the PDF."""
+    if value is None:
+        return ""
+    kind = column.kind
+    if kind == "money":
+        return money_display(value)  # type: ignore[arg-type]
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if kind == "datetime" and isinstance(value, dt.date):
+        return datetime_display(value, tz)
+    if kind == "bool":
+        return "yes" if value else "no"
+    return str(value)
+
+
+def chart_value_display(value: int, unit: str) -> str:
+    return money_display(value) if unit == "cents" else f"{value:,}"
+
+
+def created_of(created: dt.datetime | None) -> dt.datetime:
+    """The creation time to stamp into metadata, aware and to the second."""
+    if created is None:
+        return EPOCH_CREATED
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=local_zone())
+    return created.replace(microsecond=0)

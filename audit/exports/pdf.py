@@ -1,0 +1,661 @@
+"""The PDF export: A4 landscape, drawn page by page on a reportlab canvas as the rows come.
+
+Pages: a cover (title, subtitle, the facts, a contents table whose row counts and page
+numbers are filled in at the end), then the sections one after another, each a table
+whose header row is repeated on every page it spans, then the charts (two per page, as
+reportlab VerticalBarCharts). Every page has a running header (title, subtitle) and a
+footer (the audit seal when the facts carry one, "Page n of N").
+
+Text: DejaVu Sans (condensed for the tables), embedded as subsets, so Italian accents and
+"€" render. When the DejaVu TTFs are absent the writer falls back to Helvetica, which
+has the accents but whose euro sign is unreliable, so "€" is written "EUR" then. A text
+cell wraps to at most three lines and the last line ends in "…" when cut; other cells are
+one line. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
+
+Memory: no row is kept once drawn, and each finished page is compressed at once; but
+reportlab's canvas keeps every finished page until save(), so the PDF writer's memory is
+proportional to the size of the PDF (a few hundred bytes per row), not constant like CSV
+and XLSX. A day's report is hundreds of pages, not hundreds of thousands.
+
+Determinism: reportlab's invariant mode (fixed document id) and the creation date taken
+from `created` (the document's, or a fixed epoch), so the same document gives the same
+bytes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+import os
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, BinaryIO
+
+from reportlab.graphics import renderPDF
+from reportlab.graphics.charts.barcharts import VerticalBarChart
+from reportlab.graphics.shapes import Drawing, String
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.pdfbase import pdfdoc, pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.pdfgen.canvas import Canvas
+
+from audit.exports.document import Chart, Column, ReportDocument, Section
+from audit.exports.formatting import (
+    chart_value_display,
+    created_of,
+    datetime_display,
+    display_cell,
+    money_display,
+)
+
+CONTENT_TYPE = "application/pdf"
+EXTENSION = "pdf"
+
+PAGE_W, PAGE_H = landscape(A4)
+MARGIN = 36.0
+CONTENT_TOP = PAGE_H - 52.0
+CONTENT_BOTTOM = 46.0
+CONTENT_W = PAGE_W - 2 * MARGIN
+
+BODY_SIZE = 7.5
+BODY_LEADING = 9.0
+CELL_PAD = 3.0
+HEADER_SIZE = 7.5
+HEADER_LEADING = 9.0
+MAX_TEXT_LINES = 3
+LAYOUT_SAMPLE = 200  # rows read ahead to size the columns
+MAX_HEADER_LINES = 2
+HEADING_H = 20.0  # the section title line (and "... (continued)")
+SECTION_GAP = 16.0
+
+INK = colors.HexColor("#1A1A1A")
+MUTED = colors.HexColor("#5A6270")
+NAVY = colors.HexColor("#1F3A5F")
+ZEBRA = colors.HexColor("#EEF2F7")
+RULE = colors.HexColor("#B8C2CF")
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_FONT_DIRS = (
+    "/usr/share/fonts/truetype/dejavu",
+    "/usr/share/fonts/dejavu",
+    "/usr/share/fonts/TTF",
+    "/usr/local/share/fonts",
+)
+
+
+@dataclass(frozen=True)
+class _Fonts:
+    regular: str
+    bold: str
+    cond: str
+    cond_bold: str
+    mono: str
+    euro: bool  # whether "€" can be drawn
+
+
+@cache
+def fonts() -> _Fonts:
+    """DejaVu when installed (registered once per process), else the standard fonts."""
+    files = {
+        "ChSans": "DejaVuSans.ttf",
+        "ChSans-Bold": "DejaVuSans-Bold.ttf",
+        "ChSansCond": "DejaVuSansCondensed.ttf",
+        "ChSansCond-Bold": "DejaVuSansCondensed-Bold.ttf",
+        "ChMono": "DejaVuSansMono.ttf",
+    }
+    found: dict[str, str] = {}
+    for name, file in files.items():
+        for directory in _FONT_DIRS:
+            path = os.path.join(directory, file)
+            if os.path.exists(path):
+                found[name] = path
+                break
+    if len(found) != len(files):
+        return _Fonts("Helvetica", "Helvetica-Bold", "Helvetica", "Helvetica-Bold", "Courier", euro=False)
+    for name, path in found.items():
+        pdfmetrics.registerFont(TTFont(name, path))
+    return _Fonts("ChSans", "ChSans-Bold", "ChSansCond", "ChSansCond-Bold", "ChMono", euro=True)
+
+
+class _Precompressed:
+    """A stream 'filter' for content that was deflated already (see _Canvas.showPage)."""
+
+    pdfname = "FlateDecode"
+
+    @staticmethod
+    def encode(data: bytes) -> bytes:
+        return data
+
+
+class _Canvas(Canvas):
+    def showPage(self) -> None:
+        # reportlab keeps each page's operators as text until save(); deflating them as the
+        # page is finished keeps a long report's memory about six times smaller.
+        super().showPage()
+        page = self._doc.Pages.pages[-1]
+        if page.stream:
+            data = page.stream.encode("utf8") if isinstance(page.stream, str) else page.stream
+            stream = pdfdoc.PDFStream(content=zlib.compress(data), filters=[_Precompressed])
+            stream.__Comment__ = "page stream"
+            page.Contents, page.stream = stream, None
+
+
+def _width(text: str, font: str, size: float) -> float:
+    return pdfmetrics.stringWidth(text, font, size)
+
+
+def _cut(text: str, font: str, size: float, width: float) -> str:
+    """`text` cut to `width`, ending in "…" when cut."""
+    if _width(text, font, size) <= width:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix that fits with the ellipsis
+        mid = (lo + hi + 1) // 2
+        if _width(text[:mid].rstrip() + "…", font, size) <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + "…"
+
+
+def wrap(text: str, font: str, size: float, width: float, max_lines: int) -> list[str]:
+    """Greedy word wrap to `width`, breaking words longer than a line, at most `max_lines`
+    lines, the last one ending in "…" if text was left over."""
+    if "\n" not in text and _width(text, font, size) <= width:
+        return [text]
+    lines: list[str] = []
+    words = [w for para in text.split("\n") for w in ([*para.split(), "\n"])][:-1]
+    current = ""
+    overflow = False
+    for word in words:
+        if word == "\n":
+            lines.append(current)
+            current = ""
+        else:
+            candidate = f"{current} {word}" if current else word
+            if _width(candidate, font, size) <= width:
+                current = candidate
+            else:
+                if current:
+                    lines.append(current)
+                current = word
+                while _width(current, font, size) > width and len(lines) < max_lines:
+                    # a word longer than the line (a hash, an id): break it where it fills
+                    head = _cut(current, font, size, width)[:-1] or current[:1]
+                    lines.append(head)
+                    current = current[len(head) :]
+        if len(lines) >= max_lines:
+            overflow = True
+            break
+    if not overflow:
+        lines.append(current)
+    if len(lines) > max_lines or overflow:
+        lines = lines[:max_lines]
+        lines[-1] = _cut(lines[-1] + " …", font, size, width) if not lines[-1].endswith("…") else lines[-1]
+    return lines or [""]
+
+
+@dataclass
+class _Table:
+    columns: list[Column]
+    widths: list[float]
+    titles: list[list[str]]
+    header_h: float
+
+
+def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]] = ()) -> _Table:
+    """Column widths from the kinds, the titles and the first rows' text (`sample`, already
+    formatted): numbers get what they need, text columns share the rest in proportion to
+    what they would like, and the table spans the page."""
+    cols = list(columns)
+    euro = "€" if f.euro else "EUR"
+    titles = [f"{c.title} ({euro})" if c.kind == "money" else c.title for c in cols]
+    floor = {"int": 34.0, "money": 56.0, "datetime": 86.0, "bool": 30.0}
+    wants: list[float] = []
+    for i, (c, title) in enumerate(zip(cols, titles, strict=True)):
+        longest_word = max((_width(w, f.cond_bold, HEADER_SIZE) for w in title.split()), default=0)
+        header = min(longest_word, 140.0)
+        content = max((_width(row[i], f.cond, BODY_SIZE) for row in sample), default=0.0)
+        if c.kind == "text":
+            # One line of up to 320pt; beyond that the cell wraps.
+            want = max(60.0, header, min(content, 320.0))
+        else:
+            want = max(floor.get(c.kind, 60.0), header, content * 1.15)
+        wants.append(want + 2 * CELL_PAD)
+    widths = list(wants)
+    total = sum(wants)
+    flex = [i for i, c in enumerate(cols) if c.kind == "text"] or list(range(len(cols)))
+    if cols and total <= CONTENT_W:
+        # The spare room goes to the text column that wants the most (the notes, usually),
+        # so short labels keep their columns narrow and the table still spans the page.
+        widest = max(reversed(flex), key=lambda i: wants[i])
+        widths[widest] += CONTENT_W - total
+    elif cols:
+        fixed = sum(w for i, w in enumerate(wants) if i not in flex)
+        room = CONTENT_W - fixed
+        if room >= 50.0 * len(flex):
+            # Too wide: the widest text columns give way first (all of them cut to one
+            # common width, found by bisection), so short labels stay whole.
+            lo, hi = 50.0, max(wants[i] for i in flex)
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                if sum(min(wants[i], mid) for i in flex) > room:
+                    hi = mid
+                else:
+                    lo = mid
+            for i in flex:
+                widths[i] = min(wants[i], lo)
+            widest = max(reversed(flex), key=lambda i: widths[i])
+            widths[widest] += CONTENT_W - sum(widths)
+        else:  # too many columns for the page: everything shrinks, cells are cut
+            widths = [w * CONTENT_W / total for w in wants]
+    wrapped = [
+        wrap(t, f.cond_bold, HEADER_SIZE, w - 2 * CELL_PAD, MAX_HEADER_LINES)
+        for t, w in zip(titles, widths, strict=True)
+    ]
+    lines = max((len(t) for t in wrapped), default=1)
+    return _Table(cols, widths, wrapped, lines * HEADER_LEADING + 2 * CELL_PAD)
+
+
+def single_line_rows_per_page(columns: Sequence[Column], sample: Sequence[Sequence[str]] = ()) -> int:
+    """How many one-line rows fit on a page of a section (the first page of a section that
+    starts a page and has no note, or any continuation page)."""
+    table = _layout(columns, fonts(), sample)
+    room = CONTENT_TOP - CONTENT_BOTTOM - HEADING_H - table.header_h
+    return int(room // (BODY_LEADING + 2 * CELL_PAD))
+
+
+def _seal(doc: ReportDocument) -> str:
+    for key, value in doc.facts:
+        if "seal" in key.casefold() or "sigillo" in key.casefold():
+            return value
+    return ""
+
+
+class _Writer:
+    def __init__(self, doc: ReportDocument, fp: BinaryIO, created: dt.datetime | None, tz: dt.tzinfo | None):
+        self.doc, self.tz, self.f = doc, tz, fonts()
+        self.created = created or doc.created
+        stamp = created_of(self.created)
+        offset = stamp.utcoffset() or dt.timedelta(0)
+        minutes = int(offset.total_seconds()) // 60
+        hours, mins = divmod(abs(minutes), 60)
+        pdf_date = f"D:{stamp.strftime('%Y%m%d%H%M%S')}{'-' if minutes < 0 else '+'}{hours:02d}'{mins:02d}'"
+        self.c = _Canvas(fp, pagesize=(PAGE_W, PAGE_H), invariant=1, pageCompression=1)
+        self.c.setDateFormatter(lambda *_: pdf_date)
+        self.c.setTitle(self._s(doc.title))
+        self.c.setSubject(self._s(doc.subtitle))
+        self.c.setAuthor("Chemin")
+        self.c.setCreator("Chemin")
+        self.c.setProducer("Chemin (ReportLab)")
+        self.seal = _seal(doc)
+        self.page = 0
+        self.y = CONTENT_TOP
+        self.toc: list[tuple[str, str, str]] = []  # (label, rows form, page form)
+        self.forms: dict[str, str] = {}
+
+    # -- text helpers ---------------------------------------------------------------
+    def _s(self, text: object) -> str:
+        text = _CONTROL.sub(" ", str(text)).replace("\t", " ")
+        return text if self.f.euro else text.replace("€", "EUR")
+
+    def _text(
+        self, x: float, y: float, text: str, font: str, size: float, color: Any = INK, align: str = "left"
+    ) -> None:
+        c = self.c
+        c.setFillColor(color)
+        c.setFont(font, size)
+        if align == "right":
+            c.drawRightString(x, y, text)
+        elif align == "center":
+            c.drawCentredString(x, y, text)
+        else:
+            c.drawString(x, y, text)
+
+    def _later(self, name: str, x: float, y: float) -> None:
+        """Place a form (text known only at the end: page total, row counts)."""
+        self.c.saveState()
+        self.c.translate(x, y)
+        self.c.doForm(name)
+        self.c.restoreState()
+
+    # -- pages ----------------------------------------------------------------------
+    def new_page(self) -> None:
+        if self.page:
+            self.c.showPage()
+        self.page += 1
+        self._frame()
+        self.y = CONTENT_TOP
+
+    def _frame(self) -> None:
+        c, f = self.c, self.f
+        top = PAGE_H - 30
+        self._text(MARGIN, top, _cut(self._s(self.doc.title), f.bold, 9, CONTENT_W * 0.55), f.bold, 9, NAVY)
+        if self.doc.subtitle:
+            self._text(
+                PAGE_W - MARGIN,
+                top,
+                _cut(self._s(self.doc.subtitle), f.regular, 8, CONTENT_W * 0.43),
+                f.regular,
+                8,
+                MUTED,
+                "right",
+            )
+        c.setStrokeColor(NAVY)
+        c.setLineWidth(0.8)
+        c.line(MARGIN, top - 7, PAGE_W - MARGIN, top - 7)
+        c.setStrokeColor(RULE)
+        c.setLineWidth(0.5)
+        c.line(MARGIN, 34, PAGE_W - MARGIN, 34)
+        left = MARGIN
+        if self.seal:
+            label = "Audit seal "
+            self._text(left, 22, label, f.regular, 7, MUTED)
+            self._text(left + _width(label, f.regular, 7), 22, self._s(self.seal), f.mono, 7, INK)
+        elif self.created:
+            self._text(left, 22, f"As of {datetime_display(self.created, self.tz)}", f.regular, 7, MUTED)
+        label = f"Page {self.page} of "
+        x = PAGE_W - MARGIN - _width("Page 00000 of 00000", f.regular, 7)
+        self._text(x, 22, label, f.regular, 7, MUTED)
+        self._later("pagetotal", x + _width(label, f.regular, 7), 22)
+
+    def room(self) -> float:
+        return self.y - CONTENT_BOTTOM
+
+    # -- cover ------------------------------------------------------------------------
+    def cover(self) -> None:
+        f, doc = self.f, self.doc
+        self.new_page()
+        for line in wrap(self._s(doc.title), f.bold, 20, CONTENT_W, 2):
+            self.y -= 24
+            self._text(MARGIN, self.y, line, f.bold, 20, NAVY)
+        if doc.subtitle:
+            for line in wrap(self._s(doc.subtitle), f.regular, 12, CONTENT_W, 2):
+                self.y -= 17
+                self._text(MARGIN, self.y, line, f.regular, 12, MUTED)
+        self.y -= 14
+        if doc.facts:
+            self._cover_heading("Facts")
+            key_w = min(220.0, max(_width(self._s(k), f.bold, 9) for k, _ in doc.facts) + 16)
+            for key, value in doc.facts:
+                lines = wrap(self._s(value), f.regular, 9, CONTENT_W - key_w - 8, 6)
+                height = 12 * len(lines) + 5
+                if self.room() < height:
+                    self.new_page()
+                self._text(MARGIN, self.y - 11, _cut(self._s(key), f.bold, 9, key_w - 8), f.bold, 9)
+                for i, line in enumerate(lines):
+                    self._text(MARGIN + key_w, self.y - 11 - 12 * i, line, f.regular, 9)
+                self.y -= height
+                self.c.setStrokeColor(RULE)
+                self.c.setLineWidth(0.3)
+                self.c.line(MARGIN, self.y + 1, PAGE_W - MARGIN, self.y + 1)
+            self.y -= 16
+        if doc.sections or doc.charts:
+            self._cover_heading("Contents")
+            self._text(PAGE_W - MARGIN - 170, self.y - 10, "Rows", f.bold, 8, MUTED, "right")
+            self._text(PAGE_W - MARGIN, self.y - 10, "Page", f.bold, 8, MUTED, "right")
+            self.y -= 14
+            entries = [(s.title, f"rows{i}", f"page{i}") for i, s in enumerate(doc.sections)]
+            if doc.charts:
+                entries.append(("Charts", "", "pagecharts"))
+            for title, rows_form, page_form in entries:
+                if self.room() < 14:
+                    self.new_page()
+                self.y -= 13
+                self._text(MARGIN, self.y, _cut(self._s(title), f.regular, 9, CONTENT_W - 220), f.regular, 9)
+                if rows_form:
+                    self._later(rows_form, PAGE_W - MARGIN - 170, self.y)
+                self._later(page_form, PAGE_W - MARGIN, self.y)
+
+    def _cover_heading(self, text: str) -> None:
+        if self.room() < 40:
+            self.new_page()
+        self.y -= 14
+        self._text(MARGIN, self.y, text, self.f.bold, 11, NAVY)
+        self.y -= 6
+
+    # -- sections ---------------------------------------------------------------------
+    def _heading(self, section: Section, continued: bool) -> None:
+        f = self.f
+        title = self._s(section.title) + (" (continued)" if continued else "")
+        self._text(MARGIN, self.y - 14, _cut(title, f.bold, 11, CONTENT_W), f.bold, 11, NAVY)
+        self.y -= HEADING_H
+
+    def _header_row(self, table: _Table) -> None:
+        c, f = self.c, self.f
+        c.setFillColor(NAVY)
+        c.rect(MARGIN, self.y - table.header_h, sum(table.widths), table.header_h, stroke=0, fill=1)
+        x = MARGIN
+        for column, width, lines in zip(table.columns, table.widths, table.titles, strict=True):
+            for i, line in enumerate(lines):
+                baseline = self.y - CELL_PAD - HEADER_SIZE - i * HEADER_LEADING + 0.5
+                if column.kind == "text":
+                    self._text(x + CELL_PAD, baseline, line, f.cond_bold, HEADER_SIZE, colors.white)
+                else:
+                    self._text(
+                        x + width - CELL_PAD, baseline, line, f.cond_bold, HEADER_SIZE, colors.white, "right"
+                    )
+            x += width
+        self.y -= table.header_h
+
+    def _bottom_rule(self, table: _Table) -> None:
+        self.c.setStrokeColor(NAVY)
+        self.c.setLineWidth(0.6)
+        self.c.line(MARGIN, self.y, MARGIN + sum(table.widths), self.y)
+
+    def section(self, index: int, section: Section) -> None:
+        f = self.f
+        columns = list(section.columns)
+        rows = iter(section.rows())
+        # The first rows, formatted, decide the column widths; then they are drawn first.
+        head = [self._formatted(section, columns, row) for row in itertools.islice(rows, LAYOUT_SAMPLE)]
+        table = _layout(columns, f, head)
+        row_h1 = BODY_LEADING + 2 * CELL_PAD
+        note = wrap(self._s(section.note), f.regular, 8, CONTENT_W, 3) if section.note else []
+        need = HEADING_H + 11 * len(note) + table.header_h + 3 * row_h1
+        if index == 0 or self.room() < need + SECTION_GAP:
+            self.new_page()
+        else:
+            self.y -= SECTION_GAP
+        self.forms[f"page{index}"] = str(self.page)
+        self._heading(section, continued=False)
+        for line in note:
+            self._text(MARGIN, self.y - 8, line, f.regular, 8, MUTED)
+            self.y -= 11
+        if note:
+            self.y -= 3
+        self._header_row(table)
+
+        count = 0
+        rest = (self._formatted(section, columns, row) for row in rows)
+        for texts in itertools.chain(head, rest):
+            cells = []
+            lines = 1
+            for column, col_w, text in zip(table.columns, table.widths, texts, strict=True):
+                inner = col_w - 2 * CELL_PAD
+                if column.kind == "text":
+                    wrapped = wrap(text, f.cond, BODY_SIZE, inner, MAX_TEXT_LINES)
+                else:
+                    wrapped = [_cut(text, f.cond, BODY_SIZE, inner)]
+                cells.append(wrapped)
+                lines = max(lines, len(wrapped))
+            height = lines * BODY_LEADING + 2 * CELL_PAD
+            if self.room() < height:
+                self._bottom_rule(table)
+                self.new_page()
+                self._heading(section, continued=True)
+                self._header_row(table)
+            self._row(table, cells, height, zebra=count % 2 == 1)
+            count += 1
+        if count == 0:
+            if self.room() < row_h1:
+                self.new_page()
+                self._heading(section, continued=True)
+                self._header_row(table)
+            self._text(
+                MARGIN + CELL_PAD, self.y - CELL_PAD - BODY_SIZE, "No rows.", f.regular, BODY_SIZE, MUTED
+            )
+            self.y -= row_h1
+        self._bottom_rule(table)
+        self.forms[f"rows{index}"] = f"{count:,}"
+
+    def _formatted(self, section: Section, columns: list[Column], row: Sequence[Any]) -> list[str]:
+        if len(row) != len(columns):
+            raise ValueError(
+                f"section {section.key!r}: a row has {len(row)} cells for {len(columns)} columns"
+            )
+        return [self._s(display_cell(c, v, self.tz)) for c, v in zip(columns, row, strict=True)]
+
+    def _row(self, table: _Table, cells: list[list[str]], height: float, zebra: bool) -> None:
+        c, f = self.c, self.f
+        if zebra:
+            c.setFillColor(ZEBRA)
+            c.rect(MARGIN, self.y - height, sum(table.widths), height, stroke=0, fill=1)
+        x = MARGIN
+        for column, width, lines in zip(table.columns, table.widths, cells, strict=True):
+            for i, line in enumerate(lines):
+                if not line:
+                    continue
+                baseline = self.y - CELL_PAD - BODY_SIZE - i * BODY_LEADING + 0.5
+                if column.kind == "text":
+                    self._text(x + CELL_PAD, baseline, line, f.cond, BODY_SIZE)
+                elif column.kind == "bool":
+                    self._text(x + width / 2, baseline, line, f.cond, BODY_SIZE, align="center")
+                else:
+                    self._text(x + width - CELL_PAD, baseline, line, f.cond, BODY_SIZE, align="right")
+            x += width
+        self.y -= height
+
+    # -- charts -----------------------------------------------------------------------
+    def charts(self) -> None:
+        slot = (CONTENT_TOP - CONTENT_BOTTOM) / 2
+        for i, chart in enumerate(self.doc.charts):
+            if i % 2 == 0:
+                self.new_page()
+                if i == 0:
+                    self.forms["pagecharts"] = str(self.page)
+            top = CONTENT_TOP - (i % 2) * slot
+            self._chart(chart, top, slot - 10)
+
+    def _chart(self, chart: Chart, top: float, height: float) -> None:
+        f = self.f
+        money = chart.unit == "cents"
+        unit = ("€" if f.euro else "EUR") if money else "count"
+        self._text(MARGIN, top - 14, f"{self._s(chart.title)} ({unit})", f.bold, 11, NAVY)
+        if money and chart.values:
+            total = money_display(sum(chart.values))
+            self._text(
+                PAGE_W - MARGIN, top - 14, self._s(f"Total {total} {unit}"), f.regular, 8, MUTED, "right"
+            )
+        elif chart.values:
+            self._text(
+                PAGE_W - MARGIN, top - 14, f"Total {sum(chart.values):,}", f.regular, 8, MUTED, "right"
+            )
+        box_h = height - 22
+        drawing = Drawing(CONTENT_W, box_h)
+        if not chart.labels:
+            drawing.add(
+                String(
+                    CONTENT_W / 2,
+                    box_h / 2,
+                    "No data.",
+                    fontName=f.regular,
+                    fontSize=9,
+                    fillColor=MUTED,
+                    textAnchor="middle",
+                )
+            )
+            renderPDF.draw(drawing, self.c, MARGIN, top - 22 - box_h)
+            return
+        names = [_cut(self._s(label), f.cond, 7, 90) for label in chart.labels]
+        plot_w = CONTENT_W - 72
+        longest = max(_width(name, f.cond, 7) for name in names)
+        # Labels wider than their bar's slot are turned 40 degrees; the plot then rises by
+        # what they need below it, so they never run into the footer.
+        many = longest > plot_w / len(names) - 6
+        bc = VerticalBarChart()
+        bc.x, bc.y = 62, (14 + longest * math.sin(math.radians(40)) if many else 26)
+        bc.width, bc.height = plot_w, box_h - bc.y - 8
+        values = [int(v) for v in chart.values]
+        bc.data = [values]
+        bc.strokeColor = None
+        bc.bars[0].fillColor = NAVY
+        bc.bars[0].strokeColor = None
+        bc.barSpacing = 2
+        bc.groupSpacing = 6
+        low, high = min(0, *values), max(0, *values)
+        bc.valueAxis.valueMin = low
+        if high == low:
+            bc.valueAxis.valueMax = low + (100 if money else 1)
+        else:
+            bc.valueAxis.valueMax = high + (high - low) * 0.12  # room for the labels on the bars
+        bc.valueAxis.labels.fontName = f.regular
+        bc.valueAxis.labels.fontSize = 7
+        bc.valueAxis.labels.fillColor = MUTED
+        bc.valueAxis.strokeColor = RULE
+        bc.valueAxis.visibleGrid = True
+        bc.valueAxis.gridStrokeColor = colors.HexColor("#DDE3EA")
+        bc.valueAxis.gridStrokeWidth = 0.4
+        bc.valueAxis.labelTextFormat = _axis_format(money)
+        bc.categoryAxis.categoryNames = names
+        bc.categoryAxis.labels.fontName = f.cond
+        bc.categoryAxis.labels.fontSize = 7
+        bc.categoryAxis.labels.fillColor = INK
+        bc.categoryAxis.strokeColor = RULE
+        if many:
+            bc.categoryAxis.labels.angle = 40
+            bc.categoryAxis.labels.boxAnchor = "ne"
+            bc.categoryAxis.labels.dx = 2
+            bc.categoryAxis.labels.dy = -2
+        else:
+            bc.categoryAxis.labels.boxAnchor = "n"
+            bc.categoryAxis.labels.dy = -3
+        bc.barLabelFormat = lambda v, unit=chart.unit: chart_value_display(int(v), unit)
+        bc.barLabels.fontName = f.cond
+        bc.barLabels.fontSize = 6.5 if len(values) <= 24 else 5
+        bc.barLabels.fillColor = INK
+        bc.barLabels.nudge = 6
+        drawing.add(bc)
+        renderPDF.draw(drawing, self.c, MARGIN, top - 22 - box_h)
+
+    # -- the end ----------------------------------------------------------------------
+    def finish(self) -> None:
+        self.c.showPage()
+        f = self.f
+        self.forms["pagetotal"] = str(self.page)
+        for name, text in sorted(self.forms.items()):
+            # A form's box must hold what it draws: right-aligned text lies left of 0.
+            self.c.beginForm(name, lowerx=-200, lowery=-5, upperx=200, uppery=20)
+            if name == "pagetotal":
+                self._text(0, 0, text, f.regular, 7, MUTED)
+            else:
+                self._text(0, 0, text, f.regular, 9, INK, "right")
+            self.c.endForm()
+        self.c.save()
+
+
+def _axis_format(money: bool):
+    def fmt(value: float) -> str:
+        # Tick positions are geometry, not money: shown rounded, whole euros when whole.
+        n = round(value)
+        if not money:
+            return f"{n:,}"
+        return f"{n // 100:,}" if n % 100 == 0 else money_display(n)
+
+    return fmt
+
+
+def write_pdf(
+    doc: ReportDocument, fp: BinaryIO, *, created: dt.datetime | None = None, tz: dt.tzinfo | None = None
+) -> None:
+    """Write `doc` to the binary file `fp` (left open). Each section's rows are consumed once."""
+    writer = _Writer(doc, fp, created, tz)
+    writer.cover()
+    for index, section in enumerate(doc.sections):
+        writer.section(index, section)
+    writer.charts()
+    writer.finish()

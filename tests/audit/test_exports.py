@@ -1,0 +1,480 @@
+"""The three writers of end-of-day reports, on documents built from generated rows (no
+database): valid files that read back to the rows, streaming (each section's rows called
+once, bounded memory), money exact to the cent, and the same bytes for the same document."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import re
+import shutil
+import subprocess
+import tracemalloc
+import zipfile
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import openpyxl
+import pytest
+
+from audit.exports import WRITERS, pdf, write_csv, write_pdf, write_xlsx, xlsx
+from audit.exports.document import Chart, Column, ReportDocument, Section
+from audit.exports.formatting import money_decimal, money_display, money_plain
+
+ROME = ZoneInfo("Europe/Rome")
+T0 = dt.datetime(2026, 11, 29, 19, 0, 5, 123456, tzinfo=dt.UTC)  # 20:00:05 in Rome (CET)
+SEAL = "3f" * 32
+
+COLUMNS = [
+    Column("coup", "Coup", "int"),
+    Column("table", "Table"),
+    Column("at", "Time", "datetime"),
+    Column("cagnotte_cents", "Cagnotte", "money"),
+    Column("regola", "Regola", "bool"),
+    Column("note", "Note"),
+]
+NOTES = ["Più città — perché €", '=HYPERLINK("http://x")', "", 'a, "quoted"\nsecond line']
+AMOUNTS = [0, -1, -5, -100, -123456, 99, 100, 12_345_678_901, -12_345_678_901]
+
+
+def coup_row(i: int) -> tuple:
+    return (
+        i + 1,
+        f"Tavolo {i % 7 + 1}",
+        T0 + dt.timedelta(seconds=61 * i),
+        AMOUNTS[i % len(AMOUNTS)],
+        i % 3 == 0,
+        NOTES[i % len(NOTES)] if i % 5 else None,
+    )
+
+
+class Rows:
+    """A rows callable that counts its calls and whose iterator refuses a second pass."""
+
+    def __init__(self, n: int, make: Callable[[int], tuple] = coup_row) -> None:
+        self.n, self.make, self.calls = n, make, 0
+
+    def __call__(self) -> Iterator[tuple]:
+        self.calls += 1
+        assert self.calls == 1, "rows() called twice"
+        return (self.make(i) for i in range(self.n))
+
+
+def make_doc(n: int = 40, *, empty: bool = True, charts: bool = True, created: dt.datetime | None = None):
+    sections = [Section("coups", "Coups", COLUMNS, Rows(n), note="Every coup of the day, in order.")]
+    if empty:
+        sections.append(Section("corrections", "Corrections", COLUMNS[:3], Rows(0)))
+    chart_list = (
+        [
+            Chart(
+                "cagnotte",
+                "Cagnotte per table",
+                [f"Tavolo {i}" for i in range(1, 8)],
+                [12340, 50000, 0, 7710, 123450, 9990, 4005],
+                "cents",
+            ),
+            Chart(
+                "coups",
+                "Coups per hour",
+                [f"{h % 24:02d}:00" for h in range(15, 27)],
+                [3, 10, 22, 40, 55, 61, 70, 66, 50, 31, 12, 4],
+            ),
+        ]
+        if charts
+        else []
+    )
+    return ReportDocument(
+        title="Giornata di gioco 2026-11-29",
+        subtitle="Casinò di Venezia — Ca' Vendramin Calergi",
+        facts=[("Gaming day", "2026-11-29"), ("Cagnotte", "€ 2,074.95"), ("Audit seal", SEAL)],
+        sections=sections,
+        charts=chart_list,
+        created=created,
+    )
+
+
+def written(writer, doc, **options) -> bytes:
+    fp = io.BytesIO()
+    writer(doc, fp, **options)
+    assert not fp.closed  # the caller's file stays open
+    return fp.getvalue()
+
+
+# -- money ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cents", "plain", "display", "decimal"),
+    [
+        (0, "0.00", "0.00", "0.00"),
+        (-1, "-0.01", "-0.01", "-0.01"),
+        (-5, "-0.05", "-0.05", "-0.05"),
+        (-100, "-1.00", "-1.00", "-1.00"),
+        (-123456, "-1234.56", "-1,234.56", "-1234.56"),
+        (99, "0.99", "0.99", "0.99"),
+        (12_345_678_901, "123456789.01", "123,456,789.01", "123456789.01"),
+        (10**20 + 7, "1000000000000000000.07", "1,000,000,000,000,000,000.07", "1000000000000000000.07"),
+    ],
+)
+def test_money_is_exact_to_the_cent(cents, plain, display, decimal):
+    assert money_plain(cents) == plain
+    assert money_display(cents) == display
+    assert money_decimal(cents) == Decimal(decimal)
+    assert str(money_decimal(cents)) == decimal
+
+
+@pytest.mark.parametrize("bad", [1.5, Decimal("1.50"), "150", True])
+def test_money_refuses_anything_but_integer_cents(bad):
+    with pytest.raises(TypeError):
+        money_plain(bad)
+    doc = ReportDocument("t", "", [], [Section("s", "S", [Column("m", "M", "money")], lambda: [(bad,)])])
+    for spec in WRITERS.values():
+        with pytest.raises(TypeError):
+            written(spec, doc)
+
+
+# -- CSV -----------------------------------------------------------------------------------
+
+
+def csv_blocks(data: bytes) -> tuple[list[list[str]], dict[str, list[list[str]]]]:
+    """The preamble records and, per section marker, the records after it."""
+    assert not data.startswith(b"\xef\xbb\xbf")  # plain UTF-8, no BOM
+    records = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    preamble: list[list[str]] = []
+    blocks: dict[str, list[list[str]]] = {}
+    current: list[list[str]] | None = None
+    after_blank = False
+    for record in records:
+        if not record:
+            after_blank = True
+            continue
+        if after_blank and len(record) == 1 and record[0].startswith("# "):
+            current = blocks.setdefault(record[0][2:], [])
+        elif current is None:
+            preamble.append(record)
+        else:
+            current.append(record)
+        after_blank = False
+    return preamble, blocks
+
+
+def test_csv_reads_back_to_the_rows():
+    n = 40
+    data = written(write_csv, make_doc(n))
+    assert b"\r\n" in data and b"\n\n" not in data.replace(b"\r\n", b"")  # RFC 4180 line ends
+    preamble, blocks = csv_blocks(data)
+    assert preamble == [
+        ["# Giornata di gioco 2026-11-29"],
+        ["# Casinò di Venezia — Ca' Vendramin Calergi"],
+        ["# Gaming day", "2026-11-29"],
+        ["# Cagnotte", "€ 2,074.95"],
+        ["# Audit seal", SEAL],
+    ]
+    coups = blocks["Coups"]
+    assert coups[0] == ["# Every coup of the day, in order."]
+    assert coups[1] == ["coup", "table", "at", "cagnotte_eur", "regola", "note"]
+    body = coups[2:]
+    assert len(body) == n
+    for i, record in enumerate(body):
+        coup, table, at, cents, regola, note = coup_row(i)
+        assert record == [
+            str(coup),
+            table,
+            (at.astimezone(ROME).replace(microsecond=0)).isoformat(),
+            money_plain(cents),
+            "true" if regola else "false",
+            note or "",
+        ]
+        # the money column reads back to the exact cents
+        assert int(Decimal(record[3]) * 100) == cents
+    assert body[0][2] == "2026-11-29T20:00:05+01:00"
+    assert blocks["Corrections"] == [["coup", "table", "at"]]
+    assert blocks["Chart: Cagnotte per table"][0] == ["label", "value_eur"]
+    assert blocks["Chart: Cagnotte per table"][7] == ["Tavolo 7", "40.05"]
+    assert blocks["Chart: Coups per hour"][1:3] == [["15:00", "3"], ["16:00", "10"]]
+
+
+def test_a_row_of_the_wrong_width_is_refused():
+    doc = ReportDocument("t", "", [], [Section("s", "S", COLUMNS, lambda: [(1, "x")])])
+    for spec in WRITERS.values():
+        with pytest.raises(ValueError, match="2 cells for 6 columns"):
+            written(spec, doc)
+
+
+# -- XLSX ----------------------------------------------------------------------------------
+
+
+def test_xlsx_reopens_with_sheets_headers_values_formats_and_charts():
+    n = 40
+    data = written(write_xlsx, make_doc(n))
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    assert wb.sheetnames == ["Summary", "Coups", "Corrections", "Charts"]
+
+    summary = wb["Summary"]
+    cells = [[c for c in row if c is not None] for row in summary.iter_rows(values_only=True)]
+    assert ["Giornata di gioco 2026-11-29"] in cells
+    assert ["Audit seal", SEAL] in cells
+    assert ["Coups", "Coups", n] in cells
+    assert ["Corrections", "Corrections", 0] in cells
+    assert len(summary._charts) == 2
+
+    ws = wb["Coups"]
+    rows = list(ws.iter_rows(values_only=True))
+    assert rows[0] == ("Coup", "Table", "Time", "Cagnotte", "Regola", "Note")
+    assert len(rows) == n + 1
+    for i, row in enumerate(rows[1:]):
+        coup, table, at, cents, regola, note = coup_row(i)
+        assert row[0] == coup and isinstance(row[0], int)
+        assert row[1] == table
+        assert row[2] == at.astimezone(ROME).replace(tzinfo=None, microsecond=0)
+        assert Decimal(str(row[3])) == Decimal(cents) / 100
+        assert row[4] is regola
+        assert row[5] == (note or None)  # an empty text is an empty cell
+    money = ws["D2"]
+    assert "€" in money.number_format and "0.00" in money.number_format
+    assert ws["C2"].is_date and ws["C2"].number_format == "yyyy-mm-dd hh:mm:ss"
+    formula_like = next(c for c in ws["F"] if c.value and c.value.startswith("="))
+    assert formula_like.data_type == "s"  # text, never a formula
+    assert ws.freeze_panes == "A2"
+
+    assert list(wb["Corrections"].iter_rows(values_only=True))[:1] == [("Coup", "Table", "Time")]
+    charts = list(wb["Charts"].iter_rows(values_only=True))
+    assert charts[0][0] == "Cagnotte per table"
+    assert charts[1] == ("Label", "Value (€)")
+    assert Decimal(str(charts[2][1])) == Decimal("123.40")
+
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        chart_xml = [z.read(name).decode() for name in z.namelist() if name.startswith("xl/charts/chart")]
+        sheet = z.read("xl/worksheets/sheet2.xml").decode()
+    assert len(chart_xml) == 2
+    assert all(re.search(r"<(c:)?barChart>", x) and "'Charts'!$B$" in x for x in chart_xml)
+    # The stored numbers are the exact decimals, large sums and negative cents included.
+    assert "<v>123456789.01</v>" in sheet and "<v>-123456789.01</v>" in sheet
+    assert "<v>-0.05</v>" in sheet and "<v>-1234.56</v>" in sheet
+
+
+def test_xlsx_continues_a_section_longer_than_a_sheet(monkeypatch):
+    monkeypatch.setattr(xlsx, "MAX_SHEET_ROWS", 11)  # header + 10 rows
+    data = written(write_xlsx, make_doc(25, empty=False, charts=False))
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    assert wb.sheetnames == ["Summary", "Coups", "Coups (2)", "Coups (3)"]
+    counts = [wb[name].max_row - 1 for name in ("Coups", "Coups (2)", "Coups (3)")]
+    assert counts == [10, 10, 5]
+    assert next(wb["Coups (3)"].iter_rows(values_only=True))[0] == "Coup"
+    assert [c.value for c in wb["Coups (3)"]["A"]][1:] == list(range(21, 26))
+
+
+def test_xlsx_sheet_names_are_legal_and_unique():
+    cols = [Column("x", "X", "int")]
+    sections = [
+        Section(f"s{i}", title, cols, Rows(1, lambda i: (i,)))
+        for i, title in enumerate(
+            ["Summary", "a/b: [c]?", "A very long section title that Excel would refuse", "a_b_ _c__"]
+        )
+    ]
+    wb = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, ReportDocument("t", "", [], sections))))
+    assert wb.sheetnames == [
+        "Summary",
+        "Summary (2)",
+        "a_b_ _c__",
+        "A very long section title that ",
+        "a_b_ _c__ (2)",
+    ]
+
+
+# -- PDF -----------------------------------------------------------------------------------
+
+
+def page_count(data: bytes) -> int:
+    return len(re.findall(rb"/Type /Page\b(?!s)", data))
+
+
+def pdf_text(data: bytes, tmp_path) -> str | None:
+    if shutil.which("pdftotext") is None:
+        return None
+    path = tmp_path / "r.pdf"
+    path.write_bytes(data)
+    return subprocess.run(
+        ["pdftotext", "-layout", str(path), "-"], capture_output=True, check=True, text=True
+    ).stdout
+
+
+def test_pdf_is_a_pdf_with_the_facts_rows_and_charts(tmp_path):
+    data = written(write_pdf, make_doc(40))
+    assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
+    text = pdf_text(data, tmp_path)
+    if text is None:
+        pytest.skip("pdftotext is not installed")
+    for expected in (
+        "Giornata di gioco 2026-11-29",
+        "Casinò di Venezia",
+        "Più città — perché €",
+        "Cagnotte (€)",
+        f"Audit seal {SEAL}",
+        "-1,234.56",
+        "123,456,789.01",
+        "2026-11-29 20:00:05",
+        "Coups (continued)",
+        "No rows.",
+        "Cagnotte per table (€)",
+        "Coups per hour",
+        "1,234.50",
+    ):
+        assert expected in text, expected
+    total = page_count(data)
+    assert f"Page 1 of {total}" in text and f"Page {total} of {total}" in text
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_pdf_page_count_follows_the_rows(extra):
+    """A cover page, then ceil(N / rows per page) pages for one section, one page for two charts."""
+    columns = [Column("n", "N", "int"), Column("t", "Text")]
+    per_page = pdf.single_line_rows_per_page(columns, [["1,000", "row"]])
+    for pages_of_rows in (1, 3):
+        n = per_page * pages_of_rows + extra
+        doc = ReportDocument(
+            "t", "", [("Audit seal", SEAL)], [Section("s", "S", columns, Rows(n, lambda i: (i, "row")))]
+        )
+        assert page_count(written(write_pdf, doc)) == 1 + math.ceil(n / per_page)
+    doc = make_doc(0, empty=False, charts=True)
+    assert page_count(written(write_pdf, doc)) == 1 + 1 + 1
+
+
+def test_pdf_wraps_long_text_to_three_lines_and_cuts_the_rest(tmp_path):
+    long = "parola " * 200 + "fine"
+    word = "x" * 400
+    cols = [Column("a", "A"), Column("b", "B")]
+    doc = ReportDocument("t", "", [], [Section("s", "S", cols, Rows(2, lambda i: (long, word)))])
+    font = pdf.fonts().cond
+    lines = pdf.wrap(long, font, pdf.BODY_SIZE, 200, 3)
+    assert len(lines) == 3 and lines[-1].endswith("…")
+    assert all(pdf._width(line, font, pdf.BODY_SIZE) <= 200 for line in lines)
+    broken = pdf.wrap(word, font, pdf.BODY_SIZE, 100, 3)
+    assert len(broken) == 3 and broken[0].startswith("xxx") and broken[-1].endswith("…")
+    assert pdf.wrap("short", font, pdf.BODY_SIZE, 100, 3) == ["short"]
+    text = pdf_text(written(write_pdf, doc), tmp_path)
+    if text is not None:
+        assert "fine" not in text and "…" in text
+
+
+# -- all three -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "pdf"])
+def test_every_section_rows_is_called_exactly_once(fmt):
+    doc = make_doc(30)
+    written(WRITERS[fmt], doc)
+    assert [s.rows.calls for s in doc.sections] == [1, 1]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "pdf"])
+def test_an_empty_document_is_still_a_valid_file(fmt):
+    data = written(WRITERS[fmt], ReportDocument("Empty day", "", [], [], []))
+    assert data
+    if fmt == "xlsx":
+        assert openpyxl.load_workbook(io.BytesIO(data)).sheetnames == ["Summary"]
+    if fmt == "pdf":
+        assert data.startswith(b"%PDF-") and page_count(data) == 1
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "pdf"])
+def test_the_same_document_gives_the_same_bytes(fmt):
+    created = dt.datetime(2026, 11, 30, 6, 0, tzinfo=ROME)
+    first = written(WRITERS[fmt], make_doc(120, created=created))
+    second = written(WRITERS[fmt], make_doc(120, created=created))
+    assert first == second
+    unstamped = written(WRITERS[fmt], make_doc(120))
+    assert unstamped == written(WRITERS[fmt], make_doc(120))
+    if fmt == "pdf":
+        assert b"D:20261130060000+01'00'" in first
+    if fmt == "xlsx":
+        with zipfile.ZipFile(io.BytesIO(first)) as z:
+            assert "2026-11-30T05:00:00Z" in z.read("docProps/core.xml").decode()
+            assert {i.date_time for i in z.infolist()} == {(2026, 11, 30, 5, 0, 0)}
+    if fmt != "csv":
+        assert first != unstamped  # the stamp is the document's, not the clock's
+
+
+def test_writers_registry():
+    assert set(WRITERS) == {"csv", "xlsx", "pdf"}
+    assert WRITERS["csv"].content_type.startswith("text/csv") and WRITERS["csv"].extension == "csv"
+    assert WRITERS["xlsx"].content_type == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert WRITERS["xlsx"].extension == "xlsx"
+    assert WRITERS["pdf"].content_type == "application/pdf" and WRITERS["pdf"].extension == "pdf"
+    assert WRITERS["pdf"].write is write_pdf
+
+
+# -- streaming -----------------------------------------------------------------------------
+
+
+class Sink(io.RawIOBase):
+    """A binary file that keeps nothing, so only the writer's own memory is measured."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        self.size += len(b)
+        return len(b)
+
+
+def peak_bytes(writer, n: int, columns=COLUMNS, make=coup_row) -> int:
+    doc = ReportDocument("t", "", [("Audit seal", SEAL)], [Section("s", "S", columns, Rows(n, make))])
+    tracemalloc.start()
+    try:
+        writer(doc, Sink())
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_csv_memory_does_not_grow_with_the_rows():
+    # Three columns (int, datetime, money) keep tracemalloc's overhead to seconds.
+    columns = COLUMNS[:1] + COLUMNS[2:4]
+
+    def make(i: int) -> tuple:
+        return (i, T0 + dt.timedelta(seconds=i), -i * 37)
+
+    small, big = peak_bytes(write_csv, 20_000, columns, make), peak_bytes(write_csv, 200_000, columns, make)
+    assert big < 2_000_000
+    assert big / small < 1.5, (small, big)
+
+
+@pytest.mark.slow
+def test_xlsx_memory_does_not_grow_with_the_rows():
+    # One column keeps the run near a minute (openpyxl's pure-Python XML writer, under
+    # tracemalloc, is the slow part); a unique text per row proves no shared-string table
+    # grows in memory.
+    columns = [Column("t", "Text")]
+
+    def make(i: int) -> tuple:
+        return (f"unique text {i}",)
+
+    written(write_xlsx, make_doc(5))  # imports and styles warmed up
+    small, big = peak_bytes(write_xlsx, 20_000, columns, make), peak_bytes(write_xlsx, 200_000, columns, make)
+    assert big < 3_000_000
+    assert big / small < 1.5, (small, big)
+
+
+def test_pdf_memory_is_a_few_hundred_bytes_per_row():
+    """reportlab's canvas keeps the finished pages until save(), so the PDF writer grows with
+    the PDF's size; no row is kept. Bounded per row, far below the rows' own size."""
+    written(write_pdf, make_doc(5))  # fonts registered
+    small, big = peak_bytes(write_pdf, 500), peak_bytes(write_pdf, 3_000)
+    assert (big - small) / 2_500 < 600, (small, big)
+
+
+def test_pdf_without_dejavu_writes_eur_in_helvetica(monkeypatch, tmp_path):
+    fallback = pdf._Fonts("Helvetica", "Helvetica-Bold", "Helvetica", "Helvetica-Bold", "Courier", euro=False)
+    monkeypatch.setattr(pdf, "fonts", lambda: fallback)
+    data = written(write_pdf, make_doc(10))
+    assert b"/Helvetica" in data and b"DejaVu" not in data
+    text = pdf_text(data, tmp_path)
+    if text is not None:
+        assert "Cagnotte (EUR)" in text and "Più città" in text and "€" not in text
