@@ -126,6 +126,10 @@ def _context(session: TableSession, writable: bool, outcome: Outcome | None = No
         "seated": [p for p in places if not p["standing"]],
         "quick": quick,
         "rule": rule,
+        # Which hand the next card goes to (a declaration is not a card).
+        "next_card_side": coup["next"]["side"]
+        if coup and coup.get("next") and coup["next"]["need"] in (live.CARD, live.BANKER_DECISION)
+        else None,
         "ranks": RANKS,
         "suits": SUITS,
         "sides": SIDES,

@@ -47,5 +47,5 @@ def card(code) -> str:
     rank, suit = code[:-1], code[-1]
     if rank == "T":
         rank = "10"
-    klass = "card red" if suit in RED else "card"
+    klass = "pc red" if suit in RED else "pc"
     return format_html('<span class="{}">{}{}</span>', klass, rank, SUITS.get(suit, suit))

@@ -1,0 +1,64 @@
+"""A Capo Partita records a whole coup on the tablet, in the browser: a banker alla Regola
+stands on 3 against a punta who stood (2 v... 5 v 3), the tablet warns, the coup is
+reconstructed, the next card is entered, the result and the postings show."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tables.models import Bet, Coup
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def said(page, text: str):
+    """Wait for the outcome of the last post (the aria-live region) to say `text`."""
+    expect(page.locator("#result")).to_contain_text(text)
+
+
+def pick(page, rank: str, suit: str):
+    page.locator(f"form.picker label.key:text-is('{rank}')").first.click()
+    page.locator(f"form.picker button[name=suit][value={suit}]").first.click()
+    said(page, f"{rank}{suit}")
+
+
+@pytest.mark.parametrize("viewport", ["landscape", "portrait"])
+def test_capo_partita_records_a_coup_with_a_reconstruction(make_game, page_for, shoot, viewport):
+    game = make_game("venezia")
+    page = page_for(game.capo, viewport)
+    page.goto(page.base + "/tablet/")
+    shoot(page, f"tablet-list-{viewport}")
+    page.get_by_role("link", name="Table").first.click()
+    page.wait_for_load_state("networkidle")
+    # The banker declares the Regola: the Capo Partita marks him.
+    banker_row = page.locator("table.players tr", has_text=game.banker.full_name)
+    banker_row.get_by_role("button").click()
+    said(page, "plays alla Regola")
+    page.get_by_role("button", name="Open the coup").click()
+    said(page, "Coup 1 open")
+    shoot(page, f"tablet-bets-{viewport}")
+    row = page.locator("form.bet-row", has_text=game.seat(2).full_name)
+    row.get_by_role("button", name="Banco").click()
+    said(page, "Banco!")
+    page.get_by_role("button", name="Rien ne va plus").click()
+    said(page, "Rien ne va plus")
+    for rank, suit in (("2", "S"), ("K", "H"), ("3", "C"), ("3", "D")):
+        pick(page, rank, suit)
+    shoot(page, f"tablet-declaration-{viewport}")
+    page.get_by_role("button", name="Non", exact=True).click()
+    said(page, "non")
+    assert "against the Regola" in page.locator("button.nonconforming").inner_text()
+    shoot(page, f"tablet-banker-decision-{viewport}")
+    page.locator("button", has_text="Banker stands").click()
+    said(page, "The banker stands")
+    shoot(page, f"tablet-reconstruction-{viewport}")
+    pick(page, "5", "H")
+    expect(page.locator(".result")).to_contain_text("The banker wins")
+    shoot(page, f"tablet-result-{viewport}")
+    coup = Coup.objects.get(session=game.session)
+    assert coup.state == Coup.State.SETTLED and coup.winner == "banker" and coup.conforming is False
+    bet = Bet.objects.get(coup=coup)  # the winning banco call became the one bet
+    assert bet.kind == Bet.Kind.BANCO and bet.patron == game.seat(2)
+    assert "As reconstructed (settled)" in page.content()
+    assert page.problems == [], "\n".join(page.problems)
