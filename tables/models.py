@@ -117,6 +117,13 @@ class Bank(models.Model):
     end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)
     origin = models.CharField(max_length=16, choices=Origin.choices)
     coups_completed = models.PositiveIntegerField(default=0)
+    turn_seat = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="The seat whose turn in the rotation this bank holds, the table's rotation pointer "
+        "(RULES.md §5, tables.engine.succession): the banker's seat; for a standing banker or a "
+        "domestic distant successor, the turn he did not take.",
+    )
     opened_at = models.DateTimeField()
     opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -335,3 +342,190 @@ class FauxTirageBar(models.Model):
 
     def __str__(self) -> str:
         return f"{self.patron_id} barred @ session {self.session_id}"
+
+
+class Succession(models.Model):
+    """Passing the bank when it ends (RULES.md §5): laid out at once, offer by offer, in the
+    order of the right to the bank (tables.engine.succession), then answered one by one, so
+    the record shows who had the right to the bank and why.
+
+    offering -> taken (an offer accepted) | unclaimed (everybody passed: an auction may open)
+    | lapsed (domestic: nobody opens a bank); unclaimed -> auction -> taken | lapsed (no bid).
+    A live succession (offering, unclaimed, auction) is at most one per session."""
+
+    class Reason(models.TextChoices):
+        LOST = "lost", "the banker lost a coup"
+        WITHDRAWN = "withdrawn", "the banker withdrew"
+
+    class Kind(models.TextChoices):
+        ROTATION = "rotation", "new bank, next in rotation"
+        ALL_ALTEZZA = "all_altezza", "seguito all'altezza"
+        EQUAL_BANK = "equal_bank", "an equal bank, nearest in turn"
+        CONTINUATION = "continuation", "at least the mandatory continuation, then from the minimum"
+
+    class Status(models.TextChoices):
+        OFFERING = "offering", "offered in turn"
+        UNCLAIMED = "unclaimed", "nobody took it; an auction may open"
+        AUCTION = "auction", "at auction"
+        TAKEN = "taken", "taken"
+        LAPSED = "lapsed", "lapsed"
+
+    LIVE = (Status.OFFERING, Status.UNCLAIMED, Status.AUCTION)
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="successions")
+    number = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
+    previous_bank = models.OneToOneField(Bank, on_delete=models.PROTECT, related_name="succession")
+    outgoing_banker = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    profile = models.CharField(max_length=20, help_text="The table's profile when the bank ended.")
+    amount = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The bank offered all'altezza (or its equal), cents."
+    )
+    floor = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="domestic: the mandatory continuation, cents."
+    )
+    minimum = models.PositiveIntegerField(help_text="The table minimum when the bank ended, cents.")
+    after_seat = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The rotation pointer: the offers start with the seat after it."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OFFERING)
+    new_bank = models.OneToOneField(
+        Bank, on_delete=models.PROTECT, null=True, blank=True, related_name="from_succession"
+    )
+    lapse_reason = models.CharField(max_length=32, blank=True)
+    started_at = models.DateTimeField()
+    started_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "number"], name="tables_succession_session_number_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(status__in=["offering", "unclaimed", "auction"]),
+                name="tables_succession_one_live_per_session",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="taken", new_bank__isnull=False)
+                | (~Q(status="taken") & Q(new_bank__isnull=True)),
+                name="tables_succession_new_bank_iff_taken",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"succession {self.number} @ session {self.session_id}"
+
+
+class SuccessionOffer(models.Model):
+    """One player's right to the bank in a succession, with its terms and his answer."""
+
+    class Round(models.TextChoices):
+        NEW_BANK = "new_bank", "a new bank, in rotation"
+        SEATED = "seated", "all'altezza, seated in order"
+        STANDING = "standing", "all'altezza, standing: first to speak"
+        CLAIM = "claim", "an equal bank: nearest claimant"
+        HEIGHT = "height", "at least the mandatory continuation"
+        MINIMUM = "minimum", "a new bank from the minimum"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        ACCEPTED = "accepted", "accepted"
+        CLAIMED = "claimed", "claimed"
+        PASSED = "passed", "passed"
+        SKIPPED = "skipped", "skipped"
+
+    succession = models.ForeignKey(Succession, on_delete=models.PROTECT, related_name="offers")
+    order = models.PositiveSmallIntegerField(help_text="The order of the right to the bank, 1, 2, ...")
+    round = models.CharField(max_length=10, choices=Round.choices)
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
+    seat_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    standing = models.BooleanField(default=False)
+    amount_min = models.PositiveBigIntegerField()
+    amount_max = models.PositiveBigIntegerField(null=True, blank=True, help_text="None: the table maximum.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    reason = models.CharField(max_length=16, blank=True, help_text="Why skipped.")
+    amount = models.PositiveBigIntegerField(null=True, blank=True, help_text="Accepted or claimed at, cents.")
+    answered_at = models.DateTimeField(null=True, blank=True)
+    answered_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["succession_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["succession", "order"], name="tables_offer_order_unique"),
+            models.UniqueConstraint(
+                fields=["succession", "round", "patron"], name="tables_offer_one_per_patron_per_round"
+            ),
+            models.UniqueConstraint(
+                fields=["succession"], condition=Q(status="accepted"), name="tables_offer_one_accepted"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"offer {self.order} ({self.status}) of succession {self.succession_id}"
+
+
+class Auction(models.Model):
+    """The asta (RULES.md §5): bids in a definite order (seq, under this row's lock), an
+    explicit close, the winning bid becomes the new bank (origin auction)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed"
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="auctions")
+    succession = models.OneToOneField(Succession, on_delete=models.PROTECT, related_name="auction")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    bids_count = models.PositiveIntegerField(default=0, help_text="The last bid's seq.")
+    winning_bid = models.OneToOneField(
+        "Bid", on_delete=models.PROTECT, null=True, blank=True, related_name="won_auction"
+    )
+    opened_at = models.DateTimeField()
+    opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "opened_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session"], condition=Q(status="open"), name="tables_auction_one_open_per_session"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="open", closed_at__isnull=True, winning_bid__isnull=True)
+                | Q(status="closed", closed_at__isnull=False),
+                name="tables_auction_closed_iff_closed_at",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"auction of succession {self.succession_id}"
+
+
+class Bid(models.Model):
+    """One bid at an auction: patron, amount, seated or standing, time, and its seq."""
+
+    auction = models.ForeignKey(Auction, on_delete=models.PROTECT, related_name="bids")
+    seq = models.PositiveIntegerField(help_text="1, 2, ... the definite order of arrival.")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
+    seat_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    standing = models.BooleanField(default=False)
+    amount = models.PositiveBigIntegerField()
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["auction_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["auction", "seq"], name="tables_bid_auction_seq_unique"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="tables_bid_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"bid {self.seq} of {self.amount} by {self.patron_id} @ auction {self.auction_id}"

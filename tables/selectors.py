@@ -10,8 +10,22 @@ from django.db.models import Prefetch, QuerySet, Sum
 from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, get_profile, live
 from tables.engine import Shoe as EngineShoe
+from tables.engine import succession as succession_rules
 
-from .models import BancoCall, Bank, Bet, Coup, FauxTirageBar, Posting, RegolaMark, Shoe
+from .models import (
+    Auction,
+    BancoCall,
+    Bank,
+    Bet,
+    Bid,
+    Coup,
+    FauxTirageBar,
+    Posting,
+    RegolaMark,
+    Shoe,
+    Succession,
+    SuccessionOffer,
+)
 
 
 def coup_list(*, session: TableSession) -> QuerySet[Coup]:
@@ -150,11 +164,12 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
     Regola hint (engine rule_in_force), the Regola marks, the bars, the shoe, the balances."""
     session = TableSession.objects.select_related("table").get(pk=session.pk)
     profile = get_profile(session.table.profile)
-    bank = (
-        Bank.objects.filter(session=session, status=Bank.Status.ACTIVE)
-        .select_related("banker", "seat")
-        .first()
+    # The last bank is the active one when one is (a bank opens only when none is active,
+    # numbers increase); ended, it still carries the rotation pointer. One query for both.
+    last_bank = (
+        Bank.objects.filter(session=session).select_related("banker", "seat").order_by("-number").first()
     )
+    bank = last_bank if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
     shoe = Shoe.objects.filter(session=session, finished_at__isnull=True).first()
     coup = (
         Coup.objects.filter(session=session)
@@ -177,6 +192,9 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
         .annotate(total=Sum("amount"))
         .order_by("patron_id")
     )
+    # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
+    # otherwise), whatever the number of offers and bids.
+    succession = None if bank is not None else _current_succession(session)
     in_play = coup is not None and coup.state != Coup.State.SETTLED
     reasons = []
     if not session.is_open:
@@ -239,4 +257,152 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
             if r["patron_id"] is not None
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
+        "rotation": _rotation(profile, session, last_bank, seats),
+        "succession": None if succession is None else _succession_state(succession, bars),
+    }
+
+
+# --------------------------------------------------------------------------- succession (RULES.md §5)
+
+
+def _current_succession(session: TableSession) -> Succession | None:
+    """The session's latest succession with its offers, auction and bids: 3 queries."""
+    return (
+        Succession.objects.filter(session=session)
+        .select_related("outgoing_banker", "auction", "auction__winning_bid")
+        .prefetch_related(
+            Prefetch(
+                "offers", queryset=SuccessionOffer.objects.select_related("patron", "seat").order_by("order")
+            ),
+            Prefetch("auction__bids", queryset=Bid.objects.select_related("patron").order_by("seq")),
+        )
+        .order_by("-number")
+        .first()
+    )
+
+
+def _rotation(profile, session: TableSession, last_bank: Bank | None, seats: list[Seat]) -> dict[str, Any]:
+    """The rotation pointer: the seat whose turn the (last) bank holds, and the seat the bank
+    is offered to first when it passes (empty seats and the banker skipped)."""
+    if profile.house_bank:
+        return {"direction": str(profile.rotation), "turn_seat": None, "next_seat": None}
+    turn = None if last_bank is None else last_bank.turn_seat
+    banker_id = (
+        last_bank.banker_id if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
+    )
+    occupied = [s.seat_number for s in seats if s.seat_number is not None and s.patron_id != banker_id]
+    return {
+        "direction": str(profile.rotation),
+        "turn_seat": turn,
+        "next_seat": succession_rules.next_seat(
+            occupied, after=turn, rotation=profile.rotation, table_seats=session.table.seats
+        ),
+    }
+
+
+def _auction_state(succession: Succession) -> dict[str, Any] | None:
+    try:
+        auction: Auction = succession.auction
+    except Auction.DoesNotExist:
+        return None
+    bids = list(auction.bids.all())
+    return {
+        "id": auction.pk,
+        "status": auction.status,
+        "opened_at": auction.opened_at.isoformat(),
+        "closed_at": None if auction.closed_at is None else auction.closed_at.isoformat(),
+        "best": max((b.amount for b in bids), default=None),
+        "winning_bid": auction.winning_bid_id,
+        "bids": [
+            {
+                "id": b.pk,
+                "seq": b.seq,
+                "patron": _name(b.patron),
+                "amount": b.amount,
+                "seat_number": b.seat_number,
+                "standing": b.standing,
+                "at": b.at.isoformat(),
+            }
+            for b in bids
+        ],
+    }
+
+
+def _succession_state(succession: Succession, bars: list[FauxTirageBar]) -> dict[str, Any]:
+    offers = list(succession.offers.all())
+    engine_offers = tuple(
+        succession_rules.Offer(
+            o.order,
+            succession_rules.Round(o.round),
+            o.patron_id,
+            o.seat_number,
+            o.amount_min,
+            o.amount_max,
+            succession_rules.Status(o.status),
+        )
+        for o in offers
+    )
+    turn = (
+        {o.order for o in succession_rules.current(engine_offers)}
+        if succession.status == Succession.Status.OFFERING
+        else set()
+    )
+    barred = {b.patron_id for b in bars}
+    return {
+        "id": succession.pk,
+        "number": succession.number,
+        "reason": succession.reason,
+        "kind": succession.kind,
+        "status": succession.status,
+        "lapse_reason": succession.lapse_reason or None,
+        "previous_bank": succession.previous_bank_id,
+        "outgoing_banker": _name(succession.outgoing_banker),
+        "amount": succession.amount,
+        "floor": succession.floor,
+        "minimum": succession.minimum,
+        "after_seat": succession.after_seat,
+        "new_bank": succession.new_bank_id,
+        "started_at": succession.started_at.isoformat(),
+        "ended_at": None if succession.ended_at is None else succession.ended_at.isoformat(),
+        "offers": [
+            {
+                "id": o.pk,
+                "order": o.order,
+                "round": o.round,
+                "patron": _name(o.patron),
+                "seat_number": o.seat_number,
+                "standing": o.standing,
+                "amount_min": o.amount_min,
+                "amount_max": o.amount_max,
+                "status": o.status,
+                "reason": o.reason or None,
+                "amount": o.amount,
+                "current": o.order in turn,
+                # who is no longer there will be skipped at the next answer
+                "present": o.seat.left_at is None and o.patron_id not in barred,
+                "answered_at": None if o.answered_at is None else o.answered_at.isoformat(),
+            }
+            for o in offers
+        ],
+        "auction": _auction_state(succession),
+    }
+
+
+def succession_state(*, session: TableSession) -> dict[str, Any]:
+    """The bank passing at a table (RULES.md §5): the rotation pointer, and the latest
+    succession with its offers (whose turn it is), its auction and the bids. 7 queries."""
+    session = TableSession.objects.select_related("table").get(pk=session.pk)
+    profile = get_profile(session.table.profile)
+    last_bank = Bank.objects.filter(session=session).order_by("-number").first()
+    seats = list(Seat.objects.filter(session=session, left_at__isnull=True))
+    bars = list(FauxTirageBar.objects.filter(session=session))
+    succession = _current_succession(session)
+    return {
+        "session": session.pk,
+        "profile": profile.name,
+        "bank": None
+        if last_bank is None or last_bank.status != Bank.Status.ACTIVE
+        else {"id": last_bank.pk, "banker": last_bank.banker_id, "amount": last_bank.amount},
+        "rotation": _rotation(profile, session, last_bank, seats),
+        "succession": None if succession is None else _succession_state(succession, bars),
     }

@@ -16,8 +16,12 @@ from .coup import (
 )
 from .marks import faux_tirage_bar, regola_mark
 from .shoe import card_void, shoe_load
+from .succession import auction_bid, auction_close, auction_open, offer_accept, offer_pass, succession_start
 
 __all__ = [
+    "auction_bid",
+    "auction_close",
+    "auction_open",
     "banco_call",
     "bank_end_for_session_close",
     "bank_open",
@@ -29,10 +33,13 @@ __all__ = [
     "coup_open",
     "coup_record",
     "faux_tirage_bar",
+    "offer_accept",
+    "offer_pass",
     "punta_declare",
     "reconstruction_card",
     "reconstruction_decide",
     "regola_mark",
     "rien_ne_va_plus",
     "shoe_load",
+    "succession_start",
 ]

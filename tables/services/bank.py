@@ -5,14 +5,15 @@ from __future__ import annotations
 from django.db import transaction
 
 from config.errors import ApplicationError, Conflict
-from floor.models import Patron, TableSession
+from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
 
 from ..models import Bank
 from ._common import User, active_bank, audit, coup_in_play, lock_session, now, place_of, profile_of
+from .succession import succession_end_for_session_close, succession_give_way, succession_start
 
 
-def _check_amount(session: TableSession, amount: int) -> None:
+def check_bank_amount(session: TableSession, amount: int) -> None:
     # RULES.md §2.1: a new bank is at least the table minimum; §6: the house may set a maximum.
     if type(amount) is not int or amount <= 0:
         raise ApplicationError(
@@ -45,7 +46,8 @@ def bank_open(
     if active_bank(session) is not None:
         raise Conflict("bank_already_active", "A bank is active at this table.")
     seat = place_of(session, patron)
-    first = not Bank.objects.filter(session=session).exists()
+    last = Bank.objects.filter(session=session).order_by("-number").first()
+    first = last is None
     if first:
         if not session_can_start(session):
             raise ApplicationError(
@@ -66,18 +68,49 @@ def bank_open(
         origin = origin or Bank.Origin.SUCCESSION
         if origin not in (Bank.Origin.SUCCESSION, Bank.Origin.AUCTION, Bank.Origin.CONTINUATION):
             raise ApplicationError("bad_origin", "Unknown bank origin.", details={"origin": origin})
-    _check_amount(session, amount)
+    check_bank_amount(session, amount)
+    if not first:
+        # The succession (tables.services.succession) is how the bank passes by the rules
+        # (RULES.md §5); a bank entered here directly ends a live one, recorded (refused
+        # while an auction is open).
+        succession_give_way(session=session, by=by, patron=patron)
+    # The rotation pointer (RULES.md §5): the banker's seat; a standing banker keeps the last.
+    turn_seat = seat.seat_number if seat.seat_number is not None else (last.turn_seat if last else None)
+    return open_bank_row(
+        session=session,
+        by=by,
+        patron_id=patron.pk,
+        seat=seat,
+        amount=amount,
+        origin=origin,
+        turn_seat=turn_seat,
+    )
+
+
+def open_bank_row(
+    *,
+    session: TableSession,
+    by: User,
+    patron_id: int,
+    seat: Seat,
+    amount: int,
+    origin: str,
+    turn_seat: int | None,
+) -> Bank:
+    """Write a new bank and its audit event; the caller holds the session lock and has
+    checked who takes it and for how much (bank_open, the succession, the auction)."""
     number = (
         Bank.objects.filter(session=session).order_by("-number").values_list("number", flat=True).first() or 0
     ) + 1
     bank = Bank.objects.create(
         session=session,
         number=number,
-        banker=patron,
+        banker_id=patron_id,
         seat=seat,
         amount=amount,
         initial_amount=amount,
         origin=origin,
+        turn_seat=turn_seat,
         opened_at=now(),
         opened_by=by,
     )
@@ -88,11 +121,12 @@ def bank_open(
         bank,
         {
             "number": number,
-            "banker": patron.pk,
+            "banker": patron_id,
             "seat": seat.pk,
             "seat_number": seat.seat_number,
             "amount": amount,
             "origin": origin,
+            "turn_seat": turn_seat,
         },
     )
     return bank
@@ -109,6 +143,9 @@ def bank_withdraw(*, bank: Bank, by: User) -> Bank:
         raise Conflict("coup_in_progress", "The banker withdraws between coups.")
     if bank.coups_completed < 1:
         raise ApplicationError("withdraw_too_early", "A banker withdraws after at least one completed coup.")
+    # RULES.md §5: as the banker passes the hand, the bank is offered (seguito all'altezza,
+    # an equal bank, the domestic continuation); the bank's end is the withdrawal's last event.
+    succession_start(session=session, bank=bank, by=by, reason=Bank.EndReason.WITHDRAWN)
     _end(session, bank, by, Bank.EndReason.WITHDRAWN)
     return bank
 
@@ -140,6 +177,7 @@ def bank_end_for_session_close(*, session: TableSession, by: User) -> Bank | Non
     if not session.is_closed:
         raise Conflict("session_not_closed", "The session is still in play.")
     bank = active_bank(session)
+    succession_end_for_session_close(session=session, by=by)  # a bank waiting for a successor
     if bank is None:
         return None
     _end(session, bank, by, Bank.EndReason.SESSION_CLOSED)

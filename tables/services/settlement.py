@@ -10,6 +10,7 @@ from tables.engine import BANKER, PUNTA, settle
 
 from ..models import Bank, Coup, Posting
 from ._common import User, audit, cagnotte_settings, engine_errors, now, profile_of
+from .succession import succession_start
 
 
 def settle_coup(*, session: TableSession, coup: Coup, by: User, winner: str) -> Coup:
@@ -131,4 +132,6 @@ def settle_coup(*, session: TableSession, coup: Coup, by: User, winner: str) -> 
                 "coups_completed": bank.coups_completed,
             },
         )
+        # RULES.md §5: the bank passes at once, offered to the next in rotation.
+        succession_start(session=session, bank=bank, by=by)
     return coup

@@ -1,0 +1,699 @@
+"""Passing the bank and the auction (RULES.md §5): the succession laid out when a bank ends,
+the players' answers (the Capo Partita records what they say), the asta.
+
+When a bank ends by a loss (tables.services.settlement) or a withdrawal (bank_withdraw), the
+same transaction starts its succession (`succession_start`): every offer, in the order of
+the right to the bank, with its terms, from tables.engine.succession. Each answer is one
+transaction: the session lock first, then the succession row, then its auction (the lock
+order of ARCHITECTURE.md, extended: day -> session -> bank -> coup -> succession -> auction),
+the rule from the engine, the rows and the audit event together. Because every service
+locks the session row first, two answers, two bids or a bid and the close never interleave:
+bids get their seq in the order they obtain the lock, and the bank is taken once (the
+partial unique indexes of tables/models.py are the backstop).
+
+Who acts: the Capo Partita assigned to the session records acceptances, passes and bids
+(the players speak, he records); the auction is opened and closed by him or by a
+Commissario; nobody else."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from config.errors import ApplicationError, Conflict, NotAllowed
+from floor.models import Patron, Seat, TableSession
+from floor.roles import Role, has_role
+from tables.engine import Profile
+from tables.engine import succession as rules
+
+from ..models import Auction, Bank, Bid, Coup, FauxTirageBar, Succession, SuccessionOffer
+
+# bank.py imports this module's hooks; this module needs bank.py's row writer at call time
+# only, so the module (not its names) is imported: no import cycle at load time.
+from . import bank as bank_services
+from ._common import (
+    User,
+    active_bank,
+    audit,
+    engine_errors,
+    is_barred,
+    lock_session,
+    now,
+    place_of,
+    profile_of,
+)
+
+# --------------------------------------------------------------------------- locks and checks
+
+
+def _lock_floor(session_id: int, by: User) -> TableSession:
+    """Lock the session for a step the Capo Partita of the table or a Commissario may take
+    (opening and closing the auction): the same checks as lock_session otherwise."""
+    locked = TableSession.objects.select_for_update(of=("self",)).select_related("table").get(pk=session_id)
+    if by is None or not (by.pk == locked.capo_partita_id or has_role(by, Role.COMMISSARIO)):
+        raise NotAllowed(
+            "not_capo_partita_or_commissario",
+            "Only the table's Capo Partita or a Commissario opens and closes the auction.",
+            details={"session": locked.pk},
+        )
+    if locked.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": locked.pk})
+    if not locked.is_open:
+        raise Conflict(
+            "session_interrupted", "Play is interrupted at this table.", details={"session": locked.pk}
+        )
+    return locked
+
+
+def _lock_succession(pk: int) -> Succession:
+    return Succession.objects.select_for_update(of=("self",)).select_related("previous_bank").get(pk=pk)
+
+
+def _require_offering(succ: Succession) -> None:
+    if succ.status == Succession.Status.TAKEN:
+        raise Conflict(
+            "bank_already_taken",
+            "The bank has been taken already.",
+            details={"succession": succ.pk, "bank": succ.new_bank_id},
+        )
+    if succ.status != Succession.Status.OFFERING:
+        raise Conflict(
+            "succession_not_open",
+            "The bank is no longer offered in turn.",
+            details={"succession": succ.pk, "status": succ.status},
+        )
+
+
+def _check_holder(session: TableSession, succ: Succession, patron: Patron) -> Seat:
+    """The patron is at the table, may hold the cards, and is not the outgoing banker."""
+    seat = place_of(session, patron)
+    if is_barred(session, patron.pk):
+        raise ApplicationError(
+            "patron_barred",
+            "The patron is barred from holding the cards at this session.",
+            details={"patron": patron.pk},
+        )
+    if patron.pk == succ.outgoing_banker_id:
+        raise ApplicationError(
+            "outgoing_banker",
+            "The outgoing banker does not take his own bank back.",
+            details={"patron": patron.pk},
+        )
+    return seat
+
+
+def _check_amount(amount: object) -> None:
+    if type(amount) is not int or amount <= 0:
+        raise ApplicationError(
+            "bad_amount", "The bank is a positive whole number of cents.", details={"amount": amount}
+        )
+
+
+# --------------------------------------------------------------------------- offers, engine <-> rows
+
+
+def _engine_offers(rows: list[SuccessionOffer]) -> tuple[rules.Offer, ...]:
+    return tuple(
+        rules.Offer(
+            order=r.order,
+            round=rules.Round(r.round),
+            key=r.patron_id,
+            seat_number=r.seat_number,
+            amount_min=r.amount_min,
+            amount_max=r.amount_max,
+            status=rules.Status(r.status),
+            reason=r.reason,
+            amount=r.amount,
+        )
+        for r in rows
+    )
+
+
+def _offer_dict(o: rules.Offer) -> dict[str, Any]:
+    return {
+        "order": o.order,
+        "round": str(o.round),
+        "patron": o.key,
+        "seat_number": o.seat_number,
+        "amount_min": o.amount_min,
+        "amount_max": o.amount_max,
+        "status": str(o.status),
+        "reason": str(o.reason),
+        "amount": o.amount,
+    }
+
+
+def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User) -> list[dict[str, Any]]:
+    """Write what changed; return the changes (for the audit event)."""
+    by_order = {o.order: o for o in offers}
+    at, changed = now(), []
+    for row in rows:
+        new = by_order[row.order]
+        if (row.status, row.reason, row.amount) == (str(new.status), str(new.reason), new.amount):
+            continue
+        row.status, row.reason, row.amount = str(new.status), str(new.reason), new.amount
+        row.answered_at, row.answered_by = at, by
+        changed.append(row)
+    if changed:
+        SuccessionOffer.objects.bulk_update(
+            changed, ["status", "reason", "amount", "answered_at", "answered_by"]
+        )
+    return [
+        {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount}
+        for r in changed
+    ]
+
+
+def _rows(succ: Succession) -> list[SuccessionOffer]:
+    return list(SuccessionOffer.objects.filter(succession=succ).select_related("seat").order_by("order"))
+
+
+def _present(session: TableSession, succ: Succession, rows: list[SuccessionOffer]) -> rules.Answer:
+    """Nobody waits for a player who has left his place or been barred since the bank was
+    offered: his pending offers are skipped (the same transaction as the answer)."""
+    offers = _engine_offers(rows)
+    barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
+    pending = [r for r in rows if r.status == SuccessionOffer.Status.PENDING]
+    left = {r.patron_id for r in pending if r.seat.left_at is not None}
+    answer = rules.skip(offers, left, rules.Skip.LEFT)
+    return rules.skip(answer.offers, {r.patron_id for r in pending} & (barred - left), rules.Skip.BARRED)
+
+
+# --------------------------------------------------------------------------- starting
+
+
+def _places(session: TableSession) -> tuple[list[rules.Place], dict[int, Seat]]:
+    seats = list(
+        Seat.objects.filter(session=session, left_at__isnull=True).order_by("standing", "taken_at", "id")
+    )
+    barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
+    places = [rules.Place(s.patron_id, s.seat_number, s.patron_id not in barred) for s in seats]
+    return places, {s.patron_id: s for s in seats}
+
+
+def succession_start(
+    *, session: TableSession, bank: Bank, by: User, reason: str | None = None
+) -> Succession | None:
+    """Lay out the succession of a bank that ends by a loss or a withdrawal (`reason`,
+    default the bank's end_reason; RULES.md §5). Runs inside the transaction that ends the
+    bank, with the session and bank locks held (settle_coup, bank_withdraw): not a use case
+    of its own. Returns None where the bank never passes or it has its succession already."""
+    profile = profile_of(session)
+    reason = reason or bank.end_reason
+    if reason not in (Bank.EndReason.LOST, Bank.EndReason.WITHDRAWN):
+        return None
+    if Succession.objects.filter(previous_bank=bank).exists():
+        return None
+    with engine_errors():
+        kind = rules.kind_for(profile, reason)
+    places, seats = _places(session)
+    amount = floor = None
+    if kind in (rules.Kind.ALL_ALTEZZA, rules.Kind.EQUAL_BANK):
+        amount = bank.amount
+    elif kind == rules.Kind.CONTINUATION:
+        last = Coup.objects.filter(bank=bank, state=Coup.State.SETTLED).order_by("-number").first()
+        floor = rules.continuation_floor(
+            profile,
+            bank_amount=bank.amount,
+            last_winner=last.winner if last else None,
+            last_covered=last.covered if last else 0,
+        )
+    after = bank.turn_seat if bank.turn_seat is not None else bank.seat.seat_number
+    with engine_errors():
+        offers = rules.build_offers(
+            kind,
+            places=places,
+            outgoing=bank.banker_id,
+            after=after,
+            rotation=profile.rotation,
+            table_seats=session.table.seats,
+            minimum=session.minimum,
+            amount=amount,
+            floor=floor,
+        )
+    at = now()
+    number = (Succession.objects.filter(session=session).aggregate(n=Max("number"))["n"] or 0) + 1
+    succ = Succession.objects.create(
+        session=session,
+        number=number,
+        previous_bank=bank,
+        outgoing_banker_id=bank.banker_id,
+        reason=reason,
+        kind=kind,
+        profile=profile.name,
+        amount=amount,
+        floor=floor,
+        minimum=session.minimum,
+        after_seat=after,
+        started_at=at,
+        started_by=by,
+    )
+    SuccessionOffer.objects.bulk_create(
+        [
+            SuccessionOffer(
+                succession=succ,
+                order=o.order,
+                round=o.round,
+                patron_id=o.key,
+                seat=seats[o.key],
+                seat_number=o.seat_number,
+                standing=o.standing,
+                amount_min=o.amount_min,
+                amount_max=o.amount_max,
+                status=o.status,
+                reason=o.reason,
+            )
+            for o in offers
+        ]
+    )
+    audit(
+        session,
+        by,
+        "succession.started",
+        succ,
+        {
+            "number": number,
+            "previous_bank": bank.pk,
+            "outgoing_banker": bank.banker_id,
+            "reason": reason,
+            "kind": str(kind),
+            "profile": profile.name,
+            "rotation": str(profile.rotation),
+            "after_seat": after,
+            "amount": amount,
+            "floor": floor,
+            "minimum": session.minimum,
+            "maximum": session.maximum,
+            "offers": [_offer_dict(o) for o in offers],
+            "turn": [o.key for o in rules.current(offers)],
+        },
+    )
+    if not rules.current(offers):  # nobody to offer it to: everybody else barred, or alone
+        _exhausted(session, succ, profile, by)
+    return succ
+
+
+def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: User) -> None:
+    """Nobody took the bank in turn: it goes to auction where the profile has one (§5),
+    else (domestic, seed 002) nobody opens a bank and the succession lapses."""
+    if rules.auction_allowed(profile):
+        succ.status = Succession.Status.UNCLAIMED
+        succ.save(update_fields=["status"])
+        audit(session, by, "succession.unclaimed", succ, {"succession": succ.pk, "auction_allowed": True})
+    else:
+        _lapse(session, succ, by, "nobody_accepted")
+
+
+def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
+    succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
+    succ.save(update_fields=["status", "lapse_reason", "ended_at", "ended_by"])
+    audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})
+
+
+def _take(
+    session: TableSession,
+    succ: Succession,
+    by: User,
+    *,
+    patron_id: int,
+    seat: Seat,
+    amount: int,
+    origin: str,
+    turn_seat: int | None,
+    why: dict[str, Any],
+) -> Bank:
+    if active_bank(session) is not None:  # never expected: a live succession has no bank beside it
+        raise Conflict("bank_already_active", "A bank is active at this table.")
+    bank = bank_services.open_bank_row(
+        session=session,
+        by=by,
+        patron_id=patron_id,
+        seat=seat,
+        amount=amount,
+        origin=origin,
+        turn_seat=turn_seat,
+    )
+    succ.status, succ.new_bank, succ.ended_at, succ.ended_by = Succession.Status.TAKEN, bank, now(), by
+    succ.save(update_fields=["status", "new_bank", "ended_at", "ended_by"])
+    audit(
+        session,
+        by,
+        "succession.taken",
+        succ,
+        {
+            "succession": succ.pk,
+            "bank": bank.pk,
+            "banker": patron_id,
+            "seat_number": seat.seat_number,
+            "amount": amount,
+            "origin": origin,
+            "turn_seat": {"old": succ.after_seat, "new": turn_seat},
+            **why,
+        },
+    )
+    return bank
+
+
+# --------------------------------------------------------------------------- answering
+
+
+@transaction.atomic
+def offer_accept(*, succession: Succession, by: User, patron: Patron, amount: int) -> Succession:
+    """The patron takes the bank at `amount` (RULES.md §5), if it is his turn and the amount
+    is within the terms of his offer: a new bank from the table minimum (at most the
+    maximum) after a loss; the whole bank all'altezza; an equal bank (chemmy-fi: a claim,
+    won by the nearest claimant); domestic, at least the mandatory continuation, then from
+    the minimum. The bank opens in the same transaction (origin succession)."""
+    return _answer(succession, by, patron, accept=True, amount=amount)
+
+
+@transaction.atomic
+def offer_pass(*, succession: Succession, by: User, patron: Patron) -> Succession:
+    """The patron declines ("passe"); the right passes to the next in turn."""
+    return _answer(succession, by, patron, accept=False, amount=None)
+
+
+def _answer(
+    succession: Succession, by: User, patron: Patron, *, accept: bool, amount: int | None
+) -> Succession:
+    session = lock_session(succession.session_id, by)
+    profile = profile_of(session)
+    succ = _lock_succession(succession.pk)
+    _require_offering(succ)
+    _check_holder(session, succ, patron)
+    if accept:
+        _check_amount(amount)
+    rows = _rows(succ)
+    present = _present(session, succ, rows)
+    if present.winner is not None or present.exhausted:
+        # Departures alone decided it (chemmy-fi: the nearer players left, so a farther claim
+        # wins; or nobody is left to ask): that is recorded and the answer is moot.
+        return _settle(session, succ, profile, rows, present, by, {"decided_by": "departure"})
+    # A new bank is at least today's minimum and at most today's maximum (§2.1, §6: the
+    # Commissario may change them during play), not the minimum when the offers were laid out.
+    offers = tuple(
+        replace(o, amount_min=session.minimum) if o.round in rules.NEW_BANK_ROUNDS else o for o in present.offers
+    )
+    with engine_errors():
+        offer = rules.offer_of(offers, patron.pk)
+        if accept and offer.round in rules.NEW_BANK_ROUNDS and offer in rules.current(offers):
+            bank_services.check_bank_amount(session, amount)
+        answer = rules.respond(offers, offer.order, accept=accept, amount=amount)
+    changes = _save(rows, answer.offers, by)
+    action = "succession.offer_passed"
+    if accept:
+        action = (
+            "succession.offer_claimed" if offer.round == rules.Round.CLAIM else "succession.offer_accepted"
+        )
+    audit(
+        session,
+        by,
+        action,
+        succ,
+        {
+            "succession": succ.pk,
+            "patron": patron.pk,
+            "order": offer.order,
+            "round": str(offer.round),
+            "amount": amount,
+            "changes": changes,
+            "turn": [o.key for o in rules.current(answer.offers)],
+        },
+    )
+    return _settle(session, succ, profile, rows, answer, by, {})
+
+
+def _settle(
+    session: TableSession,
+    succ: Succession,
+    profile: Profile,
+    rows: list[SuccessionOffer],
+    answer: rules.Answer,
+    by: User,
+    why: dict[str, Any],
+) -> Succession:
+    """After an answer: the winner opens his bank, or nobody wants it, or the next speaks."""
+    changes = _save(rows, answer.offers, by)
+    if changes:
+        audit(
+            session, by, "succession.offers_skipped", succ, {"succession": succ.pk, "changes": changes, **why}
+        )
+    winner = answer.winner
+    if winner is not None:
+        won = next(r for r in rows if r.order == winner.order)
+        _take(
+            session,
+            succ,
+            by,
+            patron_id=winner.key,
+            seat=won.seat,
+            amount=winner.amount,
+            origin=Bank.Origin.SUCCESSION,
+            turn_seat=rules.turn_after(profile, answer.offers, winner, previous_turn=succ.after_seat),
+            why={"order": winner.order, "round": str(winner.round), **why},
+        )
+    elif answer.exhausted:
+        _exhausted(session, succ, profile, by)
+    return succ
+
+
+# --------------------------------------------------------------------------- the auction
+
+
+def _live(session: TableSession) -> Succession | None:
+    pk = (
+        Succession.objects.filter(session=session, status__in=Succession.LIVE)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return None if pk is None else _lock_succession(pk)
+
+
+@transaction.atomic
+def auction_open(*, session: TableSession, by: User) -> Auction:
+    """Put the bank up for auction (asta, RULES.md §5) when nobody took it in turn: every
+    seated player has answered, nobody has claimed it; standing players who did not speak
+    lose their turn to the auction. Once per succession; venezia, classic and chemmy-fi."""
+    session = _lock_floor(session.pk, by)
+    profile = profile_of(session)
+    if not rules.auction_allowed(profile):
+        raise ApplicationError(
+            "auction_not_in_profile",
+            "This table's profile does not auction the bank.",
+            details={"profile": profile.name},
+        )
+    succ = _live(session)
+    if succ is None:
+        raise Conflict("no_succession", "No bank is waiting for a successor at this table.")
+    if succ.status == Succession.Status.AUCTION:
+        raise Conflict(
+            "auction_already_open", "The bank is at auction already.", details={"succession": succ.pk}
+        )
+    rows = _rows(succ)
+    present = _present(session, succ, rows)
+    if present.winner is not None:  # a claim decided by a departure: the bank is taken, no auction
+        raise Conflict(
+            "bank_claimed", "A player has claimed the bank.", details={"patron": present.winner.key}
+        )
+    with engine_errors():
+        offers = rules.to_auction(present.offers)
+    changes = _save(rows, offers, by)
+    auction = Auction.objects.create(session=session, succession=succ, opened_at=now(), opened_by=by)
+    succ.status = Succession.Status.AUCTION
+    succ.save(update_fields=["status"])
+    audit(
+        session,
+        by,
+        "auction.opened",
+        auction,
+        {
+            "auction": auction.pk,
+            "succession": succ.pk,
+            "minimum": session.minimum,
+            "maximum": session.maximum,
+            "after_seat": succ.after_seat,
+            "changes": changes,
+        },
+    )
+    return auction
+
+
+def _lock_auction(auction: Auction, session_lock) -> tuple[TableSession, Succession, Auction]:
+    session_id, succession_id = Auction.objects.values_list("session_id", "succession_id").get(pk=auction.pk)
+    session = session_lock(session_id)
+    succ = _lock_succession(succession_id)
+    locked = Auction.objects.select_for_update(of=("self",)).get(pk=auction.pk)
+    if locked.status != Auction.Status.OPEN:
+        raise Conflict(
+            "auction_closed",
+            "The auction is closed.",
+            details={"auction": locked.pk, "winning_bid": locked.winning_bid_id},
+        )
+    return session, succ, locked
+
+
+@transaction.atomic
+def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> Bid:
+    """Record a bid: seated or standing alike (§5), at least the table minimum, at most the
+    maximum, and not below the best bid so far; an equal bid is recorded (the close settles
+    ties). Bids get their seq (1, 2, ...) under the auction's lock: a definite order."""
+    session, succ, auction = _lock_auction(auction, lambda pk: lock_session(pk, by))
+    profile_of(session)
+    seat = _check_holder(session, succ, patron)
+    best = Bid.objects.filter(auction=auction).aggregate(m=Max("amount"))["m"]
+    refused = rules.bid_refused(amount, minimum=session.minimum, maximum=session.maximum, best=best)
+    if refused is not None:
+        code, message = refused
+        raise ApplicationError(
+            code,
+            message,
+            details={"amount": amount, "minimum": session.minimum, "maximum": session.maximum, "best": best},
+        )
+    auction.bids_count += 1
+    auction.save(update_fields=["bids_count"])
+    bid = Bid.objects.create(
+        auction=auction,
+        seq=auction.bids_count,
+        patron=patron,
+        seat=seat,
+        seat_number=seat.seat_number,
+        standing=seat.standing,
+        amount=amount,
+        at=now(),
+        by=by,
+    )
+    audit(
+        session,
+        by,
+        "auction.bid",
+        bid,
+        {
+            "auction": auction.pk,
+            "seq": bid.seq,
+            "patron": patron.pk,
+            "amount": amount,
+            "seat_number": seat.seat_number,
+            "standing": seat.standing,
+            "best_before": best,
+        },
+    )
+    return bid
+
+
+@transaction.atomic
+def auction_close(*, auction: Auction, by: User) -> Auction:
+    """Close the auction (explicitly, RULES.md §5): the highest bid wins; equal highest, the
+    seated player, then the nearest in rotation from the outgoing banker, then (standing)
+    the first to bid. A bidder who has left the table or been barred since does not win.
+    The winning bid becomes the new bank (origin auction); no bid: the succession lapses."""
+    session, succ, auction = _lock_auction(auction, lambda pk: _lock_floor(pk, by))
+    profile = profile_of(session)
+    bids = list(Bid.objects.filter(auction=auction).select_related("seat").order_by("seq"))
+    barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
+    places = {
+        s.patron_id: s
+        for s in Seat.objects.filter(
+            session=session, left_at__isnull=True, patron_id__in={b.patron_id for b in bids}
+        )
+    }
+    candidates = [
+        rules.Bid(
+            b.patron_id, b.amount, b.seat_number, b.seq, b.patron_id in places and b.patron_id not in barred
+        )
+        for b in bids
+    ]
+    with engine_errors():
+        win = rules.auction_winner(
+            candidates, after=succ.after_seat, rotation=profile.rotation, table_seats=session.table.seats
+        )
+    ranking = sorted(
+        candidates,
+        key=lambda b: rules.bid_rank(
+            b, after=succ.after_seat, rotation=profile.rotation, table_seats=session.table.seats
+        ),
+    )
+    winning = None if win is None else next(b for b in bids if b.seq == win.seq)
+    auction.status, auction.closed_at, auction.closed_by = Auction.Status.CLOSED, now(), by
+    auction.winning_bid = winning
+    auction.save(update_fields=["status", "closed_at", "closed_by", "winning_bid"])
+    audit(
+        session,
+        by,
+        "auction.closed",
+        auction,
+        {
+            "auction": auction.pk,
+            "succession": succ.pk,
+            "bids": len(bids),
+            "ranking": [
+                {
+                    "seq": b.seq,
+                    "patron": b.key,
+                    "amount": b.amount,
+                    "seat_number": b.seat_number,
+                    "eligible": b.eligible,
+                }
+                for b in ranking
+            ],
+            "winning_bid": None if winning is None else winning.pk,
+            "winner": None if win is None else win.key,
+        },
+    )
+    if win is None:
+        _lapse(session, succ, by, "no_bids", auction=auction.pk)
+        return auction
+    _take(
+        session,
+        succ,
+        by,
+        patron_id=win.key,
+        seat=places[win.key],
+        amount=win.amount,
+        origin=Bank.Origin.AUCTION,
+        turn_seat=rules.turn_after_auction(win, previous_turn=succ.after_seat),
+        why={"auction": auction.pk, "bid": winning.pk, "seq": win.seq},
+    )
+    return auction
+
+
+# --------------------------------------------------------------------------- the other ways a succession ends
+
+
+def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> None:
+    """bank_open while a succession is live: the Capo Partita enters the new bank himself
+    (a table's own agreement, a Direzione decision, §6). The succession lapses, recorded
+    with who took the bank; never while an auction is open (its bids bind). Locks held."""
+    succ = _live(session)
+    if succ is None:
+        return
+    if succ.status == Succession.Status.AUCTION:
+        raise Conflict(
+            "auction_in_progress",
+            "The bank is at auction: close the auction.",
+            details={"succession": succ.pk, "auction": Auction.objects.get(succession=succ).pk},
+        )
+    _lapse(session, succ, by, "bank_opened_directly", patron=patron.pk)
+
+
+def succession_end_for_session_close(*, session: TableSession, by: User) -> Succession | None:
+    """The session closed (bank_end_for_session_close): a live succession lapses and its
+    open auction closes with no winner. Locks held; safe to call twice."""
+    succ = _live(session)
+    if succ is None:
+        return None
+    auction = Auction.objects.select_for_update(of=("self",)).filter(succession=succ, status="open").first()
+    if auction is not None:
+        auction.status, auction.closed_at, auction.closed_by = Auction.Status.CLOSED, now(), by
+        auction.save(update_fields=["status", "closed_at", "closed_by"])
+        audit(
+            session,
+            by,
+            "auction.closed",
+            auction,
+            {"auction": auction.pk, "succession": succ.pk, "winning_bid": None, "reason": "session_closed"},
+        )
+    _lapse(session, succ, by, "session_closed")
+    return succ
