@@ -124,7 +124,7 @@ def synthesize(n: int, tables: int) -> int:
                              ((10000 + (g * 104729 %% 500) * 100) * 5 / 100 + 5) / 10 * 10 AS levy,
                              CASE WHEN g * 7919 %% 100 < 46 THEN 'banker' WHEN g * 7919 %% 100 < 91 THEN 'punta'
                                   ELSE 'tie' END AS win
-                      FROM generate_series(0, %s - 1) g) x
+                      FROM generate_series(0::bigint, %s - 1) g) x
                 JOIN bench_session b ON b.idx = x.idx
                 JOIN tables_shoe shoe ON shoe.session_id = b.session_id
                 JOIN tables_bank bank ON bank.session_id = b.session_id AND bank.number = (x.num - 1) / 8 + 1
