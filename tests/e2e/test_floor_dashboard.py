@@ -1,0 +1,44 @@
+"""A Commissario, in the browser: changes a running table's minimum (with a reason, in
+place) and opens another table; the table's drawing shows its seats."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from floor import services as floor_services
+from floor.models import MinimumChange, TableSession
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize("viewport", ["landscape", "portrait"])
+def test_commissario_changes_a_minimum_and_opens_a_table(make_game, page_for, shoot, viewport, site, direzione):
+    game = make_game("venezia")
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
+    page = page_for(game.commissario, viewport)
+    page.goto(page.base + "/floor/")
+    shoot(page, f"floor-{viewport}")
+
+    card = page.locator(f"#table-{game.session.table.pk}")
+    card.get_by_label("New minimum (euros)").fill("250")
+    card.get_by_label("Reason (told to the players)").fill("Saturday evening")
+    card.get_by_role("button", name="Change the minimum").click()
+    card = page.locator(f"#table-{game.session.table.pk}")
+    expect(card.locator(".outcome")).to_contain_text("Minimum changed")
+    expect(card.locator(".facts")).to_contain_text("250")
+    change = MinimumChange.objects.get()
+    assert change.new == 250_00 and change.reason == "Saturday evening"
+
+    other = page.locator(f"#table-{idle.pk}")
+    other.get_by_label("Capo Partita").select_option(str(game.capo.pk))
+    other.get_by_label("Sabot number").fill("S-77")
+    other.get_by_label("Minimum (euros)").fill("100")
+    other.get_by_role("button", name="Open the table").click()
+    other = page.locator(f"#table-{idle.pk}")
+    expect(other.locator(".outcome")).to_contain_text("Table 7 open")
+    expect(other.locator("svg.kidney .seat")).to_have_count(9)  # the Grande Tavolo
+    session = TableSession.objects.get(table=idle)
+    assert session.shoe_number == "S-77" and session.minimum == 100_00
+    shoot(page, f"floor-after-{viewport}")
+    assert page.problems == [], "\n".join(page.problems)

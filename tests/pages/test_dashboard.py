@@ -1,0 +1,113 @@
+"""The Commissario's floor dashboard through the test client: who sees it, each form calls
+its floor service, a retried post is entered once, the live fragment."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from floor import services as floor_services
+from floor.models import MinimumChange, Seat, TableSession
+from tests.factories import PatronFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, table, action, key=None, **data):
+    data["idempotency_key"] = key or str(uuid.uuid4())
+    return client.post(f"/floor/tables/{table.pk}/{action}/", data)
+
+
+def test_dashboard_for_the_floor_roles_only(client_for, commissario, direzione, auditor, capo_partita, outsider, table):
+    for user in (commissario, direzione, auditor):
+        assert client_for(user).get("/floor/").status_code == 200
+    for user in (capo_partita, outsider):
+        assert client_for(user).get("/floor/").status_code == 403
+
+
+def test_dashboard_shows_each_table_with_its_session(client_for, game):
+    html = client_for(game.commissario).get("/floor/").content.decode()
+    assert "Table 1" in html and "Change the minimum" in html
+    assert html.count('class="seat taken') == 8  # eight seated in the drawing
+    assert game.banker.full_name in html
+
+
+def test_only_the_commissario_writes(client_for, auditor, game):
+    response = post(client_for(auditor), game.session.table, "minimum", session=game.session.pk, minimum="200", reason="x")
+    assert response.status_code == 403
+    assert not MinimumChange.objects.exists()
+
+
+def test_change_the_minimum_with_a_reason_once(client_for, game):
+    client = client_for(game.commissario)
+    key = str(uuid.uuid4())
+    data = {"session": game.session.pk, "minimum": "200", "reason": "busy evening"}
+    first = post(client, game.session.table, "minimum", key=key, **data)
+    again = post(client, game.session.table, "minimum", key=key, **data)
+    assert first.status_code == again.status_code == 200
+    assert MinimumChange.objects.count() == 1
+    game.session.refresh_from_db()
+    assert game.session.minimum == 200_00
+
+
+def test_a_minimum_without_a_reason_is_refused(client_for, game):
+    response = post(client_for(game.commissario), game.session.table, "minimum", session=game.session.pk, minimum="200", reason="")
+    assert response.status_code == 400
+    assert "Say why" in response.content.decode()
+
+
+def test_open_a_table_session(client_for, commissario, capo_partita, changeur, table, gaming_day):
+    response = post(
+        client_for(commissario), table, "open",
+        capo_partita=capo_partita.pk, changeur=changeur.pk, shoe_number="S-9", minimum="50", maximum="",
+    )
+    assert response.status_code == 200, response.content.decode()
+    session = TableSession.objects.get(table=table)
+    assert session.minimum == 50_00 and session.capo_partita == capo_partita and session.maximum is None
+
+
+def test_interrupt_resume_close(client_for, game):
+    client, table, session = client_for(game.commissario), game.session.table, game.session
+    assert post(client, table, "interrupt", session=session.pk, reason="dispute").status_code == 200
+    session.refresh_from_db()
+    assert session.status == "interrupted"
+    assert post(client, table, "resume", session=session.pk).status_code == 200
+    assert post(client, table, "close", session=session.pk).status_code == 200
+    session.refresh_from_db()
+    assert session.status == "closed"
+
+
+def test_seat_assign_and_release(client_for, commissario, table_session):
+    client, table = client_for(commissario), table_session.table
+    patron = PatronFactory()
+    assert post(client, table, "seat-assign", session=table_session.pk, patron=patron.pk, seat_number="3").status_code == 200
+    seat = Seat.objects.get(patron=patron)
+    assert seat.seat_number == 3
+    standing = PatronFactory()
+    assert post(client, table, "seat-assign", session=table_session.pk, patron=standing.pk, seat_number="standing").status_code == 200
+    assert Seat.objects.get(patron=standing).standing
+    assert post(client, table, "seat-release", seat=seat.pk).status_code == 200
+    seat.refresh_from_db()
+    assert seat.left_at is not None
+
+
+def test_htmx_post_answers_the_table_card(client_for, game):
+    response = client_for(game.commissario).post(
+        f"/floor/tables/{game.session.table.pk}/interrupt/",
+        {"session": game.session.pk, "reason": "break", "idempotency_key": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith("<article") and "Play interrupted" in html
+
+
+def test_live_fragment_polls(client_for, game):
+    response = client_for(game.commissario).get(f"/floor/tables/{game.session.table.pk}/live/")
+    assert response.status_code == 200 and "<svg" in response.content.decode()
+
+
+def test_open_the_gaming_day(client_for, commissario, casino):
+    response = client_for(commissario).post(f"/floor/casinos/{casino.pk}/open-day/", {"idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 200
+    assert floor_services.GamingDay.objects.filter(casino=casino, closed_at__isnull=True).exists()
