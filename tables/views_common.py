@@ -17,6 +17,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework.response import Response
 
 from config.errors import ApplicationError
@@ -28,6 +29,48 @@ KEY_FIELD = "idempotency_key"
 _NOT_FINGERPRINTED = {"csrfmiddlewaretoken", KEY_FIELD}
 
 
+# The services speak English with a stable code; the pages say the common refusals in the
+# user's language by that code (the stored answer keeps the service's own words).
+REFUSALS = {
+    "bet_over_bank": gettext_lazy("The bets would exceed the bank."),
+    "bet_after_rien_ne_va_plus": gettext_lazy("Betting is closed (rien ne va plus)."),
+    "banco_called": gettext_lazy("Banco is called: it covers the whole bank alone."),
+    "bet_already_placed": gettext_lazy("This player has bet already: bets made in time cannot be changed."),
+    "avec_la_table_taken": gettext_lazy("Banco avec la table is taken for this coup."),
+    "patron_barred": gettext_lazy("A barred player may not hold the cards (faux tirage)."),
+    "patron_already_barred": gettext_lazy("This player is barred already."),
+    "not_enough_players": gettext_lazy("The game starts when enough seats are taken."),
+    "not_first_banker_seat": gettext_lazy("The first bank goes to the player at seat 1."),
+    "bank_below_minimum": gettext_lazy("A new bank is at least the table minimum."),
+    "bank_above_maximum": gettext_lazy("The bank is above the table maximum."),
+    "bank_already_active": gettext_lazy("A bank is open at this table already."),
+    "withdraw_too_early": gettext_lazy("A banker withdraws after at least one completed coup."),
+    "coup_in_progress": gettext_lazy("A coup is in play at this table."),
+    "no_active_bank": gettext_lazy("No bank is open at this table."),
+    "no_shoe": gettext_lazy("No sabot is loaded at this table."),
+    "stop_card_reached": gettext_lazy("The stop card has appeared: load a new sabot."),
+    "session_interrupted": gettext_lazy("Play is interrupted at this table."),
+    "session_closed": gettext_lazy("The table session is closed."),
+    "declaration_required": gettext_lazy("The punta must say carte or non before the next card."),
+    "bad_card": gettext_lazy("This is not a card."),
+    "card_exhausted": gettext_lazy(
+        "This card has come out of the sabot as many times as there are decks: it cannot be right."
+    ),
+    "shoe_empty": gettext_lazy("The sabot is empty."),
+    "reason_required": gettext_lazy("Give the reason."),
+    "minimum_out_of_range": gettext_lazy("The minimum must be at least 1 euro and not above the maximum."),
+    "minimum_unchanged": gettext_lazy("The minimum is this amount already."),
+    "seat_taken": gettext_lazy("This seat is taken."),
+    "patron_already_seated": gettext_lazy("The patron holds a place already; release it first."),
+    "patron_not_at_table": gettext_lazy("The player holds no seat or standing place at this table."),
+    "table_session_already_open": gettext_lazy("The table has a session in play."),
+    "shoe_in_use": gettext_lazy("This sabot is assigned to another table's session."),
+    "no_open_gaming_day": gettext_lazy("The casino has no open gaming day."),
+    "gaming_day_already_open": gettext_lazy("The casino has an open gaming day already."),
+    "idempotency_key_reused": gettext_lazy("This form was already sent for another entry: reload the page."),
+}
+
+
 @dataclass
 class Outcome:
     ok: bool
@@ -35,6 +78,10 @@ class Outcome:
     code: str = ""
     status: int = 200
     replayed: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.ok and self.code in REFUSALS:
+            self.message = str(REFUSALS[self.code])
 
 
 class BadForm(ApplicationError):

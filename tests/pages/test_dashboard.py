@@ -54,7 +54,7 @@ def test_change_the_minimum_with_a_reason_once(client_for, game):
 def test_a_minimum_without_a_reason_is_refused(client_for, game):
     response = post(client_for(game.commissario), game.session.table, "minimum", session=game.session.pk, minimum="200", reason="")
     assert response.status_code == 400
-    assert "Say why" in response.content.decode()
+    assert "Give the reason" in response.content.decode()
 
 
 def test_open_a_table_session(client_for, commissario, capo_partita, changeur, table, gaming_day):

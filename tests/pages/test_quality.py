@@ -1,0 +1,115 @@
+"""Across the pages: the Content-Security-Policy, the languages, the weight, the home links."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+
+from tables.models import Coup
+
+pytestmark = pytest.mark.django_db
+
+PAGE_BUDGET = 200 * 1024  # bytes: HTML + CSS + JS, before images
+
+
+def pages_of(game) -> list[tuple[object, str]]:
+    return [
+        (game.capo, "/tablet/"),
+        (game.capo, f"/tablet/sessions/{game.session.pk}/"),
+        (game.commissario, "/floor/"),
+        (game.capo, "/"),
+    ]
+
+
+def test_every_page_sends_the_csp(client_for, game, client):
+    for user, url in [*pages_of(game), (None, "/accounts/login/")]:
+        response = (client_for(user) if user else client).get(url)
+        assert response.status_code == 200, url
+        csp = response["Content-Security-Policy"]
+        for directive in (
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "frame-ancestors 'none'",
+            "form-action 'self'",
+        ):
+            assert directive in csp, (url, directive)
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+
+
+def test_no_inline_script_or_style_in_the_pages(client_for, game):
+    for user, url in pages_of(game):
+        html = client_for(user).get(url).content.decode()
+        assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), url
+        assert "<style" not in html and " style=" not in html, url
+        assert not re.search(r"\son[a-z]+=", html), url  # no inline event handlers
+
+
+def _asset_bytes(html: str) -> int:
+    total = 0
+    for ref in re.findall(r'(?:src|href)="(/static/[^"]+\.(?:js|css))"', html):
+        path = finders.find(ref.removeprefix(settings.STATIC_URL if settings.STATIC_URL.startswith("/") else "/static/"))
+        assert path, ref
+        total += Path(path).stat().st_size
+    return total
+
+
+def test_no_page_is_over_200_kb_before_images(client_for, game):
+    client = client_for(game.capo)
+    client.post(f"/tablet/sessions/{game.session.pk}/coup-open/", {"idempotency_key": str(uuid.uuid4())})
+    assert Coup.objects.exists()
+    for user, url in pages_of(game):
+        html = client_for(user).get(url).content.decode()
+        weight = len(html.encode()) + _asset_bytes(html)
+        assert weight < PAGE_BUDGET, (url, weight)
+
+
+def test_italian_by_the_language_switch(client_for, game):
+    client = client_for(game.capo)
+    response = client.post("/i18n/setlang/", {"language": "it", "next": "/tablet/"})
+    assert response.status_code == 302 and response["Location"] == "/tablet/"
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'lang="it"' in html
+    assert "Aprire il colpo" in html and "Giocatori" in html
+    html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "Cambiare il minimo" in html
+
+
+def test_a_refusal_is_said_in_italian(client_for, game):
+    client = client_for(game.capo)
+    client.post("/i18n/setlang/", {"language": "it", "next": "/"})
+    client.post(f"/tablet/sessions/{game.session.pk}/coup-open/", {"idempotency_key": str(uuid.uuid4())})
+    coup = Coup.objects.get()
+    response = client.post(
+        f"/tablet/sessions/{game.session.pk}/bet/",
+        {"coup": coup.pk, "patron": game.seat(2).pk, "quick": "custom", "amount": "5000",
+         "idempotency_key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 400
+    assert "Le puntate supererebbero il banco." in response.content.decode()
+
+
+def test_the_compiled_catalogue_is_committed_with_its_source():
+    base = Path(settings.BASE_DIR) / "locale" / "it" / "LC_MESSAGES"
+    assert (base / "django.po").exists() and (base / "django.mo").exists()
+    assert (base / "django.mo").stat().st_mtime >= (base / "django.po").stat().st_mtime - 5
+
+
+@pytest.mark.parametrize(
+    ("role", "target"),
+    [("capo_partita", "/tablet/"), ("commissario", "/floor/"), ("auditor", "/api/docs/")],
+)
+def test_home_leads_each_role_to_its_screen(client_for, make_user, role, target):
+    html = client_for(make_user(f"u_{role}", role)).get("/").content.decode()
+    assert f'href="{target}"' in html
+
+
+def test_swagger_ui_is_served_locally(client_for, auditor):
+    html = client_for(auditor).get("/api/docs/").content.decode()
+    assert "cdn" not in html.lower()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
