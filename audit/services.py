@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import models, transaction
@@ -106,34 +109,102 @@ def record(
                         ("subject type", subject_type), ("subject id", subject_id)):  # fmt: skip
         _refuse_control(what, value)
 
+    event = AuditEvent(
+        actor_id=actor_id,
+        actor_name=actor_name,
+        action=action,
+        subject_type=subject_type,
+        subject_id=subject_id,
+        payload_json=payload_json,
+    )
+    pending = getattr(_batching, "events", None)
+    if pending is not None:
+        # Inside batch(): chained and written when the outermost batch ends (_flush).
+        pending.append((stream, event))
+        return event
     head = _locked_head(stream)
-    # The time is read under the lock, so within a stream `at` never goes backwards.
-    at = timezone.now()
-    seq = head.seq + 1
-    digest = event_hash(
-        stream=stream,
-        seq=seq,
-        at=at,
-        actor_id=actor_id,
-        actor_name=actor_name,
-        action=action,
-        subject_type=subject_type,
-        subject_id=subject_id,
-        payload_json=payload_json,
-        prev_hash=head.head_hash,
-    )
-    event = AuditEvent.objects.create(
-        stream=head,
-        seq=seq,
-        at=at,
-        actor_id=actor_id,
-        actor_name=actor_name,
-        action=action,
-        subject_type=subject_type,
-        subject_id=subject_id,
-        payload_json=payload_json,
-        prev_hash=head.head_hash,
-        hash=digest,
-    )
-    AuditStream.objects.filter(pk=head.pk).update(seq=seq, head_hash=digest)
+    _chain(head, event)
+    event.save(force_insert=True)
+    AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash)
     return event
+
+
+def _chain(head: AuditStream, event: AuditEvent) -> None:
+    """Make `event` the next one of the locked `head`'s chain, and advance the head (in memory)."""
+    # The time is read under the lock, so within a stream `at` never goes backwards.
+    event.at = timezone.now()
+    event.seq = head.seq + 1
+    event.prev_hash = head.head_hash
+    event.stream = head
+    event.hash = event_hash(
+        stream=head.name,
+        seq=event.seq,
+        at=event.at,
+        actor_id=event.actor_id,
+        actor_name=event.actor_name,
+        action=event.action,
+        subject_type=event.subject_type,
+        subject_id=event.subject_id,
+        payload_json=event.payload_json,
+        prev_hash=event.prev_hash,
+    )
+    head.seq, head.head_hash = event.seq, event.hash
+
+
+# --------------------------------------------------------------------------- batches
+
+_batching = threading.local()  # .events: the open batch's buffer (one per thread, like connections)
+
+
+@contextmanager
+def batch() -> Iterator[None]:
+    """Buffer the record() calls made inside the block and write them when it ends: per
+    stream one head lock and one head update, one multi-row INSERT for all events.
+
+    The events, their order, payloads and hashes are those record() would have written one
+    by one (each event's time is read under its stream's lock, in order, as record() does);
+    only the queries are fewer. The block must run inside the transaction of the changes it
+    records, and the events are written before the block ends, so they commit with them.
+    record() still refuses bad input at once. Nested batches join the outermost one; an
+    exception leaving a batch drops the events recorded inside it (nothing is written for
+    them), like the savepoint of a nested atomic block. record()'s returned events are
+    complete (seq, hash, pk) once the outermost batch has ended.
+
+    A savepoint rolled back inside a batch (an atomic block whose exception is caught
+    within the batch) does not drop the events recorded in it: give such a block its own
+    nested batch() inside the atomic block."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("audit.batch must run inside the transaction of the changes it records")
+    pending = getattr(_batching, "events", None)
+    if pending is not None:  # nested: part of the outer batch
+        mark = len(pending)
+        try:
+            yield
+        except BaseException:
+            del pending[mark:]
+            raise
+        return
+    pending = _batching.events = []
+    try:
+        yield
+    finally:
+        _batching.events = None
+    _flush(pending)
+
+
+def _flush(pending: list[tuple[str, AuditEvent]]) -> None:
+    if not pending:
+        return
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("audit.batch must end inside the transaction of the changes it records")
+    names = sorted({name for name, _ in pending})  # one lock order for every batch
+    heads = {h.name: h for h in AuditStream.objects.select_for_update().filter(name__in=names).order_by("name")}
+    for name in names:
+        if name not in heads:
+            heads[name] = _locked_head(name)
+    for name, event in pending:
+        _chain(heads[name], event)
+    AuditEvent.objects.bulk_create([event for _, event in pending])
+    for name in names:
+        head = heads[name]
+        AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash)
