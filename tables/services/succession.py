@@ -17,6 +17,8 @@ Commissario; nobody else."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -45,6 +47,22 @@ from ._common import (
     place_of,
     profile_of,
 )
+
+# The engine's refusals that depend on the moment (someone answered first, it is not his
+# turn yet) are conflicts with the current state: 409, as the other state refusals here.
+_CONFLICTS = frozenset({"not_your_turn", "offer_answered", "offers_pending", "bank_claimed"})
+
+
+@contextmanager
+def rule_errors() -> Iterator[None]:
+    try:
+        with engine_errors():
+            yield
+    except ApplicationError as exc:
+        if exc.code in _CONFLICTS and not isinstance(exc, Conflict):
+            raise Conflict(exc.code, exc.message, details=exc.details) from None
+        raise
+
 
 # --------------------------------------------------------------------------- locks and checks
 
@@ -207,7 +225,7 @@ def succession_start(
         return None
     if Succession.objects.filter(previous_bank=bank).exists():
         return None
-    with engine_errors():
+    with rule_errors():
         kind = rules.kind_for(profile, reason)
     places, seats = _places(session)
     amount = floor = None
@@ -222,7 +240,7 @@ def succession_start(
             last_covered=last.covered if last else 0,
         )
     after = bank.turn_seat if bank.turn_seat is not None else bank.seat.seat_number
-    with engine_errors():
+    with rule_errors():
         offers = rules.build_offers(
             kind,
             places=places,
@@ -397,7 +415,7 @@ def _answer(
     offers = tuple(
         replace(o, amount_min=session.minimum) if o.round in rules.NEW_BANK_ROUNDS else o for o in present.offers
     )
-    with engine_errors():
+    with rule_errors():
         offer = rules.offer_of(offers, patron.pk)
         if accept and offer.round in rules.NEW_BANK_ROUNDS and offer in rules.current(offers):
             bank_services.check_bank_amount(session, amount)
@@ -498,7 +516,7 @@ def auction_open(*, session: TableSession, by: User) -> Auction:
         raise Conflict(
             "bank_claimed", "A player has claimed the bank.", details={"patron": present.winner.key}
         )
-    with engine_errors():
+    with rule_errors():
         offers = rules.to_auction(present.offers)
     changes = _save(rows, offers, by)
     auction = Auction.objects.create(session=session, succession=succ, opened_at=now(), opened_by=by)
@@ -605,7 +623,7 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
         )
         for b in bids
     ]
-    with engine_errors():
+    with rule_errors():
         win = rules.auction_winner(
             candidates, after=succ.after_seat, rotation=profile.rotation, table_seats=session.table.seats
         )
