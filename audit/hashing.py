@@ -10,8 +10,9 @@ separator U+001F:
 - seq and actor id in decimal; a null actor id is the empty string (ids start at 1);
 - time: seconds since the Unix epoch (UTC) with exactly six decimals, e.g.
   "1795984380.100000", or "-0.500000" before 1970 (sign, then magnitude): what
-  PostgreSQL's `extract(epoch FROM at)::text` prints for a timestamptz, for every value
-  the column can hold (BC dates and infinity included), so it is one-to-one;
+  PostgreSQL's `extract(epoch FROM at)::text` prints for a timestamptz (and `TIME_SQL`, its
+  immutable form), for every value the column can hold (BC dates and infinity included), so
+  it is one-to-one;
 - payload JSON: the stored `payload_json` text (compact, sorted keys, UTF-8; see
   `canonical_json`);
 - prev_hash: 64 lowercase hex digits, always the last 64 characters of the document.
@@ -25,7 +26,12 @@ Why plain text and not a JSON array: PostgreSQL can build this exact string from
 columns themselves (`document_sql`), so the verifier hashes bytes the database assembled
 from what is stored, without decoding or re-encoding anything in Python. Because it is
 built from the columns, altering any column of an event changes its document and breaks its
-hash. A test pins `document_sql` and `document` equal on arbitrary events."""
+hash. A test pins `document_sql` and `document` equal on arbitrary events.
+
+On PostgreSQL the document (without the stream name) is even stored: the generated column
+`doc` (`DOC_SQL`), built by PostgreSQL at INSERT and rebuilt by any UPDATE of a column it
+reads, never writable; the verifier reads it instead of building every document on each
+run. Tests pin `doc` equal to `document` too."""
 
 from __future__ import annotations
 
@@ -114,8 +120,37 @@ def event_hash(
 
 # --- The same document, built by PostgreSQL -------------------------------------------
 
-#: SQL of the canonical time of a timestamptz expression (see `canonical_time`).
-TIME_SQL = "extract(epoch FROM {})::text"
+#: SQL of the canonical time of a timestamptz expression (see `canonical_time`): the epoch
+#: of the UTC wall-clock time, which is the epoch of the instant. Not `extract(epoch FROM
+#: at)` directly: extract of a timestamptz is only STABLE (it may depend on the session's
+#: time zone), which a generated column refuses; `AT TIME ZONE 'UTC'` and extract of a
+#: timestamp are IMMUTABLE, and print the same text for every value (tests pin it, BC dates
+#: and infinity included).
+TIME_SQL = "extract(epoch FROM ({} AT TIME ZONE 'UTC'))::text"
+
+#: The PostgreSQL table of the events and its generated column holding each event's
+#: document without the stream name (migration 0004, PostgreSQL only): see `DOC_SQL`.
+EVENT_TABLE = "audit_auditevent"
+DOC_COLUMN = "doc"
+
+_SQL_SEPARATOR = " || E'\\x1f' || "
+
+
+def _parts(alias: str | None) -> dict[str, str]:
+    """Each field's SQL over the event row `alias` (None: bare column names, as in a
+    generated column's expression)."""
+    col = (lambda name: name) if alias is None else (lambda name: f"{alias}.{name}")
+    return {
+        "seq": f"{col('seq')}::text",
+        "at": TIME_SQL.format(col("at")),
+        "actor_id": f"coalesce({col('actor_id')}::text, '')",
+        "actor_name": col("actor_name"),
+        "action": col("action"),
+        "subject_type": col("subject_type"),
+        "subject_id": col("subject_id"),
+        "payload_json": col("payload_json"),
+        "prev_hash": col("prev_hash"),
+    }
 
 
 def document_sql(stream_sql: str | None, alias: str) -> str:
@@ -126,19 +161,42 @@ def document_sql(stream_sql: str | None, alias: str) -> str:
     break, never as a pass.
 
     With `stream_sql` None, the document without its first field and that field's
-    separator (it starts at the seq): the verifier prepends "<stream name>\x1f" itself,
-    which costs PostgreSQL two concatenations less per event."""
-    parts = {
-        "stream": stream_sql,
-        "seq": f"{alias}.seq::text",
-        "at": TIME_SQL.format(f"{alias}.at"),
-        "actor_id": f"coalesce({alias}.actor_id::text, '')",
-        "actor_name": f"{alias}.actor_name",
-        "action": f"{alias}.action",
-        "subject_type": f"{alias}.subject_type",
-        "subject_id": f"{alias}.subject_id",
-        "payload_json": f"{alias}.payload_json",
-        "prev_hash": f"{alias}.prev_hash",
-    }
+    separator (it starts at the seq): what the `doc` column stores (`DOC_SQL`)."""
+    parts = {"stream": stream_sql, **_parts(alias)}
     fields = FIELDS if stream_sql is not None else FIELDS[1:]
-    return " || E'\\x1f' || ".join(parts[field] for field in fields)
+    return _SQL_SEPARATOR.join(parts[field] for field in fields)
+
+
+#: The expression of the generated column `doc` (GENERATED ALWAYS AS (...) STORED, migration
+#: 0004): the document without "<stream name>\x1f", from the row's own columns, computed by
+#: PostgreSQL at INSERT and again at any UPDATE of a column it reads. Every function in it is
+#: IMMUTABLE, as a generated column requires. The stream name is left out because it is not
+#: a column of the event (the verifier prepends it, from the stream it planned).
+DOC_SQL = _SQL_SEPARATOR.join(_parts(None)[field] for field in FIELDS[1:])
+
+
+def doc_sql_deparsed() -> str:
+    """`DOC_SQL` as PostgreSQL prints it back (`pg_get_expr` of the column's generation
+    expression; checked on PostgreSQL 15): what the verifier compares the catalog against, so
+    that a `doc` whose expression was dropped or replaced is refused. Built from the same
+    fields; a test pins it to what the server really prints."""
+
+    def column(name: str) -> str:  # varchar columns are cast to text, payload_json is text
+        return name if name == "payload_json" else f"({name})::text"
+
+    terms = {
+        "seq": "(seq)::text",
+        "at": "(EXTRACT(epoch FROM (at AT TIME ZONE 'UTC'::text)))::text",
+        "actor_id": "COALESCE((actor_id)::text, ''::text)",
+        **{
+            name: column(name)
+            for name in ("actor_name", "action", "subject_type", "subject_id", "payload_json", "prev_hash")
+        },
+    }
+    expression = ""
+    for field in FIELDS[1:]:
+        # a || b || c is ((a || b) || c): each concatenation in its own parentheses
+        expression = (
+            terms[field] if not expression else f"(({expression} || '{SEPARATOR}'::text) || {terms[field]})"
+        )
+    return expression
