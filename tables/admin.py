@@ -5,7 +5,21 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import BancoCall, Bank, Bet, Coup, FauxTirageBar, Posting, RegolaMark, Shoe, ShoeCard
+from .models import (
+    Auction,
+    BancoCall,
+    Bank,
+    Bet,
+    Bid,
+    Coup,
+    FauxTirageBar,
+    Posting,
+    RegolaMark,
+    Shoe,
+    ShoeCard,
+    Succession,
+    SuccessionOffer,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -110,3 +124,31 @@ class RegolaMarkAdmin(ReadOnlyAdmin):
 class FauxTirageBarAdmin(ReadOnlyAdmin):
     list_display = ("id", "session", "patron", "reason", "at", "by")
     list_select_related = ("session", "patron", "by")
+
+
+@admin.register(Succession)
+class SuccessionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "number", "reason", "kind", "amount", "status", "new_bank", "started_at")
+    list_filter = ("reason", "kind", "status")
+    list_select_related = ("session", "new_bank")
+
+
+@admin.register(SuccessionOffer)
+class SuccessionOfferAdmin(ReadOnlyAdmin):
+    list_display = ("id", "succession", "order", "round", "patron", "seat_number", "standing", "status", "amount")
+    list_filter = ("round", "status", "standing")
+    list_select_related = ("succession", "patron")
+
+
+@admin.register(Auction)
+class AuctionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "succession", "status", "bids_count", "winning_bid", "opened_at", "closed_at")
+    list_filter = ("status",)
+    list_select_related = ("succession", "winning_bid")
+
+
+@admin.register(Bid)
+class BidAdmin(ReadOnlyAdmin):
+    list_display = ("id", "auction", "seq", "patron", "seat_number", "standing", "amount", "at")
+    list_filter = ("standing",)
+    list_select_related = ("auction", "patron")

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.contrib import admin
 
 from tables import selectors, services
-from tables.models import BancoCall, Bank, Bet, Coup, FauxTirageBar, Posting, RegolaMark, Shoe, ShoeCard
 
 
 def test_admin_is_read_only(rf, django_user_model):
     request = rf.get("/")
     request.user = django_user_model(is_superuser=True, is_staff=True)
-    for model in (Shoe, ShoeCard, Bank, Coup, BancoCall, Bet, Posting, RegolaMark, FauxTirageBar):
+    # Every model of the game, the succession's included, is registered and read-only.
+    for model in apps.get_app_config("tables").get_models():
         model_admin = admin.site._registry[model]
         assert not model_admin.has_add_permission(request)
         assert not model_admin.has_change_permission(request)
