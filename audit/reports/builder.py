@@ -7,7 +7,8 @@ memory stays flat in the number of coups. The figures per table are GROUP BY agg
 
 The banker's win rate per table (banker wins / decided coups; ties are void) is compared
 with the engine's exact expectation for that table (tables.engine.odds.exact_odds with
-the table's profile and decks and the default strategy: free cells stand). Which rules?
+the table's profile and decks and the profile's recommended strategy: free banker cells as
+its recommended table advises, free punta cells standing). Which rules?
 A table mixes coups with and without a declared Regola, banco solo or not; the expectation
 uses the combination (regola_punta, regola_banker, banco_solo) most used among the
 table's decided coups, and the report says which. The expected rate is
@@ -30,7 +31,7 @@ from audit.exports.document import Chart, Column, ReportDocument, Section
 from floor import selectors as floor_selectors
 from floor.models import GamingDay
 from tables import report_selectors as rs
-from tables.engine.odds import exact_odds
+from tables.engine.odds import exact_odds, recommended_strategy
 
 from .words import euros_en, euros_it
 
@@ -51,8 +52,8 @@ def eur(cents: int | None) -> str:
 @lru_cache(maxsize=64)
 def expected_banker_rate(profile: str, decks: int, regola_punta: bool, regola_banker: bool,
                          banco_solo: bool) -> Fraction:  # fmt: skip
-    odds = exact_odds(profile, decks=decks, regola_punta=regola_punta, regola_banker=regola_banker,
-                      banco_solo=banco_solo)  # fmt: skip
+    rules = {"regola_punta": regola_punta, "regola_banker": regola_banker, "banco_solo": banco_solo}
+    odds = exact_odds(profile, decks=decks, strategy=recommended_strategy(profile, **rules), **rules)
     banker, punta = odds.probabilities["banker"], odds.probabilities["punta"]
     return banker / (banker + punta)
 
@@ -200,7 +201,7 @@ def build_document(
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
             ("counted", "Counted cagnotte", "money"), ("carried", "Carried", "money"),
         ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, default "
-                   "strategy, under the rules most used at the table; ties excluded."),
+                   "recommended strategy, under the rules most used at the table; ties excluded."),
         Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
             ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupier", "text"),

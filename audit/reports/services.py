@@ -14,7 +14,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,9 @@ _HASH_CHUNK = 1 << 20
 
 
 def writers() -> dict[str, Callable]:
-    """The exports' writers, format -> write(doc, fp): audit.exports.WRITERS, or else the
-    same functions by the modules' convention (audit.exports.<fmt>.write_<fmt>)."""
-    try:
-        from audit.exports import WRITERS
-    except ImportError:
-        WRITERS = {fmt: getattr(import_module(f"audit.exports.{fmt}"), f"write_{fmt}") for fmt in FORMATS}
+    """The exports' writers, format -> write(doc, fp)."""
+    from audit.exports import WRITERS
+
     return {fmt: WRITERS[fmt] for fmt in FORMATS}
 
 

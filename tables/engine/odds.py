@@ -211,6 +211,28 @@ def rules_in_force(
     return Rules(punta_name, punta, banker_name, banker)
 
 
+def recommended_strategy(
+    profile: Profile | str,
+    *,
+    regola_punta: bool = False,
+    regola_banker: bool = False,
+    banco_solo: bool = False,
+) -> Strategy:
+    """The strategy a table is expected to play: every free banker cell as the profile's
+    recommended table advises (profiles.py banker_recommended — for an undeclared venezia
+    banker, the Regola), free punta cells standing. This is what the end-of-day report
+    compares a table's banker win rate against; "free cells stand" would model a banker who
+    never draws, which no one plays."""
+    profile = resolve_profile(profile)
+    rules = rules_in_force(profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo)
+    banker = {
+        key: Fraction(1)
+        for key, cell in rules.banker.items()
+        if cell is Cell.FREE and profile.banker_recommended[key] is Cell.DRAW
+    }
+    return Strategy(punta={}, banker=banker)
+
+
 def parse_strategy(
     obj: Any,
     profile: Profile | str,

@@ -515,3 +515,33 @@ def test_command_errors_print_json_and_exit_2(args, code):
     error = run_failing_command(*args)
     assert error["code"] == code
     assert error["message"]
+
+
+def test_recommended_strategy_of_an_undeclared_venezia_banker_is_the_regola():
+    """An undeclared venezia banker is free everywhere; the recommended strategy plays the
+    Regola, whose own free cells (3 v 9, 5 v 4) then stand, as exact_odds does by default."""
+    from tables.engine.odds import exact_odds, recommended_strategy
+
+    undeclared = exact_odds(
+        "venezia", decks=6, strategy=recommended_strategy("venezia")
+    )
+    regola = exact_odds("venezia", decks=6, regola_banker=True)
+    assert (undeclared.banker_wins, undeclared.punta_wins, undeclared.ties) == (
+        regola.banker_wins,
+        regola.punta_wins,
+        regola.ties,
+    )
+
+
+def test_recommended_strategy_names_only_free_cells_advised_to_draw():
+    from tables.engine.odds import recommended_strategy
+    from tables.engine.profiles import PROFILES, STOOD, Cell
+
+    classic = recommended_strategy("classic")
+    # classic's advice: table 3.1 with 3 v 9 drawing, 4 v 1 standing, 5 v 4 drawing.
+    assert classic.banker[(3, 9)] == 1 and classic.banker[(5, 4)] == 1
+    assert (4, 1) not in classic.banker
+    assert classic.banker[(0, STOOD)] == 1 and (7, STOOD) not in classic.banker
+    assert all(PROFILES["classic"].banker_recommended[key] is Cell.DRAW for key in classic.banker)
+    # Binding tables leave nothing to advise: domestic's banker plays table 3.1 always.
+    assert recommended_strategy("domestic").banker == {}
