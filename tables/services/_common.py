@@ -100,7 +100,10 @@ def check_actor(session: TableSession, by: User) -> None:
 def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
     """Session, then the coup's bank, then the coup (the lock order)."""
     pk = coup if isinstance(coup, int) else coup.pk
-    session_id, bank_id = Coup.objects.values_list("session_id", "bank_id").get(pk=pk)
+    if isinstance(coup, Coup) and coup.session_id is not None and coup.bank_id is not None:
+        session_id, bank_id = coup.session_id, coup.bank_id  # a coup's session and bank never change
+    else:
+        session_id, bank_id = Coup.objects.values_list("session_id", "bank_id").get(pk=pk)
     session = lock_session(session_id, by)
     bank = Bank.objects.select_for_update(of=("self",)).select_related("seat").get(pk=bank_id)
     locked = Coup.objects.select_for_update().get(pk=pk)

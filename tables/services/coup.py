@@ -4,26 +4,33 @@ the cards one at a time, the declarations, the reconstruction.
 Each public service is one transaction: it locks (session -> bank -> coup), then calls the
 matching `_step` function, which assumes the locks are held. coup_record runs the same
 steps in order under one lock, so a one-shot coup and a coup entered card by card go
-through exactly the same checks and write exactly the same rows and audit events."""
+through exactly the same checks and write exactly the same rows and audit events.
+
+The steps share a `_Play`: the locked rows, the shoe's parsed state and what the request
+already read (the coup's bets and calls, the bars, the places), so a one-shot coup reads
+each once. Its writes are deferred and made once: the coup's changed columns in one UPDATE,
+the shoe's new cards in one INSERT and its state in one UPDATE (`_Play.flush`, before the
+settlement and at the end), the audit events in one batch (audit.services.batch)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Sum
+from django.db.models import Case, Value, When
 
+from audit.services import batch as audit_batch
 from config.errors import ApplicationError, Conflict
-from floor.models import Patron, TableSession
+from floor.models import Patron, Seat, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
 
-from ..models import BancoCall, Bank, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
+from ..models import BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
     User,
     active_bank,
     audit,
     engine_errors,
-    is_barred,
     lock_coup,
     lock_session,
     now,
@@ -31,12 +38,90 @@ from ._common import (
     profile_of,
 )
 from .settlement import settle_coup
-from .shoe import draw_card, void_drawn
+from .shoe import ShoeDraw
+
+# --------------------------------------------------------------------------- the request's state
+
+_UNKNOWN = object()
+
+
+class _Play:
+    """What one request knows of the coup it plays: the locked session (with its table),
+    the coup (with its locked bank), the shoe as ShoeDraw, and what it has read or written
+    so far (None: not read yet, read from the database when a step needs it)."""
+
+    def __init__(self, session: TableSession, by: User, coup: Coup | None = None):
+        self.session, self.by, self.coup = session, by, coup
+        self.shoe_row: Shoe | None = None
+        self._shoe: ShoeDraw | None = None
+        self._dirty: set[str] = set()
+        self._barred: set[int] | None = None
+        self.bets: list[Bet] | None = None  # the coup's bets in order, their seats loaded
+        self.calls: list[BancoCall] | None = None  # its banco calls in order, seats loaded
+        self.places: dict[int, Seat] = {}  # patron id -> active place, when preloaded
+        self.previous: Any = _UNKNOWN  # the session's coup before this one (coup_open knows it)
+
+    def shoe(self) -> ShoeDraw:
+        if self._shoe is None:
+            row = self.shoe_row or Shoe.objects.get(pk=self.coup.shoe_id)
+            self._shoe = ShoeDraw(row)
+        return self._shoe
+
+    def barred(self) -> set[int]:
+        if self._barred is None:
+            self._barred = set(
+                FauxTirageBar.objects.filter(session=self.session).values_list("patron_id", flat=True)
+            )
+        return self._barred
+
+    def load_bets(self) -> list[Bet]:
+        if self.bets is None:
+            self.bets = list(self.coup.bets.select_related("seat").order_by("order"))
+        return self.bets
+
+    def load_calls(self) -> list[BancoCall]:
+        if self.calls is None:
+            self.calls = list(self.coup.banco_calls.select_related("seat").order_by("order"))
+        return self.calls
+
+    def preload_places(self, patron_ids: Iterable[int]) -> None:
+        """The active places of these patrons, in one query (place_of's order: the first wins)."""
+        wanted = set(patron_ids) - set(self.places)
+        if wanted:
+            for seat in Seat.objects.filter(session=self.session, patron_id__in=wanted, left_at__isnull=True):
+                self.places.setdefault(seat.patron_id, seat)
+
+    def place(self, patron: Patron) -> Seat:
+        seat = self.places.get(patron.pk)
+        return seat if seat is not None else place_of(self.session, patron)
+
+    def save(self, fields: Iterable[str]) -> None:
+        """The coup's columns changed in memory, written by flush()."""
+        self._dirty.update(fields)
+
+    def flush(self) -> None:
+        """Write what the steps deferred: the coup's changed columns, the shoe's cards and state."""
+        if self._dirty:
+            self.coup.save(update_fields=sorted(self._dirty))
+            self._dirty = set()
+        if self._shoe is not None:
+            self._shoe.flush()
+
+
+def _played(session: TableSession, coup: Coup, by: User, step, *args) -> Coup:
+    """Run one step of a locked coup, its writes flushed and its audit events batched."""
+    play = _Play(session, by, coup)
+    with audit_batch():
+        step(play, *args)
+        play.flush()
+    return coup
+
 
 # --------------------------------------------------------------------------- opening
 
 
-def _coup_open(session: TableSession, by: User) -> Coup:
+def _coup_open(play: _Play) -> Coup:
+    session, by = play.session, play.by
     profile_of(session)
     bank = active_bank(session)
     if bank is None:
@@ -67,7 +152,10 @@ def _coup_open(session: TableSession, by: User) -> Coup:
         opened_at=now(),
         opened_by=by,
     )
-    carried = _carry_after_tie(session, coup, previous, by)
+    coup.bank, coup.session, coup.shoe = bank, session, shoe
+    play.coup, play.shoe_row, play.previous = coup, shoe, previous
+    play.bets, play.calls = [], []
+    carried = _carry_after_tie(play, previous)
     audit(
         session,
         by,
@@ -85,9 +173,10 @@ def _coup_open(session: TableSession, by: User) -> Coup:
     return coup
 
 
-def _carry_after_tie(session: TableSession, coup: Coup, previous: Coup | None, by: User) -> list[dict]:
+def _carry_after_tie(play: _Play, previous: Coup | None) -> list[dict]:
     """classic / chemmy-fi ties: the bets stay on the table for the next coup (engine
     tie_outcome, in the settled payload). A bettor who left the table takes his bet back."""
+    coup, by = play.coup, play.by
     if previous is None or previous.bank_id != coup.bank_id or not previous.settlement:
         return []
     tie = previous.settlement.get("tie")
@@ -100,30 +189,36 @@ def _carry_after_tie(session: TableSession, coup: Coup, previous: Coup | None, b
         if bet.seat.left_at is not None:
             continue
         if bet.kind == Bet.Kind.BANCO:
-            BancoCall.objects.create(
-                coup=coup, patron_id=bet.patron_id, seat=bet.seat, order=bet.order, at=at, by=by
+            play.calls.append(
+                BancoCall(coup=coup, patron_id=bet.patron_id, seat=bet.seat, order=bet.order, at=at, by=by)
             )
         else:
-            Bet.objects.create(
-                coup=coup,
-                patron_id=bet.patron_id,
-                seat=bet.seat,
-                standing=bet.standing,
-                kind=bet.kind,
-                amount=bet.amount,
-                order=bet.order,
-                carried_from=bet,
-                at=at,
-                by=by,
+            play.bets.append(
+                Bet(
+                    coup=coup,
+                    patron_id=bet.patron_id,
+                    seat=bet.seat,
+                    standing=bet.standing,
+                    kind=bet.kind,
+                    amount=bet.amount,
+                    order=bet.order,
+                    carried_from=bet,
+                    at=at,
+                    by=by,
+                )
             )
         carried.append({"patron": bet.patron_id, "kind": bet.kind, "amount": bet.amount})
+    BancoCall.objects.bulk_create(play.calls)
+    Bet.objects.bulk_create(play.bets)
     return carried
 
 
 @transaction.atomic
 def coup_open(*, session: TableSession, by: User) -> Coup:
     """Open a coup on the active bank: B is the bank's current amount (RULES.md §2.1)."""
-    return _coup_open(lock_session(session, by), by)
+    play = _Play(lock_session(session, by), by)
+    with audit_batch():
+        return _coup_open(play)
 
 
 # --------------------------------------------------------------------------- betting
@@ -139,17 +234,24 @@ def _require_betting(coup: Coup) -> None:
         )
 
 
-def _bettor_place(session: TableSession, coup: Coup, patron: Patron):
-    seat = place_of(session, patron)
-    if patron.pk == coup.bank.banker_id:
+def _bettor_place(play: _Play, patron: Patron) -> Seat:
+    seat = play.place(patron)
+    if patron.pk == play.coup.bank.banker_id:
         raise ApplicationError("banker_cannot_bet", "The banker does not bet against his own bank.")
     return seat
 
 
-def _previous_banco_loser(session: TableSession, coup: Coup) -> int | None:
+def _previous_banco_loser(play: _Play) -> int | None:
     """The punta who lost a banco at the previous coup (banco suivi, RULES.md §2.2)."""
+    coup = play.coup
+    if play.previous is not _UNKNOWN:
+        # coup_open read it: the coup just before this one, settled (else it refuses).
+        prev = play.previous
+        if prev is not None and prev.banco_solo and prev.winner == BANKER:
+            return prev.punta_id
+        return None
     prev = (
-        Coup.objects.filter(session=session, number=coup.number - 1, state=Coup.State.SETTLED)
+        Coup.objects.filter(session=play.session, number=coup.number - 1, state=Coup.State.SETTLED)
         .values("banco_solo", "winner", "punta_id")
         .first()
     )
@@ -158,16 +260,17 @@ def _previous_banco_loser(session: TableSession, coup: Coup) -> int | None:
     return None
 
 
-def _banco_call(session: TableSession, coup: Coup, by: User, patron: Patron) -> BancoCall:
+def _banco_call(play: _Play, patron: Patron) -> BancoCall:
+    session, coup, by = play.session, play.coup, play.by
     _require_betting(coup)
-    seat = _bettor_place(session, coup, patron)
-    if is_barred(session, patron.pk):
+    seat = _bettor_place(play, patron)
+    if patron.pk in play.barred():
         raise ApplicationError(
             "patron_barred",
             "A barred patron may not hold the cards (faux tirage).",
             details={"patron": patron.pk},
         )
-    suivi = _previous_banco_loser(session, coup)
+    suivi = _previous_banco_loser(play)
     refused = live.banco_refused(profile=profile_of(session), caller=patron.pk, suivi=suivi)
     if refused:
         raise ApplicationError(
@@ -175,12 +278,15 @@ def _banco_call(session: TableSession, coup: Coup, by: User, patron: Patron) -> 
             "This profile forbids a second banco by a player who lost one.",
             details={"patron": patron.pk},
         )
-    if coup.bets.exists():
+    any_bets = bool(play.bets) if play.bets is not None else coup.bets.exists()
+    if any_bets:
         raise Conflict("bets_already_placed", "Bets are placed: banco solo covers the whole bank alone.")
-    if coup.banco_calls.filter(patron=patron).exists():
+    calls = play.load_calls()
+    if any(c.patron_id == patron.pk for c in calls):
         raise Conflict("banco_already_called", "This patron has called banco already.")
-    order = (coup.banco_calls.aggregate(m=Max("order"))["m"] or 0) + 1
+    order = max((c.order for c in calls), default=0) + 1
     call = BancoCall.objects.create(coup=coup, patron=patron, seat=seat, order=order, at=now(), by=by)
+    calls.append(call)
     audit(
         session,
         by,
@@ -203,12 +309,15 @@ def _banco_call(session: TableSession, coup: Coup, by: User, patron: Patron) -> 
 def banco_call(*, coup: Coup, by: User, patron: Patron) -> BancoCall:
     """Call banco solo (RULES.md §2.2). Several may call; rien_ne_va_plus decides the winner."""
     session, coup = lock_coup(coup, by)
-    return _banco_call(session, coup, by, patron)
+    play = _Play(session, by, coup)
+    with audit_batch():
+        return _banco_call(play, patron)
 
 
-def _bet_place(
-    session: TableSession, coup: Coup, by: User, patron: Patron, amount: int | None, kind: str
-) -> Bet:
+def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tuple[Bet, dict[str, Any]]:
+    """A bet's refusals, in order; the bet (not yet written, added to play.bets) and its
+    audit payload when it stands."""
+    coup, by = play.coup, play.by
     _require_betting(coup)
     if kind not in (Bet.Kind.INDIVIDUAL, Bet.Kind.AVEC_LA_TABLE):
         raise ApplicationError(
@@ -228,21 +337,22 @@ def _bet_place(
         raise ApplicationError(
             "bad_amount", "A bet is a positive whole number of cents.", details={"amount": amount}
         )
-    seat = _bettor_place(session, coup, patron)
-    if coup.banco_calls.exists():
+    seat = _bettor_place(play, patron)
+    any_calls = bool(play.calls) if play.calls is not None else coup.banco_calls.exists()
+    if any_calls:
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
+    bets = play.load_bets()
     if kind == Bet.Kind.AVEC_LA_TABLE:
-        if is_barred(session, patron.pk):
+        if patron.pk in play.barred():
             raise ApplicationError(
                 "patron_barred",
                 "A barred patron may not hold the cards (faux tirage).",
                 details={"patron": patron.pk},
             )
-        if coup.bets.filter(kind=Bet.Kind.AVEC_LA_TABLE).exists():
+        if any(b.kind == Bet.Kind.AVEC_LA_TABLE for b in bets):
             raise Conflict("avec_la_table_taken", "Banco avec la table is taken for this coup.")
-    totals = coup.bets.aggregate(covered=Sum("amount"), last=Max("order"))
-    covered = totals["covered"] or 0
-    if coup.bets.filter(patron=patron).exists():
+    covered = sum(b.amount for b in bets)
+    if any(b.patron_id == patron.pk for b in bets):
         raise Conflict(
             "bet_already_placed",
             "Bets made in time cannot be changed (RULES.md §6).",
@@ -260,35 +370,43 @@ def _bet_place(
                 "open": coup.bank_amount - covered,
             },
         )
-    bet = Bet.objects.create(
+    bet = Bet(
         coup=coup,
         patron=patron,
         seat=seat,
         standing=seat.standing,
         kind=kind,
         amount=amount,
-        order=(totals["last"] or 0) + 1,
+        order=max((b.order for b in bets), default=0) + 1,
         at=now(),
         by=by,
     )
-    audit(
-        session,
-        by,
-        "bet.placed",
-        bet,
-        {
-            "coup": coup.pk,
-            "patron": patron.pk,
-            "kind": kind,
-            "amount": amount,
-            "order": bet.order,
-            "seat_number": seat.seat_number,
-            "standing": seat.standing,
-            "covered": covered + amount,
-            "open": coup.bank_amount - covered - amount,
-        },
-    )
-    return bet
+    bets.append(bet)
+    return bet, {
+        "coup": coup.pk,
+        "patron": patron.pk,
+        "kind": kind,
+        "amount": amount,
+        "order": bet.order,
+        "seat_number": seat.seat_number,
+        "standing": seat.standing,
+        "covered": covered + amount,
+        "open": coup.bank_amount - covered - amount,
+    }
+
+
+def _bets_place(play: _Play, bets: list[dict[str, Any]]) -> list[Bet]:
+    """Bets in betting order: each checked as bet_place does (after the ones before it),
+    then all written in one INSERT and their events recorded in order."""
+    play.preload_places(bet["patron"].pk for bet in bets)
+    placed = [
+        _bet_check(play, bet["patron"], bet.get("amount"), bet.get("kind", Bet.Kind.INDIVIDUAL))
+        for bet in bets
+    ]
+    Bet.objects.bulk_create([bet for bet, _ in placed])
+    for bet, payload in placed:
+        audit(play.session, play.by, "bet.placed", bet, payload)
+    return [bet for bet, _ in placed]
 
 
 @transaction.atomic
@@ -298,7 +416,10 @@ def bet_place(
     """A bet before rien ne va plus (RULES.md §2.2): individual, or banco avec la table
     (half the bank, rounded up to the cent; `amount` may then be omitted)."""
     session, coup = lock_coup(coup, by)
-    return _bet_place(session, coup, by, patron, amount, kind)
+    play = _Play(session, by, coup)
+    with audit_batch():
+        (bet,) = _bets_place(play, [{"patron": patron, "amount": amount, "kind": kind}])
+    return bet
 
 
 def _calls(rows, barred: set[int]) -> list[live.Call]:
@@ -315,15 +436,16 @@ def _calls(rows, barred: set[int]) -> list[live.Call]:
     ]
 
 
-def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
+def _rien_ne_va_plus(play: _Play) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     if coup.state != Coup.State.BETTING:
         raise Conflict("coup_not_betting", "Betting is closed already.", details={"state": coup.state})
     profile = profile_of(session)
-    barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
-    calls = list(coup.banco_calls.select_related("seat").order_by("order"))
+    barred = play.barred()
+    calls = play.load_calls()
     banco = None
     if calls:
-        suivi = _previous_banco_loser(session, coup)
+        suivi = _previous_banco_loser(play)
         winner = live.banco_winner(
             _calls(calls, barred),
             profile=profile,
@@ -332,9 +454,12 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
             suivi=next((c.pk for c in calls if c.patron_id == suivi), None),
         )
         banco = next(c for c in calls if c.pk == winner.key)
-        BancoCall.objects.filter(coup=coup).update(won=False)
-        BancoCall.objects.filter(pk=banco.pk).update(won=True)
-        Bet.objects.create(
+        BancoCall.objects.filter(coup=coup).update(
+            won=Case(When(pk=banco.pk, then=Value(True)), default=Value(False))
+        )
+        for c in calls:
+            c.won = c.pk == banco.pk
+        bet = Bet.objects.create(
             coup=coup,
             patron_id=banco.patron_id,
             seat=banco.seat,
@@ -345,7 +470,9 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
             at=now(),
             by=by,
         )
-    bets = list(coup.bets.select_related("seat").order_by("order"))
+        if play.bets is not None:
+            play.bets.append(bet)
+    bets = play.load_bets()
     covered = sum(b.amount for b in bets)
     if covered <= 0:
         raise ApplicationError("no_bets", "No bet covers any of the bank.")
@@ -365,8 +492,8 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
     coup.regola_punta = bool(regola.get(punta.patron_id)) and profile.punta_regola is not None
     coup.regola_banker = bool(regola.get(coup.bank.banker_id)) and profile.banker_regola is not None
     coup.state, coup.closed_at = Coup.State.CLOSED, now()
-    coup.save(
-        update_fields=[
+    play.save(
+        [
             "covered",
             "banco_solo",
             "punta",
@@ -403,7 +530,7 @@ def _rien_ne_va_plus(session: TableSession, coup: Coup, by: User) -> Coup:
 def rien_ne_va_plus(*, coup: Coup, by: User) -> Coup:
     """Close betting; pick the punta (RULES.md §2.2); snapshot the Regola marks (§3.2)."""
     session, coup = lock_coup(coup, by)
-    return _rien_ne_va_plus(session, coup, by)
+    return _played(session, coup, by, _rien_ne_va_plus)
 
 
 # --------------------------------------------------------------------------- the cards
@@ -422,20 +549,20 @@ def _require_dealing(coup: Coup) -> None:
         )
 
 
-def _card_deal(session: TableSession, coup: Coup, by: User, card: object) -> Coup:
+def _card_deal(play: _Play, card: object) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     _require_dealing(coup)
     with engine_errors():
         code, side, banker_draws = live.deal(
             coup.cards, card, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws
         )
-    shoe = Shoe.objects.get(pk=coup.shoe_id)
-    shoe_card = draw_card(
-        session=session, shoe=shoe, by=by, card=code, use=ShoeCard.Use.DEALT, coup=coup, side=side
+    shoe_card = play.shoe().draw(
+        session=session, by=by, card=code, use=ShoeCard.Use.DEALT, coup=coup, side=side
     )
     coup.cards = [*coup.cards, shoe_card.code]
     coup.banker_draws = banker_draws
     coup.state = Coup.State.DEALING
-    coup.save(update_fields=["cards", "banker_draws", "state"])
+    play.save(["cards", "banker_draws", "state"])
     step = _step(coup)
     audit(
         session,
@@ -452,7 +579,7 @@ def _card_deal(session: TableSession, coup: Coup, by: User, card: object) -> Cou
         },
     )
     if step.need == live.COMPLETE:
-        _complete(session, coup, by, shoe)
+        _complete(play)
     return coup
 
 
@@ -461,10 +588,11 @@ def card_deal(*, coup: Coup, by: User, card: str) -> Coup:
     """One card as it leaves the shoe; the engine says whose hand it goes to (§2.3-2.7).
     When the banker's turn comes, a card entered is his third card: it is his decision to draw."""
     session, coup = lock_coup(coup, by)
-    return _card_deal(session, coup, by, card)
+    return _played(session, coup, by, _card_deal, card)
 
 
-def _punta_declare(session: TableSession, coup: Coup, by: User, draws: bool) -> Coup:
+def _punta_declare(play: _Play, draws: bool) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     _require_dealing(coup)
     if type(draws) is not bool:
         raise ApplicationError("bad_decision", "draws is true (carte) or false (non).")
@@ -472,7 +600,7 @@ def _punta_declare(session: TableSession, coup: Coup, by: User, draws: bool) -> 
         live.declare(coup.cards, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws)
     hint = _hint(session, coup)
     coup.punta_draws = draws
-    coup.save(update_fields=["punta_draws"])
+    play.save(["punta_draws"])
     step = _step(coup)
     audit(
         session,
@@ -487,7 +615,7 @@ def _punta_declare(session: TableSession, coup: Coup, by: User, draws: bool) -> 
         },
     )
     if step.need == live.COMPLETE:  # the banker's natural: the card asked for is not given (§2.6)
-        _complete(session, coup, by, None)
+        _complete(play)
     return coup
 
 
@@ -495,10 +623,11 @@ def _punta_declare(session: TableSession, coup: Coup, by: User, draws: bool) -> 
 def punta_declare(*, coup: Coup, by: User, draws: bool) -> Coup:
     """The punta's "carte" (draws=True) or "non" after the four cards, without a natural (§2.5)."""
     session, coup = lock_coup(coup, by)
-    return _punta_declare(session, coup, by, draws)
+    return _played(session, coup, by, _punta_declare, draws)
 
 
-def _banker_decide(session: TableSession, coup: Coup, by: User, draws: bool) -> Coup:
+def _banker_decide(play: _Play, draws: bool) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     _require_dealing(coup)
     if type(draws) is not bool:
         raise ApplicationError("bad_decision", "draws is true or false.")
@@ -506,7 +635,7 @@ def _banker_decide(session: TableSession, coup: Coup, by: User, draws: bool) -> 
         live.decide(coup.cards, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws)
     hint = _hint(session, coup)
     coup.banker_draws = draws
-    coup.save(update_fields=["banker_draws"])
+    play.save(["banker_draws"])
     step = _step(coup)
     audit(
         session,
@@ -521,7 +650,7 @@ def _banker_decide(session: TableSession, coup: Coup, by: User, draws: bool) -> 
         },
     )
     if step.need == live.COMPLETE:
-        _complete(session, coup, by, None)
+        _complete(play)
     return coup
 
 
@@ -530,7 +659,7 @@ def banker_decide(*, coup: Coup, by: User, draws: bool) -> Coup:
     """The banker draws or stands after the punta's part (§2.7). Standing closes the coup;
     drawing waits for his card (entering the card directly means the same)."""
     session, coup = lock_coup(coup, by)
-    return _banker_decide(session, coup, by, draws)
+    return _played(session, coup, by, _banker_decide, draws)
 
 
 def _hint(session: TableSession, coup: Coup) -> dict[str, Any] | None:
@@ -566,9 +695,10 @@ def _resolve(session: TableSession, coup: Coup):
         )
 
 
-def _complete(session: TableSession, coup: Coup, by: User, shoe: Shoe | None, *, first: bool = True) -> None:
+def _complete(play: _Play, *, first: bool = True) -> None:
     """The coup as played is complete, or a reconstruction step was entered: the engine
     resolves it (RULES.md §3.3); pending waits for the tablet, final settles at once."""
+    session, coup, by = play.session, play.coup, play.by
     res = _resolve(session, coup)
     settled = res.settled
     fields = ["settled", "needs", "state"]
@@ -580,7 +710,7 @@ def _complete(session: TableSession, coup: Coup, by: User, shoe: Shoe | None, *,
     coup.settled = settled.as_dict()
     if settled.status == PENDING:
         coup.state, coup.needs = Coup.State.PENDING, dict(settled.needs)
-        coup.save(update_fields=fields)
+        play.save(fields)
         if first:
             audit(session, by, "coup.played", coup, _played_payload(coup))
         audit(
@@ -597,16 +727,17 @@ def _complete(session: TableSession, coup: Coup, by: User, shoe: Shoe | None, *,
         )
         return
     coup.needs = None
-    coup.save(update_fields=fields)
+    play.save(fields)
     if first:
         audit(session, by, "coup.played", coup, _played_payload(coup))
     if settled.void_cards:
         # Drawn in the real coup, unused by the reconstruction: void, to the sibilla (§3.3).
-        shoe = shoe or Shoe.objects.get(pk=coup.shoe_id)
+        shoe = play.shoe()
+        shoe.flush()  # the coup's cards, as written, in shoe order
         dealt = list(coup.shoe_cards.filter(use=ShoeCard.Use.DEALT).order_by("position"))
-        void_drawn(
-            shoe=shoe, shoe_cards=dealt[-len(settled.void_cards) :], reason="unused by the reconstruction"
-        )
+        shoe.void_drawn(dealt[-len(settled.void_cards) :], reason="unused by the reconstruction")
+    # The settlement reads and writes rows itself: everything deferred is written first.
+    play.flush()
     settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner)
 
 
@@ -636,18 +767,18 @@ def _require_pending(coup: Coup) -> dict[str, Any]:
     return coup.needs or {}
 
 
-def _reconstruction_card(session: TableSession, coup: Coup, by: User, card: object) -> Coup:
+def _reconstruction_card(play: _Play, card: object) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     needs = _require_pending(coup)
     if "cards" not in needs:
         raise ApplicationError(
             "decision_required", "The reconstruction needs a decision first.", details=needs
         )
-    shoe = Shoe.objects.get(pk=coup.shoe_id)
-    shoe_card = draw_card(
-        session=session, shoe=shoe, by=by, card=card, use=ShoeCard.Use.RECONSTRUCTION, coup=coup
+    shoe_card = play.shoe().draw(
+        session=session, by=by, card=card, use=ShoeCard.Use.RECONSTRUCTION, coup=coup
     )
     coup.next_cards = [*coup.next_cards, shoe_card.code]
-    coup.save(update_fields=["next_cards"])
+    play.save(["next_cards"])
     audit(
         session,
         by,
@@ -655,7 +786,7 @@ def _reconstruction_card(session: TableSession, coup: Coup, by: User, card: obje
         coup,
         {"coup": coup.pk, "card": shoe_card.code, "position": shoe_card.position},
     )
-    _complete(session, coup, by, shoe, first=False)
+    _complete(play, first=False)
     return coup
 
 
@@ -663,10 +794,11 @@ def _reconstruction_card(session: TableSession, coup: Coup, by: User, card: obje
 def reconstruction_card(*, coup: Coup, by: User, card: str) -> Coup:
     """The next shoe card for a pending reconstruction (§3.3): shoe-checked and recorded."""
     session, coup = lock_coup(coup, by)
-    return _reconstruction_card(session, coup, by, card)
+    return _played(session, coup, by, _reconstruction_card, card)
 
 
-def _reconstruction_decide(session: TableSession, coup: Coup, by: User, side: str, draws: bool) -> Coup:
+def _reconstruction_decide(play: _Play, side: str, draws: bool) -> Coup:
+    session, coup, by = play.session, play.coup, play.by
     needs = _require_pending(coup)
     if side not in (PUNTA, BANKER):
         raise ApplicationError("bad_side", "side is punta or banker.", details={"side": side})
@@ -676,9 +808,9 @@ def _reconstruction_decide(session: TableSession, coup: Coup, by: User, side: st
         code = "card_required" if "cards" in needs else "decision_not_expected"
         raise ApplicationError(code, "The reconstruction does not wait for this decision.", details=needs)
     coup.reconstruction = {**coup.reconstruction, f"{side}_draws": draws}
-    coup.save(update_fields=["reconstruction"])
+    play.save(["reconstruction"])
     audit(session, by, "reconstruction.decided", coup, {"coup": coup.pk, "side": side, "draws": draws})
-    _complete(session, coup, by, None, first=False)
+    _complete(play, first=False)
     return coup
 
 
@@ -686,7 +818,7 @@ def _reconstruction_decide(session: TableSession, coup: Coup, by: User, side: st
 def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Coup:
     """A decision for a free cell the real coup never reached (§3.3)."""
     session, coup = lock_coup(coup, by)
-    return _reconstruction_decide(session, coup, by, side, draws)
+    return _played(session, coup, by, _reconstruction_decide, side, draws)
 
 
 # --------------------------------------------------------------------------- one shot
@@ -710,51 +842,50 @@ def coup_record(
     plus, the cards in shoe order with the declarations, then the reconstruction's next
     cards and decisions. Any refusal rolls everything back. banker_draws may be omitted:
     the cards say whether he drew. A reconstruction that still waits leaves the coup pending."""
-    session = lock_session(session, by)
-    coup = _coup_open(session, by)
-    coup.bank = Bank.objects.select_for_update(of=("self",)).select_related("seat").get(pk=coup.bank_id)
-    coup.session = session
-    callers = [] if banco is None else banco if isinstance(banco, list | tuple) else [banco]
-    for patron in callers:
-        _banco_call(session, coup, by, patron)
-    for bet in bets or ():
-        _bet_place(session, coup, by, bet["patron"], bet.get("amount"), bet.get("kind", Bet.Kind.INDIVIDUAL))
-    _rien_ne_va_plus(session, coup, by)
-    pending = list(cards)
-    while coup.state not in (Coup.State.PENDING, Coup.State.SETTLED):
-        step = _step(coup)
-        if step.need == live.PUNTA_DECLARATION:
-            if punta_draws is None:
-                raise ApplicationError("declaration_required", "The punta's declaration is missing.")
-            _punta_declare(session, coup, by, punta_draws)
-        elif step.need == live.BANKER_DECISION and (
-            banker_draws is False or (not pending and banker_draws is None)
-        ):
-            _banker_decide(session, coup, by, False)
-        elif not pending:
+    play = _Play(lock_session(session, by), by)
+    with audit_batch():
+        coup = _coup_open(play)
+        callers = [] if banco is None else banco if isinstance(banco, list | tuple) else [banco]
+        play.preload_places([p.pk for p in callers] + [bet["patron"].pk for bet in bets or ()])
+        for patron in callers:
+            _banco_call(play, patron)
+        if bets:
+            _bets_place(play, list(bets))
+        _rien_ne_va_plus(play)
+        pending = list(cards)
+        while coup.state not in (Coup.State.PENDING, Coup.State.SETTLED):
+            step = _step(coup)
+            if step.need == live.PUNTA_DECLARATION:
+                if punta_draws is None:
+                    raise ApplicationError("declaration_required", "The punta's declaration is missing.")
+                _punta_declare(play, punta_draws)
+            elif step.need == live.BANKER_DECISION and (
+                banker_draws is False or (not pending and banker_draws is None)
+            ):
+                _banker_decide(play, False)
+            elif not pending:
+                raise ApplicationError(
+                    "cards_missing", "The coup needs more cards.", details={"need": step.as_dict()}
+                )
+            else:
+                _card_deal(play, pending.pop(0))
+        if pending:
+            _card_deal(play, pending[0])  # refused with the engine's code
+        extra = list(next_cards or ())
+        rec = dict(reconstruction or {})
+        while coup.state == Coup.State.PENDING:
+            needs = coup.needs or {}
+            if "cards" in needs and extra:
+                _reconstruction_card(play, extra.pop(0))
+            elif needs.get("decision") and f"{needs['decision']}_draws" in rec:
+                _reconstruction_decide(play, needs["decision"], rec.pop(f"{needs['decision']}_draws"))
+            else:
+                break
+        if extra:
             raise ApplicationError(
-                "cards_missing", "The coup needs more cards.", details={"need": step.as_dict()}
+                "unused_next_cards", "The coup does not need these shoe cards.", details={"unused": extra}
             )
-        else:
-            _card_deal(session, coup, by, pending.pop(0))
-    if pending:
-        _card_deal(session, coup, by, pending[0])  # refused with the engine's code
-    extra = list(next_cards or ())
-    rec = dict(reconstruction or {})
-    while coup.state == Coup.State.PENDING:
-        needs = coup.needs or {}
-        if "cards" in needs and extra:
-            _reconstruction_card(session, coup, by, extra.pop(0))
-        elif needs.get("decision") and f"{needs['decision']}_draws" in rec:
-            _reconstruction_decide(
-                session, coup, by, needs["decision"], rec.pop(f"{needs['decision']}_draws")
-            )
-        else:
-            break
-    if extra:
-        raise ApplicationError(
-            "unused_next_cards", "The coup does not need these shoe cards.", details={"unused": extra}
-        )
+        play.flush()
     return coup
 
 

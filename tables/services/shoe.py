@@ -27,6 +27,92 @@ def _shoe_facts(state: EngineShoe) -> dict:
     }
 
 
+class ShoeDraw:
+    """One shoe as a request takes cards out of it: its state parsed once, each card checked
+    by the engine as it is drawn, and everything written by flush(), once: the new cards in
+    one INSERT, the state in one UPDATE. The caller holds the session lock and flushes before
+    its transaction ends (and before anything reads the shoe's cards back)."""
+
+    def __init__(self, shoe: Shoe):
+        self.shoe = shoe
+        self.state = engine_shoe(shoe)
+        self.new_cards: list[ShoeCard] = []
+        self._fields: set[str] = set()
+        self._voids: list[tuple[list[int], str]] = []
+
+    def draw(
+        self,
+        *,
+        session: TableSession,
+        by: User,
+        card: object,
+        use: str,
+        coup: Coup | None = None,
+        side: str = "",
+        void_reason: str = "",
+    ) -> ShoeCard:
+        """Take one card out of the shoe: the engine checks it (bad_card, card_exhausted,
+        shoe_empty), the card is recorded in order, and the stop card is noticed when it appears."""
+        shoe, state = self.shoe, self.state
+        with engine_errors():
+            code = state.void(card) if use == ShoeCard.Use.VOID else state.draw(card)
+        at = now()
+        shoe_card = ShoeCard(
+            shoe=shoe,
+            position=len(state.drawn),
+            code=code,
+            use=use,
+            coup=coup,
+            side=side,
+            voided=use == ShoeCard.Use.VOID,
+            void_reason=void_reason,
+            at=at,
+            by=by,
+        )
+        self.new_cards.append(shoe_card)
+        self._fields.add("state")
+        if state.stop_card_reached and shoe.stop_card_reached_at is None:
+            # RULES.md §6 (art. 58): the current coup is finished; no further coup until a new shoe.
+            shoe.stop_card_reached_at = at
+            self._fields.add("stop_card_reached_at")
+            audit(
+                session,
+                by,
+                "shoe.stop_card_reached",
+                shoe,
+                {"shoe": shoe.pk, "seq": shoe.seq, "position": shoe_card.position, **_shoe_facts(state)},
+            )
+        return shoe_card
+
+    def void_drawn(self, shoe_cards: Sequence[ShoeCard], reason: str) -> None:
+        """Cards already drawn that went to the sibilla unused (a reconstruction's void cards, §3.3)."""
+        if not shoe_cards:
+            return
+        with engine_errors():
+            for sc in shoe_cards:
+                self.state.void_drawn(sc.code)
+        self._fields.add("state")
+        written = []
+        for sc in shoe_cards:
+            sc.voided, sc.void_reason = True, reason
+            if sc.pk is not None:
+                written.append(sc.pk)
+        if written:
+            self._voids.append((written, reason))
+
+    def flush(self) -> None:
+        if self.new_cards:
+            ShoeCard.objects.bulk_create(self.new_cards)
+            self.new_cards = []
+        for pks, reason in self._voids:
+            ShoeCard.objects.filter(pk__in=pks).update(voided=True, void_reason=reason)
+        self._voids = []
+        if self._fields:
+            self.shoe.state = self.state.to_dict()
+            self.shoe.save(update_fields=sorted(self._fields))
+            self._fields = set()
+
+
 def draw_card(
     *,
     session: TableSession,
@@ -38,53 +124,22 @@ def draw_card(
     side: str = "",
     void_reason: str = "",
 ) -> ShoeCard:
-    """Take one card out of the shoe: the engine checks it (bad_card, card_exhausted,
-    shoe_empty), the card is recorded in order, and the stop card is noticed when it appears.
-    The caller holds the session lock."""
-    state = engine_shoe(shoe)
-    with engine_errors():
-        code = state.void(card) if use == ShoeCard.Use.VOID else state.draw(card)
-    at = now()
-    shoe_card = ShoeCard.objects.create(
-        shoe=shoe,
-        position=len(state.drawn),
-        code=code,
-        use=use,
-        coup=coup,
-        side=side,
-        voided=use == ShoeCard.Use.VOID,
-        void_reason=void_reason,
-        at=at,
-        by=by,
+    """One card out of the shoe, written at once (ShoeDraw.draw, then flush)."""
+    draw = ShoeDraw(shoe)
+    shoe_card = draw.draw(
+        session=session, by=by, card=card, use=use, coup=coup, side=side, void_reason=void_reason
     )
-    shoe.state = state.to_dict()
-    fields = ["state"]
-    if state.stop_card_reached and shoe.stop_card_reached_at is None:
-        # RULES.md §6 (art. 58): the current coup is finished; no further coup until a new shoe.
-        shoe.stop_card_reached_at = at
-        fields.append("stop_card_reached_at")
-        audit(
-            session,
-            by,
-            "shoe.stop_card_reached",
-            shoe,
-            {"shoe": shoe.pk, "seq": shoe.seq, "position": shoe_card.position, **_shoe_facts(state)},
-        )
-    shoe.save(update_fields=fields)
+    draw.flush()
     return shoe_card
 
 
 def void_drawn(*, shoe: Shoe, shoe_cards: Sequence[ShoeCard], reason: str) -> None:
-    """Cards already drawn that went to the sibilla unused (a reconstruction's void cards, §3.3)."""
+    """Cards already drawn that went to the sibilla unused, written at once."""
     if not shoe_cards:
         return
-    state = engine_shoe(shoe)
-    with engine_errors():
-        for sc in shoe_cards:
-            state.void_drawn(sc.code)
-    shoe.state = state.to_dict()
-    shoe.save(update_fields=["state"])
-    ShoeCard.objects.filter(pk__in=[sc.pk for sc in shoe_cards]).update(voided=True, void_reason=reason)
+    draw = ShoeDraw(shoe)
+    draw.void_drawn(shoe_cards, reason)
+    draw.flush()
 
 
 @transaction.atomic

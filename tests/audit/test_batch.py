@@ -27,7 +27,9 @@ T0 = dt.datetime(2031, 5, 4, 21, 0, tzinfo=dt.UTC)
 def clock():
     """timezone.now() for audit.services: T0, T0 + 1 ms, ... (one tick per call)."""
     ticks = count()
-    return mock.patch.object(services.timezone, "now", side_effect=lambda: T0 + dt.timedelta(milliseconds=next(ticks)))
+    return mock.patch.object(
+        services.timezone, "now", side_effect=lambda: T0 + dt.timedelta(milliseconds=next(ticks))
+    )
 
 
 def columns(stream: str) -> list[tuple]:
@@ -111,7 +113,13 @@ def test_new_streams_and_contiguous_seq_after_earlier_events():
         events = [record(stream=name, actor=None, action="y") for name in ("old", "new", "old", "new")]
     assert [(e.stream.name, e.seq) for e in events] == [("old", 4), ("new", 1), ("old", 5), ("new", 2)]
     assert all(e.pk for e in events)
-    assert list(AuditEvent.objects.filter(stream__name="old").values_list("seq", flat=True)) == [1, 2, 3, 4, 5]
+    assert list(AuditEvent.objects.filter(stream__name="old").values_list("seq", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
     assert chain_verify().ok
 
 
@@ -142,15 +150,17 @@ def test_an_exception_inside_the_batch_writes_nothing():
     with transaction.atomic():
         record(stream="e", actor=None, action="before")
     with transaction.atomic():
-        with pytest.raises(ValueError, match="boom"):
-            with batch():
-                record(stream="e", actor=None, action="lost.1")
-                record(stream="e", actor=None, action="lost.2")
-                raise ValueError("boom")
+        with pytest.raises(ValueError, match="boom"), batch():
+            record(stream="e", actor=None, action="lost.1")
+            record(stream="e", actor=None, action="lost.2")
+            raise ValueError("boom")
         # The caller's transaction goes on; the batch's events were never written.
         assert AuditEvent.objects.count() == 1
         record(stream="e", actor=None, action="after")
-    assert list(AuditEvent.objects.order_by("seq").values_list("action", "seq")) == [("before", 1), ("after", 2)]
+    assert list(AuditEvent.objects.order_by("seq").values_list("action", "seq")) == [
+        ("before", 1),
+        ("after", 2),
+    ]
     assert AuditStream.objects.get(name="e").seq == 2
     assert chain_verify().ok
 
@@ -165,9 +175,8 @@ def test_bad_input_is_refused_at_record_time_inside_a_batch():
 
 
 def test_a_batch_outside_a_transaction_is_refused():
-    with pytest.raises(RuntimeError):
-        with batch():
-            pass  # pragma: no cover
+    with pytest.raises(RuntimeError), batch():
+        pass  # pragma: no cover
 
 
 @pytest.mark.django_db(transaction=True)

@@ -17,7 +17,18 @@ def count(fn, **kwargs) -> int:
     return len(ctx.captured_queries)
 
 
-BET_QUERIES = 8  # queries of one _bet_place step inside coup_record (measured in test_bet_place_is_constant)
+# Queries per bet inside coup_record: none, its bets are checked in memory and written in one
+# INSERT (tests/tables/api/test_queries.py subtracts n * BET_QUERIES from the one-shot).
+BET_QUERIES = 0
+# Queries of one bet_place step (its place, the banco calls, the bets, the INSERT, the audit
+# batch: lock, insert, head update), measured in test_bet_place_is_constant.
+BET_PLACE_QUERIES = 7
+# A one-shot coup with 4 cards and its settlement, whatever the number of bettors: the
+# session, bank, shoe and previous coup, the coup INSERT, the places, the bets INSERT, the bars
+# and Regola marks, the coup UPDATE and the shoe's cards INSERT and state UPDATE before the
+# settlement (its bets, postings, bank and coup), the audit batch (3) and the savepoint (2).
+# It ran 82 queries with 2 bettors (130 with 8) before the writes were batched.
+RECORD_QUERIES = 21
 
 
 def bettors(game, n):
@@ -73,9 +84,31 @@ def test_bet_place_is_constant(game):
         services.bet_place(coup=coup, by=by, patron=game.seat(n), amount=10_00)
     last = count(services.bet_place, coup=coup, by=by, patron=game.seat(8), amount=10_00)
     assert first == last
-    # bet_place = its savepoint (2), the coup's ids and the session, bank and coup locks (4),
-    # and the step itself, which is what coup_record runs per bet.
-    assert first - 2 - 4 == BET_QUERIES, first
+    # bet_place = its savepoint (2), the session, bank and coup locks (3: the coup given
+    # carries its session and bank ids), and the step itself.
+    assert first - 2 - 3 == BET_PLACE_QUERIES, first
+
+
+def one_shot(make_game, n: int) -> int:
+    game = make_game("venezia", standing=1)
+    services.regola_mark(session=game.session, by=game.capo, patron=game.seat(8), declared=True)
+    return count(
+        services.coup_record,
+        session=game.session,
+        by=game.capo,
+        cards=["6H", "7S", "KH", "KS"],  # punta 6 stands, banker 7 stands: the banker wins
+        punta_draws=False,
+        bets=[{"patron": p, "amount": 50_00} for p in bettors(game, n)],
+    )
+
+
+def test_one_shot_coup_query_budget(make_game):
+    """A 4-card one-shot coup with 2 bets, settled, in at most RECORD_QUERIES queries (the
+    audit events in one batch, the coup and the shoe written once each before the
+    settlement), and no more with 8 bettors."""
+    two, eight = one_shot(make_game, 2), one_shot(make_game, 8)
+    assert two <= RECORD_QUERIES, two
+    assert eight == two
 
 
 def test_state_does_not_grow_with_coups(game):
