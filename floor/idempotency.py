@@ -143,6 +143,32 @@ def replayed(record: IdempotencyKey) -> Response:
     return Response(record.response_body, status=record.status_code, headers={REPLAYED_HEADER: "true"})
 
 
+def _insert_key(*, user, key: str, fingerprint: str, method: str, path: str) -> IdempotencyKey | None:
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING id: the new row (ours, locked by the
+    insert until the transaction ends) in one query, or None when the key exists."""
+    record = IdempotencyKey(user=user, key=key, fingerprint=fingerprint, method=method, path=path)
+    meta = IdempotencyKey._meta
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    conn = transaction.get_connection()
+    quote = conn.ops.quote_name
+    # Only the model's own table and column names are interpolated; the values are parameters.
+    sql = "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING RETURNING {}".format(  # noqa: S608
+        quote(meta.db_table),
+        ", ".join(quote(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+        quote(meta.pk.column),
+    )
+    params = [f.get_db_prep_save(f.pre_save(record, add=True), connection=conn) for f in fields]
+    with conn.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    record.pk = row[0]
+    record._state.adding, record._state.db = False, conn.alias
+    return record
+
+
 def idempotent_response(
     *,
     user,
@@ -162,11 +188,9 @@ def idempotent_response(
             # INSERT ... ON CONFLICT DO NOTHING: when another transaction holds an uncommitted
             # row for this key, PostgreSQL makes this INSERT wait on the unique index until that
             # transaction ends; the row we then read is committed (completed) or ours.
-            IdempotencyKey.objects.bulk_create(
-                [IdempotencyKey(user=user, key=key, fingerprint=fingerprint, method=method, path=path)],
-                ignore_conflicts=True,
-            )
-            record = IdempotencyKey.objects.select_for_update().get(user=user, key=key)
+            record = _insert_key(user=user, key=key, fingerprint=fingerprint, method=method, path=path)
+            if record is None:  # the key was there: lock its (committed) row
+                record = IdempotencyKey.objects.select_for_update().get(user=user, key=key)
             if record.fingerprint != fingerprint:
                 raise ApplicationError(
                     "idempotency_key_reused",
@@ -221,8 +245,12 @@ def idempotency_key_parameter(*, required: bool) -> OpenApiParameter:
     )
 
 
-_REUSED = OpenApiResponse(ErrorSerializer, description="`idempotency_key_reused`: the key was used for another request.")
-_BAD_KEY = OpenApiResponse(ErrorSerializer, description="`bad_idempotency_key`, `idempotency_key_required`, or bad input.")
+_REUSED = OpenApiResponse(
+    ErrorSerializer, description="`idempotency_key_reused`: the key was used for another request."
+)
+_BAD_KEY = OpenApiResponse(
+    ErrorSerializer, description="`bad_idempotency_key`, `idempotency_key_required`, or bad input."
+)
 
 
 class IdempotentAutoSchema(AutoSchema):
