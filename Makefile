@@ -9,7 +9,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test lint services demo clean
+.PHONY: install run test lint services demo clean backup restore audit-deps
 
 install: $(STAMP)
 
@@ -33,6 +33,45 @@ test: install services
 
 lint: install
 	$(BIN)/ruff check .
+
+# Known vulnerabilities in the installed dependencies (pip-audit). When no vulnerability
+# service can be reached from this machine it says so and passes; AUDIT_DEPS_STRICT=1 fails.
+audit-deps: install
+	$(BIN)/python .ci/audit_deps.py
+
+# Backups of the PostgreSQL database named by DATABASE_URL (custom format, for pg_restore).
+BACKUP_DIR ?= var/backups
+backup:
+	@case "$${DATABASE_URL:-}" in \
+	  postgres://*|postgresql://*) ;; \
+	  *) echo "make backup: DATABASE_URL must name a PostgreSQL database (postgres://...)." >&2; \
+	     echo "Without it Chemin runs on the SQLite demo database (db.sqlite3), which this does not back up." >&2; \
+	     exit 2;; \
+	esac
+	@mkdir -p "$(BACKUP_DIR)"
+	@file="$(BACKUP_DIR)/chemin-$$(date -u +%Y%m%dT%H%M%SZ).dump"; \
+	pg_dump --format=custom --file="$$file.partial" "$$DATABASE_URL" \
+	  && mv "$$file.partial" "$$file" && echo "backup written: $$file" \
+	  || { rm -f "$$file.partial"; echo "make backup: pg_dump failed" >&2; exit 1; }
+
+# Replaces the contents of DATABASE_URL's database with FILE, in one transaction (all or
+# nothing). Asks first unless CONFIRM=yes. Then: manage.py audit_verify.
+restore:
+	@case "$${DATABASE_URL:-}" in \
+	  postgres://*|postgresql://*) ;; \
+	  *) echo "make restore: DATABASE_URL must name a PostgreSQL database (postgres://...)." >&2; exit 2;; \
+	esac
+	@test -n "$(FILE)" || { echo "make restore: say which dump, FILE=var/backups/chemin-....dump" >&2; exit 2; }
+	@test -f "$(FILE)" || { echo "make restore: $(FILE) does not exist" >&2; exit 2; }
+	@target=$$(printf '%s' "$$DATABASE_URL" | sed -E 's#//[^@/]*@#//#'); \
+	if [ "$${CONFIRM:-}" != yes ]; then \
+	  printf 'Replace everything in %s with %s? Type yes to go on: ' "$$target" "$(FILE)"; \
+	  read answer || answer=""; \
+	  [ "$$answer" = yes ] || { echo "not restored" >&2; exit 1; }; \
+	fi; \
+	pg_restore --clean --if-exists --no-owner --no-acl --single-transaction --exit-on-error \
+	  --dbname="$$DATABASE_URL" "$(FILE)" \
+	  && echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
 
 clean:
 	rm -rf $(VENV) .pytest_cache db.sqlite3

@@ -10,3 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 app = Celery("chemin")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# The request id travels with every task and the worker logs as Django's LOGGING says
+# (config/observability.py).
+from config.observability import connect_celery  # noqa: E402
+
+connect_celery(app)

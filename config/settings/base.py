@@ -34,6 +34,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id is set before anything logs; the access line and the request
+    # metrics see every final response, redirects and errors included.
+    "config.observability.RequestObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -170,12 +173,23 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+# Logs: every record carries the request id (config/observability.py). LOG_FORMAT=plain
+# (default here) for a terminal, json for a log pipeline (production's default).
+from config.observability import logging_config  # noqa: E402
+
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)
+
+# Probes (config/health.py): how long /readyz waits for Redis and for a Celery worker.
+READYZ_TIMEOUT = float(env_int("READYZ_TIMEOUT_MS", 1000)) / 1000
+READYZ_CELERY_TIMEOUT = float(env_int("READYZ_CELERY_TIMEOUT_MS", 1000)) / 1000
+
+# /metrics (config/metrics.py): allowed from loopback and private addresses that reach us
+# directly (not through the proxy), or with "Authorization: Bearer $METRICS_TOKEN".
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+METRICS_ALLOW_PRIVATE = env_bool("METRICS_ALLOW_PRIVATE", True)
+METRICS_CELERY_QUEUES = env_list("METRICS_CELERY_QUEUES", ["celery"])
 
 # --------------------------------------------------------------------------- browser pages
 # Content-Security-Policy (django-csp): nothing inline, nothing from another origin. The

@@ -13,6 +13,11 @@ if not ALLOWED_HOSTS:
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+# Probes and the Prometheus scrape come over plain HTTP from inside the network (the
+# container's health check, the scraper): they answer there instead of redirecting.
+# /metrics is access-controlled (config/metrics.py); send METRICS_TOKEN over HTTPS only
+# when the scraper is outside the private network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SESSION_COOKIE_HTTPONLY = True
@@ -26,3 +31,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+
+# Logs as JSON lines unless LOG_FORMAT says otherwise (config/observability.py).
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)

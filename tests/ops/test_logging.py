@@ -1,0 +1,113 @@
+"""Request ids and JSON logs: every request gets an id (a sane incoming X-Request-ID is
+kept), it is on every log record of the request and on the response, and one JSON line per
+request says method, path, status, duration and user, never the query string."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.observability import JsonFormatter, RequestIdFilter, logging_config, request_id_var
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def json_log():
+    """Everything logged during the test, as parsed JSON lines, through the production
+    formatter and filter."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+    def lines() -> list[dict]:
+        return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+
+def _access(lines, path):
+    found = [line for line in lines if line["logger"] == "chemin.request" and line["path"] == path]
+    assert len(found) == 1, lines
+    return found[0]
+
+
+@pytest.mark.django_db
+def test_one_json_line_per_request_with_the_incoming_id(client, json_log, commissario):
+    client.force_login(commissario)
+    response = client.get("/api/me/?token=very-secret-value", HTTP_X_REQUEST_ID="tablet-7f3a.42")
+    assert response.status_code == 200
+    assert response["X-Request-ID"] == "tablet-7f3a.42"
+    line = _access(json_log(), "/api/me/")
+    assert line["request_id"] == "tablet-7f3a.42"
+    assert line["method"] == "GET" and line["status"] == 200
+    assert line["user_id"] == commissario.pk
+    assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
+    assert line["level"] == "INFO" and "time" in line
+    assert "very-secret-value" not in json.dumps(json_log())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("incoming", ["", "x" * 129, "a\nforged log line", "id with spaces", "<script>"])
+def test_an_insane_incoming_id_is_replaced(client, json_log, incoming):
+    response = client.get("/healthz", HTTP_X_REQUEST_ID=incoming)
+    new = response["X-Request-ID"]
+    assert new != incoming and len(new) == 32 and int(new, 16) >= 0
+
+
+@pytest.mark.django_db
+def test_every_record_of_the_request_carries_its_id(client, json_log):
+    # A 404 on the API: django.request logs its warning after the middleware returned.
+    response = client.get("/no/such/page/", HTTP_X_REQUEST_ID="req-404")
+    assert response.status_code == 404
+    lines = [line for line in json_log() if line["logger"] in ("django.request", "chemin.request")]
+    assert {line["logger"] for line in lines} == {"django.request", "chemin.request"}
+    assert {line["request_id"] for line in lines} == {"req-404"}
+    assert _access(lines, "/no/such/page/")["user_id"] is None
+    # The id is the request's only: after it, records say "-".
+    assert request_id_var.get() is None
+    logging.getLogger("chemin.test").warning("between requests")
+    assert json_log()[-1]["request_id"] == "-"
+
+
+def test_logging_config_refuses_an_unknown_format():
+    with pytest.raises(ImproperlyConfigured, match="LOG_FORMAT"):
+        logging_config("xml", "INFO")
+
+
+def test_production_logs_json_lines_by_default():
+    code = (
+        "import django, logging; django.setup()\n"
+        "logging.getLogger('chemin.test').warning('hello %s', 'ops', extra={'coup': 7})\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LOG_"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    line = json.loads(result.stderr.strip().splitlines()[-1])
+    assert line["message"] == "hello ops" and line["coup"] == 7
+    assert line["level"] == "WARNING" and line["request_id"] == "-"
