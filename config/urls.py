@@ -28,5 +28,6 @@ urlpatterns = [
     path("api/", include("tables.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("tables.urls_pages")),
+    path("", include("audit.urls_pages")),
     path("", include("floor.urls")),
 ]

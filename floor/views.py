@@ -74,11 +74,13 @@ def home(request: HttpRequest) -> HttpResponse:
     ]
     links = []
     # Each role first to its own screen: the Capo Partita to his tablet, the Commissario to
-    # the floor dashboard; the auditor reads through the API for now.
+    # the floor dashboard; the auditor (and the Direzione, for the books) to the desk.
     if Role.CAPO_PARTITA in roles and _page("tablet"):
         links.append({"url": _page("tablet"), "label": _("Tablet: your tables")})
     if (Role.COMMISSARIO in roles or Role.DIREZIONE in roles) and _page("floor-dashboard"):
         links.append({"url": _page("floor-dashboard"), "label": _("Floor dashboard")})
+    if (Role.AUDITOR in roles or Role.DIREZIONE in roles) and _page("desk"):
+        links.append({"url": _page("desk"), "label": _("Auditor's desk: gaming days, reports, verification")})
     if roles:
         # Every staff role may work through the API: its documentation is the place to start.
         links.append({"url": reverse("api-docs"), "label": _("API documentation")})

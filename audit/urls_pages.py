@@ -1,0 +1,18 @@
+"""The auditor's desk (browser pages): gaming days, reports, downloads, verification; the
+direzione's cagnotte counts and control register. Included at the root by config/urls.py."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("desk/", views.desk, name="desk"),
+    path("desk/verify/", views.trail_verify, name="desk-trail-verify"),
+    path("desk/days/<int:pk>/", views.day, name="desk-day"),
+    path("desk/days/<int:pk>/cagnotte/", views.cagnotte_count, name="desk-cagnotte-count"),
+    path("desk/days/<int:pk>/register/", views.register_prepare, name="desk-register-prepare"),
+    path("desk/registers/<int:pk>/sign/", views.register_sign, name="desk-register-sign"),
+    path("desk/reports/<int:pk>/", views.report_fragment, name="desk-report"),
+    path("desk/reports/<int:pk>/files/<str:fmt>/", views.report_file, name="desk-report-file"),
+    path("desk/reports/<int:pk>/verify/", views.report_verify_view, name="desk-report-verify"),
+]

@@ -1,0 +1,338 @@
+"""The auditor's desk (issue 7): gaming days, their end-of-day reports with the Celery
+build's progress, the files to download with their SHA-256, the verification of a report
+(files, seal, chains) and of the whole audit trail.
+
+Read: auditor, direzione, commissario (AUDIT_READERS). Write: the direzione only, on the day
+page: the cagnotte count of each table (with a witness) and the control register (prepare,
+sign by two different direzione users), through audit.reports.registers, each form with its
+own idempotency key. Verifying writes nothing: it is a POST (expensive, never prefetched)
+that runs in a read-only transaction and stores no idempotent answer.
+
+Views stay thin: parse, authorize, one service or selector, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from celery.result import AsyncResult
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from config.errors import ApplicationError
+from floor import selectors as floor_selectors
+from floor.models import GamingDay, Table
+from floor.roles import ALL_ROLES, Role, has_role
+from tables import report_selectors
+from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+
+from .api_reports import CONTENT_TYPES
+from .models import ControlRegister, DayReport, ReportFile
+from .permissions import AUDIT_READERS
+from .reports import registers
+from .reports.services import report_verify
+from .selectors import chain_verify
+
+POLL_SECONDS = 2
+
+# The verify service's reasons, said in the reader's language.
+REASONS = {
+    "file_missing": gettext_lazy("The stored %(format)s file is missing."),
+    "checksum_mismatch": gettext_lazy("The %(format)s file's SHA-256 differs from the one recorded when it was built."),
+    "no_files": gettext_lazy("The report has no files."),
+    "stream_missing": gettext_lazy("A sealed audit stream is missing."),
+    "seal_mismatch": gettext_lazy("The day's seal, recomputed now, differs from the seal in the report."),
+    "chain_broken": gettext_lazy("An audit chain is broken."),
+}
+BREAKS = {
+    "missing_event": gettext_lazy("an event is missing"),
+    "broken_link": gettext_lazy("the link to the previous event is broken"),
+    "hash_mismatch": gettext_lazy("the event's content does not match its hash"),
+    "head_mismatch": gettext_lazy("the stream's head does not match its last event"),
+}
+# The books' refusals (audit.reports.registers), by code.
+BOOK_REFUSALS = {
+    "witness_must_differ": gettext_lazy("The witness must be another person than the counter."),
+    "witness_not_staff": gettext_lazy("The witness must be a member of staff."),
+    "table_not_played": gettext_lazy("The table had no session on this gaming day."),
+    "already_counted": gettext_lazy("This table's cagnotte is counted already."),
+    "day_not_closed": gettext_lazy("The gaming day is still open; close it first."),
+    "cagnotte_not_counted": gettext_lazy("Count the cagnotte of every table first."),
+    "register_signed": gettext_lazy("The control register is signed; it cannot be prepared again."),
+    "already_signed": gettext_lazy("The control register has both signatures already."),
+    "second_signer_must_differ": gettext_lazy("The second signature must be another person's."),
+    "register_stale": gettext_lazy("The counts changed since the register was written; prepare it again."),
+    "permission_denied": gettext_lazy("Only the Direzione Giochi may do this."),
+}
+
+
+def _readable(request: HttpRequest) -> bool:
+    return has_role(request.user, *AUDIT_READERS)
+
+
+def _refused(request: HttpRequest) -> HttpResponse:
+    return forbidden(request, _("The auditor's desk is for the auditors, the Direzione and the Commissario."))
+
+
+# --------------------------------------------------------------------------- reads
+
+
+def report_progress(report: DayReport) -> dict:
+    """The build's progress as the Celery task reports it (state PROGRESS, {done, total});
+    like the API's `progress` (audit/api_reports.py). An unreachable backend is UNKNOWN."""
+    if report.status == DayReport.Status.DONE:
+        total = report.summary.get("rows")
+        return {"state": "SUCCESS", "done": total, "total": total, "percent": 100}
+    if report.status == DayReport.Status.FAILED or not report.task_id:
+        return {"state": "FAILURE" if report.status == DayReport.Status.FAILED else "PENDING",
+                "done": None, "total": None, "percent": None}  # fmt: skip
+    try:
+        result = AsyncResult(report.task_id)
+        state, info = result.state, result.info
+    except Exception:  # the result backend is unreachable: say so, never a 500
+        return {"state": "UNKNOWN", "done": None, "total": None, "percent": None}
+    if isinstance(info, dict) and info.get("total"):
+        done, total = int(info.get("done") or 0), int(info["total"])
+        return {"state": state, "done": done, "total": total, "percent": min(100, 100 * done // max(total, 1))}
+    return {"state": state, "done": None, "total": None, "percent": None}
+
+
+def _reports():
+    return DayReport.objects.prefetch_related("files").select_related(
+        "control_register__first_signer", "control_register__second_signer"
+    ).order_by("version")
+
+
+def _report_card(report: DayReport) -> dict:
+    return {"report": report, "files": sorted(report.files.all(), key=lambda f: ["csv", "xlsx", "pdf"].index(f.format)
+                                              if f.format in ("csv", "xlsx", "pdf") else 9),
+            "progress": report_progress(report), "poll": POLL_SECONDS}  # fmt: skip
+
+
+@login_required
+@require_GET
+def desk(request: HttpRequest) -> HttpResponse:
+    """The gaming days, newest first: open or closed, each report version with its status."""
+    if not _readable(request):
+        return _refused(request)
+    days = list(floor_selectors.gaming_day_list().prefetch_related("reports")[:200])
+    return render(request, "desk/desk.html", {"days": days})
+
+
+def _staff(exclude):
+    return (
+        get_user_model().objects.filter(groups__name__in=ALL_ROLES, is_active=True)
+        .exclude(pk=exclude.pk).distinct().order_by("username")
+    )  # fmt: skip
+
+
+def _books(day: GamingDay, user) -> dict:
+    """What the direzione's forms need: per table the expected cagnotte and the count in
+    force, the staff who may witness, the control register in force."""
+    figures = report_selectors.table_figures(gaming_day_id=day.pk)
+    counts = {c.table_id: c for c in registers.current_counts(gaming_day_id=day.pk)}
+    tables = [
+        {"table": t, "expected": figures.get(t.pk, {}).get("expected_cagnotte", 0), "count": counts.get(t.pk)}
+        for t in floor_selectors.day_tables(gaming_day_id=day.pk)
+    ]
+    register = registers.current_register(gaming_day_id=day.pk)
+    return {
+        "tables": tables,
+        "witnesses": _staff(user),
+        "register": register,
+        "all_counted": bool(tables) and all(t["count"] for t in tables),
+        "can_sign": register is not None and not register.signed and register.first_signer_id != user.pk,
+    }
+
+
+def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None = None,
+              verified: dict | None = None) -> HttpResponse:  # fmt: skip
+    can_write = has_role(request.user, Role.DIREZIONE)
+    context = {
+        "day": day,
+        "cards": [_report_card(r) for r in _reports().filter(gaming_day=day)],
+        "outcome": outcome,
+        "verified": verified,
+        "can_write": can_write,
+        "books": _books(day, request.user) if can_write and not day.is_open else None,
+    }
+    return render(request, "desk/day.html", context, status=outcome.status if outcome else 200)
+
+
+@login_required
+@require_GET
+def day(request: HttpRequest, pk: int) -> HttpResponse:
+    if not _readable(request):
+        return _refused(request)
+    return _day_page(request, get_object_or_404(floor_selectors.gaming_day_list(), pk=pk))
+
+
+@login_required
+@require_GET
+def report_fragment(request: HttpRequest, pk: int) -> HttpResponse:
+    """The report's card: what the page polls every 2 s while Celery builds the report
+    (the answer for a built report carries no polling, so the polling stops)."""
+    if not _readable(request):
+        return _refused(request)
+    report = get_object_or_404(_reports(), pk=pk)
+    return render(request, "desk/_report.html", {"c": _report_card(report), "day": report.gaming_day})
+
+
+@login_required
+@require_GET
+def report_file(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The stored file, streamed, with its recorded SHA-256 in X-Checksum-SHA256."""
+    if not _readable(request):
+        return _refused(request)
+    f = get_object_or_404(ReportFile.objects.select_related("report"), report_id=pk, format=fmt)
+    path = Path(settings.MEDIA_ROOT) / f.path
+    if not path.is_file():
+        return render(request, "404.html", {"message": _("The stored file is missing; verify the report.")},
+                      status=404)  # fmt: skip
+    response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name,  # noqa: SIM115
+                            content_type=CONTENT_TYPES.get(fmt, "application/octet-stream"))  # fmt: skip
+    response["X-Checksum-SHA256"] = f.sha256
+    return response
+
+
+def _explain(result: dict) -> dict:
+    """The verify service's answer with each reason in words."""
+    lines = []
+    for reason in result["reasons"]:
+        code = reason.get("code", "")
+        text = str(REASONS.get(code, code)) % {"format": (reason.get("format") or "").upper()}
+        broken = reason.get("first_broken")
+        if broken:
+            text += " " + _broken_words(broken)
+        lines.append(text)
+    return {**result, "lines": lines}
+
+
+def _broken_words(broken: dict) -> str:
+    return _("First broken event: stream %(stream)s, seq %(seq)s (event %(event)s): %(why)s.") % {
+        "stream": broken.get("stream"),
+        "seq": broken.get("seq"),
+        "event": broken.get("event_id") or "—",
+        "why": BREAKS.get(broken.get("reason"), broken.get("reason")),
+    }
+
+
+@login_required
+@require_POST
+def report_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Recompute the files' SHA-256, the day's seal and its chains. Writes nothing."""
+    if not _readable(request):
+        return _refused(request)
+    report = get_object_or_404(_reports(), pk=pk)
+    try:
+        verified = _explain(report_verify(report=report))
+    except ApplicationError as exc:
+        verified = {"ok": False, "report": report.pk, "files": [], "chains": None, "seal": None,
+                    "lines": [_("The report is not built yet.") if exc.code == "report_not_built" else str(exc.message)]}  # fmt: skip
+    if is_htmx(request):
+        return render(request, "desk/_verified.html", {"v": verified, "report": report})
+    return _day_page(request, report.gaming_day, verified=verified)
+
+
+@login_required
+def trail_verify(request: HttpRequest) -> HttpResponse:
+    """GET: the page with its button; POST: chain_verify over every stream (read-only)."""
+    if not _readable(request):
+        return _refused(request)
+    if request.method not in ("GET", "POST"):
+        return HttpResponse(status=405, headers={"Allow": "GET, POST"})
+    result = None
+    if request.method == "POST":
+        r = chain_verify()
+        result = {"ok": r.ok, "streams": r.streams_checked, "events": r.events_checked, "seconds": r.seconds,
+                  "broken": _broken_words(r.as_dict()["first_broken"]) if r.first_broken else ""}  # fmt: skip
+    template = "desk/_trail.html" if is_htmx(request) and result else "desk/trail.html"
+    return render(request, template, {"result": result})
+
+
+# --------------------------------------------------------------------------- the direzione's books
+
+
+def _user_field(request: HttpRequest, field: str):
+    pk = int_field(request.POST.get(field), field=field)
+    user = get_user_model().objects.filter(pk=pk, is_active=True).first()
+    if user is None:
+        raise BadForm("unknown_user", _("Choose a member of staff."), details={field: pk})
+    return user
+
+
+def _books_post(request: HttpRequest, day: GamingDay, run) -> HttpResponse:
+    def guarded() -> str:
+        try:
+            return run()
+        except ApplicationError as exc:
+            if exc.code in BOOK_REFUSALS:
+                exc.message = str(BOOK_REFUSALS[exc.code])
+            raise
+
+    outcome = form_post(request, guarded)
+    day = floor_selectors.gaming_day_get(pk=day.pk)
+    return _day_page(request, day, outcome=outcome)
+
+
+def _writer(request: HttpRequest) -> HttpResponse | None:
+    if not has_role(request.user, Role.DIREZIONE):
+        return forbidden(request, _("Only the Direzione Giochi may do this."))
+    return None
+
+
+@login_required
+@require_POST
+def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
+    if (refusal := _writer(request)) is not None:
+        return refusal
+    day = get_object_or_404(GamingDay, pk=pk)
+
+    def run() -> str:
+        table_pk = int_field(request.POST.get("table"), field="table")
+        table = Table.objects.filter(pk=table_pk).first()
+        if table is None:
+            raise BadForm("unknown_table", _("Choose a table."), details={"table": table_pk})
+        count = registers.cagnotte_count_record(
+            gaming_day=day, table=table, by=request.user, witness=_user_field(request, "witness"),
+            counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
+        )  # fmt: skip
+        return _("Cagnotte of table %(number)s counted: € %(amount)s.") % {
+            "number": table.number, "amount": f"{count.counted / 100:.2f}"}  # fmt: skip
+
+    return _books_post(request, day, run)
+
+
+@login_required
+@require_POST
+def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
+    if (refusal := _writer(request)) is not None:
+        return refusal
+    day = get_object_or_404(GamingDay, pk=pk)
+
+    def run() -> str:
+        reg = registers.control_register_prepare(gaming_day=day, by=request.user)
+        return _("Control register written: total € %(amount)s.") % {"amount": f"{reg.total / 100:.2f}"}
+
+    return _books_post(request, day, run)
+
+
+@login_required
+@require_POST
+def register_sign(request: HttpRequest, pk: int) -> HttpResponse:
+    if (refusal := _writer(request)) is not None:
+        return refusal
+    reg = get_object_or_404(ControlRegister, pk=pk)
+
+    def run() -> str:
+        signed = registers.control_register_sign(register=reg, by=request.user)
+        if signed.signed:
+            return _("Second signature entered: the register is final; the next report version is being built.")
+        return _("First signature entered: another member of the Direzione signs second.")
+
+    return _books_post(request, reg.gaming_day, run)

@@ -1,0 +1,169 @@
+"""The auditor's desk through the test client: who reads it, the report with its files and
+their SHA-256, the download, Verify (ok, then failed after a stored file is tampered with),
+the whole trail's verification, the direzione's cagnotte count and control register."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
+from audit.tasks import report_build
+from floor import services as floor_services
+from floor.models import IdempotencyKey
+from floor.roles import Role
+from tests.pages.test_quality import PAGE_BUDGET, _asset_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def media(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def closed(game, media, django_capture_on_commit_callbacks):
+    """The game's day closed (its session closed with it) and its version-1 report built."""
+    day = game.session.gaming_day
+    with django_capture_on_commit_callbacks(execute=True):
+        floor_services.gaming_day_close(gaming_day=day, by=game.commissario, open_sessions="close")
+    day.refresh_from_db()
+    report_build.delay(day.pk)  # the close sends it by name (send_task), which eager mode skips
+    report = DayReport.objects.get(gaming_day=day)
+    assert report.status == "done", report.error
+    return report
+
+
+def pages(report) -> list[str]:
+    return ["/desk/", f"/desk/days/{report.gaming_day_id}/", "/desk/verify/", f"/desk/reports/{report.pk}/"]
+
+
+def test_the_desk_for_its_readers_only(client_for, closed, auditor, direzione, commissario, capo_partita, outsider):
+    for user in (auditor, direzione, commissario):
+        for url in pages(closed):
+            assert client_for(user).get(url).status_code == 200, (user, url)
+    for user in (capo_partita, outsider):
+        for url in [*pages(closed), f"/desk/reports/{closed.pk}/files/pdf/"]:
+            assert client_for(user).get(url).status_code == 403, (user, url)
+        assert client_for(user).post(f"/desk/reports/{closed.pk}/verify/").status_code == 403
+
+
+def test_the_list_shows_days_and_report_status(client_for, closed, auditor):
+    html = client_for(auditor).get("/desk/").content.decode()
+    assert closed.gaming_day.date.isoformat() in html
+    assert "closed" in html and "v1" in html and "ready" in html
+
+
+def test_the_day_shows_the_files_with_their_sha256(client_for, closed, auditor):
+    html = client_for(auditor).get(f"/desk/days/{closed.gaming_day_id}/").content.decode()
+    for f in closed.files.all():
+        assert f.sha256 in html
+        assert f"/desk/reports/{closed.pk}/files/{f.format}/" in html
+    assert "Verify" in html
+    assert "Cagnotte count" not in html  # the auditor writes nothing
+
+
+def test_download_streams_the_stored_bytes_with_the_checksum(client_for, closed, auditor):
+    f = closed.files.get(format="pdf")
+    response = client_for(auditor).get(f"/desk/reports/{closed.pk}/files/pdf/")
+    assert response.status_code == 200 and response.streaming
+    body = b"".join(response.streaming_content)
+    assert body == (Path(settings.MEDIA_ROOT) / f.path).read_bytes()
+    assert response["X-Checksum-SHA256"] == f.sha256 == hashlib.sha256(body).hexdigest()
+    assert response["Content-Type"] == "application/pdf"
+    assert "attachment" in response["Content-Disposition"]
+
+
+def test_verify_ok_then_failed_after_tampering(client_for, closed, auditor):
+    client = client_for(auditor)
+    events, keys = AuditEvent.objects.count(), IdempotencyKey.objects.count()
+    response = client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Verified" in html and 'class="verify-result ok"' in html
+
+    f = closed.files.get(format="csv")
+    path = Path(settings.MEDIA_ROOT) / f.path
+    path.write_bytes(path.read_bytes() + b"tampered\n")
+    html = client.post(f"/desk/reports/{closed.pk}/verify/").content.decode()  # the whole page
+    assert "Verification failed" in html and 'class="verify-result err"' in html
+    assert "The CSV file&#x27;s SHA-256 differs" in html
+    # Verifying writes nothing: no event, no stored idempotent answer.
+    assert AuditEvent.objects.count() == events and IdempotencyKey.objects.count() == keys
+
+
+def test_the_report_fragment_polls_while_the_report_is_built(client_for, closed, auditor):
+    DayReport.objects.filter(pk=closed.pk).update(status="pending", task_id="")
+    html = client_for(auditor).get(f"/desk/reports/{closed.pk}/").content.decode()
+    assert 'hx-trigger="every 2s"' in html and "<progress" in html
+    DayReport.objects.filter(pk=closed.pk).update(status="done")
+    html = client_for(auditor).get(f"/desk/reports/{closed.pk}/").content.decode()
+    assert "hx-trigger" not in html and "<progress" not in html
+
+
+def test_the_whole_trail_verifies(client_for, closed, auditor):
+    events = AuditEvent.objects.count()
+    html = client_for(auditor).post("/desk/verify/", HTTP_HX_REQUEST="true").content.decode()
+    assert "The audit trail is intact" in html
+    streams = re.search(r"streams checked</dt><dd>(\d+)", html)
+    assert streams and int(streams.group(1)) >= 2
+    assert AuditEvent.objects.count() == events
+
+
+def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, make_user, auditor):
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    client = client_for(direzione)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "Cagnotte count" in html and "Control register" in html
+    data = {"table": table.pk, "counted": "0", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    response = client.post(f"/desk/days/{day.pk}/cagnotte/", data)
+    assert response.status_code == 200, response.content.decode()
+    assert client.post(f"/desk/days/{day.pk}/cagnotte/", data).status_code == 200  # the same key: entered once
+    assert CagnotteCount.objects.count() == 1
+    response = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 200, response.content.decode()
+    reg = ControlRegister.objects.get()
+    assert client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
+    again = client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())})
+    assert again.status_code == 409 and "another person" in again.content.decode()
+    second = make_user("direzione_two", Role.DIREZIONE)
+    assert client_for(second).post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
+    reg.refresh_from_db()
+    assert reg.signed and DayReport.objects.filter(gaming_day=day, version=2).exists()
+
+
+def test_the_auditor_cannot_write_the_books(client_for, closed, auditor):
+    day = closed.gaming_day
+    response = client_for(auditor).post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 403 and not ControlRegister.objects.exists()
+
+
+def test_home_leads_auditor_and_direzione_to_the_desk(client_for, auditor, direzione):
+    for user in (auditor, direzione):
+        assert 'href="/desk/"' in client_for(user).get("/").content.decode()
+
+
+def test_no_inline_script_csp_and_weight(client_for, closed, direzione):
+    client = client_for(direzione)
+    for url in pages(closed)[:3]:
+        response = client.get(url)
+        html = response.content.decode()
+        assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), url
+        assert "<style" not in html and " style=" not in html, url
+        assert not re.search(r"\son[a-z]+=", html), url
+        csp = response["Content-Security-Policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp, url
+        assert len(html.encode()) + _asset_bytes(html) < PAGE_BUDGET, url
+
+
+def test_the_desk_in_italian(client_for, closed, auditor):
+    html = client_for(auditor).get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert 'lang="it"' in html and "Verificare" in html
