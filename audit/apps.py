@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class AuditConfig(AppConfig):
     name = "audit"
     verbose_name = "Audit trail"
+
+    def ready(self) -> None:
+        # Register the report tasks in every process, not only in the worker: the floor
+        # enqueues them by name, and a name Celery does not know in this process is sent
+        # to the broker even when tasks run eagerly (`make run` without Redis).
+        from . import tasks  # noqa: F401

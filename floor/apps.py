@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class FloorConfig(AppConfig):
     name = "floor"
     verbose_name = "Floor"
+
+    def ready(self) -> None:
+        # The beat task that closes due gaming days, registered in every process (see audit.apps).
+        from . import tasks  # noqa: F401
