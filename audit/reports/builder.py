@@ -200,7 +200,7 @@ def build_document(
             ("flagged", "Outside 95%", "bool"), ("non_conforming", "Non-conforming", "int"),
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
             ("counted", "Counted cagnotte", "money"), ("carried", "Carried", "money"),
-        ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, default "
+        ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, the profile's "
                    "recommended strategy, under the rules most used at the table; ties excluded."),
         Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
