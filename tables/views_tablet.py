@@ -8,10 +8,12 @@ tables.selectors.session_game_state (the engine); the page only shows them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
@@ -20,10 +22,12 @@ from floor.models import Patron, TableSession
 from floor.permissions import session_writable_by
 from floor.roles import Role, has_role
 from tables import services
-from tables.engine import live
-from tables.models import Bank, Coup
+from tables.engine import get_profile, live
+from tables.engine import succession as succession_rules
+from tables.models import Auction, Bank, Coup, Succession
 from tables.selectors import coup_list, session_game_state
 
+from .templatetags.chemin_ui import euros
 from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 # Who may look at a tablet without writing: the floor's supervisors.
@@ -51,6 +55,69 @@ REASONS = {
     "coup_in_progress": gettext_lazy("a coup is in play"),
 }
 
+# ----- passing the bank (RULES.md §5): the words of the succession panel
+SUCCESSION_KINDS = {
+    "rotation": gettext_lazy("a new bank from the minimum"),
+    "all_altezza": gettext_lazy("seguito all'altezza"),
+    "equal_bank": gettext_lazy("an equal bank"),
+    "continuation": gettext_lazy("the continuation"),
+}
+ROUNDS = {
+    "new_bank": gettext_lazy("new bank, in rotation"),
+    "seated": gettext_lazy("all'altezza, seated in order"),
+    "standing": gettext_lazy("all'altezza, standing: first to speak"),
+    "claim": gettext_lazy("equal bank: the nearest claimant"),
+    "height": gettext_lazy("at least the continuation"),
+    "minimum": gettext_lazy("new bank from the minimum"),
+}
+OFFER_STATUSES = {
+    "pending": gettext_lazy("pending"),
+    "accepted": gettext_lazy("accepted"),
+    "claimed": gettext_lazy("claimed"),
+    "passed": gettext_lazy("passed"),
+    "skipped": gettext_lazy("skipped"),
+}
+SKIP_REASONS = {
+    "barred": gettext_lazy("barred (faux tirage)"),
+    "left": gettext_lazy("left the table"),
+    "taken": gettext_lazy("the bank was taken"),
+    "outranked": gettext_lazy("a nearer player claimed it"),
+    "auction": gettext_lazy("the asta opened"),
+}
+LAPSE_REASONS = {
+    "nobody_accepted": gettext_lazy("nobody took the bank"),
+    "no_bids": gettext_lazy("the asta closed without bids"),
+    "bank_opened_directly": gettext_lazy("the bank was opened directly"),
+    "session_closed": gettext_lazy("the session closed"),
+}
+# The succession and auction services' refusals, in the user's language by code (the
+# common ones are views_common.REFUSALS).
+SUCCESSION_REFUSALS = {
+    "not_your_turn": gettext_lazy("Another player has the right to the bank first."),
+    "offer_answered": gettext_lazy("This player has answered already."),
+    "offers_pending": gettext_lazy("The bank is still offered in turn: every seated player answers first."),
+    "bank_claimed": gettext_lazy("A player has taken or claimed the bank."),
+    "amount_not_offered": gettext_lazy("The bank is taken at the terms offered."),
+    "not_offered": gettext_lazy("This player has no offer in this succession."),
+    "outgoing_banker": gettext_lazy("The outgoing banker does not take his own bank back."),
+    "bank_already_taken": gettext_lazy("The bank has been taken already."),
+    "succession_not_open": gettext_lazy("The bank is no longer offered in turn."),
+    "no_succession": gettext_lazy("No bank is waiting for a successor at this table."),
+    "auction_already_open": gettext_lazy("The asta is open already."),
+    "auction_closed": gettext_lazy("The asta is closed."),
+    "auction_in_progress": gettext_lazy("The bank is at auction: close the asta."),
+    "auction_not_in_profile": gettext_lazy("This table's profile has no asta."),
+    "bid_below_minimum": gettext_lazy("A bid is at least the table minimum."),
+    "bid_above_maximum": gettext_lazy("A bid is at most the table maximum."),
+    "bid_below_best": gettext_lazy("A bid is at least the best bid so far."),
+    "bad_amount": gettext_lazy("Enter a positive amount in euros, e.g. 150 or 150.50."),
+    "not_capo_partita_or_commissario": gettext_lazy(
+        "Only the table's Capo Partita or a Commissario opens and closes the asta."
+    ),
+}
+# Actions a Commissario may take on a table's tablet besides its Capo Partita.
+FLOOR_ACTIONS = frozenset({"auction-open", "auction-close"})
+
 
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
     session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
@@ -74,7 +141,103 @@ def tablet_home(request: HttpRequest) -> HttpResponse:
     return render(request, "tables/tablet_home.html", {"sessions": sessions})
 
 
-def _context(session: TableSession, writable: bool, outcome: Outcome | None = None) -> dict:
+def plain_euros(cents: int | None) -> str:
+    """An amount for a form field: '1095' or '1095.50', never the display's thin-space
+    thousands separator (euros_to_cents reads plain digits)."""
+    if cents is None:
+        return ""
+    whole, rest = divmod(cents, 100)
+    return f"{whole}.{rest:02d}" if rest else f"{whole}"
+
+
+def _when(iso: str | None) -> datetime | None:
+    return None if not iso else timezone.localtime(datetime.fromisoformat(iso))
+
+
+def _succession_panel(session: TableSession, state: dict, places: list[dict]) -> dict | None:
+    """The live succession (RULES.md §5) as the tablet shows it: the terms of each offer in
+    words, whose turn it is, whether the asta may open, the bids and who leads. The rules
+    are the engine's (tables.engine.succession); the page only reads them."""
+    succ = state.get("succession")
+    if succ is None:
+        return None
+    profile = get_profile(session.table.profile)
+    minimum, maximum = state["session"]["minimum"], state["session"]["maximum"]
+    new_bank_rounds = {str(r) for r in succession_rules.NEW_BANK_ROUNDS}
+    sequential = {str(r) for r in succession_rules.SEQUENTIAL}
+    offers = []
+    for o in succ["offers"]:
+        low, high = (minimum, maximum) if o["round"] in new_bank_rounds else (o["amount_min"], o["amount_max"])
+        offers.append({
+            **o,
+            "low": low,
+            "high": high,
+            "fixed": high is not None and high == low,
+            "low_input": plain_euros(low),
+            "round_label": ROUNDS.get(o["round"], o["round"]),
+            "status_label": OFFER_STATUSES.get(o["status"], o["status"]),
+            "reason_label": SKIP_REASONS.get(o["reason"], o["reason"]) if o["reason"] else None,
+        })
+    status = succ["status"]
+    live_status = status in Succession.LIVE
+    auction_allowed = succession_rules.auction_allowed(profile)
+    can_open_auction = auction_allowed and (
+        status == Succession.Status.UNCLAIMED
+        or (
+            status == Succession.Status.OFFERING
+            and not any(o["status"] in ("accepted", "claimed") for o in offers)
+            and not any(o["status"] == "pending" and o["round"] in sequential for o in offers)
+        )
+    )
+    outgoing = succ["outgoing_banker"]["id"] if succ["outgoing_banker"] else None
+    bidders = [p for p in places if not p["barred"] and p["patron"]["id"] != outgoing]
+    auction = succ["auction"]
+    if auction is not None:
+        present = {p["patron"]["id"] for p in places if not p["barred"]}
+        candidates = [
+            succession_rules.Bid(b["patron"]["id"], b["amount"], b["seat_number"], b["seq"], b["patron"]["id"] in present)
+            for b in auction["bids"]
+        ]
+        leader = succession_rules.auction_winner(
+            candidates, after=succ["after_seat"], rotation=profile.rotation, table_seats=session.table.seats
+        )
+        best = auction["best"]
+        low = max(minimum, best or 0)
+        raised = best + minimum if best is not None else None
+        if raised is not None and maximum is not None and raised > maximum:
+            raised = None
+        auction = {
+            **auction,
+            "open": auction["status"] == Auction.Status.OPEN,
+            "bids": [
+                {**b, "at": _when(b["at"]), "leads": leader is not None and b["seq"] == leader.seq}
+                for b in auction["bids"]
+            ],
+            "leader": None if leader is None else next(b for b in auction["bids"] if b["seq"] == leader.seq),
+            "quick_minimum": low if maximum is None or low <= maximum else None,
+            "quick_raise": raised,
+            "quick_minimum_input": plain_euros(low),
+            "quick_raise_input": plain_euros(raised),
+        }
+    return {
+        **succ,
+        "live": live_status,
+        "kind_label": SUCCESSION_KINDS.get(succ["kind"], succ["kind"]),
+        "lapse_label": LAPSE_REASONS.get(succ["lapse_reason"], succ["lapse_reason"]) if succ["lapse_reason"] else None,
+        "offers": offers,
+        "turn": [o for o in offers if o["current"]],
+        "first_to_speak": any(o["current"] and o["round"] not in sequential for o in offers),
+        "can_open_auction": can_open_auction,
+        "auction_allowed": auction_allowed,
+        "auction": auction,
+        "bidders": bidders,
+        "maximum": maximum,
+    }
+
+
+def _context(
+    session: TableSession, writable: bool, outcome: Outcome | None = None, floor_writable: bool = False
+) -> dict:
     state = session_game_state(session)
     coup = state["coup"]
     last = state["last_coup"]
@@ -90,6 +253,7 @@ def _context(session: TableSession, writable: bool, outcome: Outcome | None = No
             "half": live.avec_la_table_stake(coup["bank_amount"]),
             "open": coup["open"],
         }
+        quick["minimum_input"], quick["open_input"] = plain_euros(quick["minimum"]), plain_euros(quick["open"])
     rule = (coup or {}).get("rule")
     regola_side = None
     if rule:
@@ -137,6 +301,10 @@ def _context(session: TableSession, writable: bool, outcome: Outcome | None = No
         "first_bank": bank is None and not state["last_coup"],
         "outcome": outcome,
         "withdrawable": bank is not None and bank["coups_completed"] >= 1 and coup is None,
+        "succession": _succession_panel(session, state, places) if bank is None else None,
+        "rotation": state["rotation"],
+        # The asta may be opened and closed by a Commissario too (tables.services.succession).
+        "floor_writable": (writable or floor_writable) and session.is_open,
     }
 
 
@@ -148,7 +316,11 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
         return found
     session, writable = found
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
-    return render(request, template, _context(session, writable))
+    return render(request, template, _context(session, writable, floor_writable=_commissario(request)))
+
+
+def _commissario(request: HttpRequest) -> bool:
+    return has_role(request.user, Role.COMMISSARIO)
 
 
 # --------------------------------------------------------------------------- actions
@@ -278,6 +450,75 @@ def act_void(request, session, user):
     return _("Card %(card)s voided, to the sibilla.") % {"card": card}
 
 
+def _succession(request: HttpRequest, session: TableSession) -> Succession:
+    pk = int_field(request.POST.get("succession"), field="succession")
+    succ = Succession.objects.filter(pk=pk, session=session).first()
+    if succ is None:
+        raise BadForm("unknown_succession", _("This succession is not at this table."), details={"succession": pk})
+    return succ
+
+
+def _auction(request: HttpRequest, session: TableSession) -> Auction:
+    pk = int_field(request.POST.get("auction"), field="auction")
+    auction = Auction.objects.filter(pk=pk, session=session).first()
+    if auction is None:
+        raise BadForm("unknown_auction", _("This asta is not at this table."), details={"auction": pk})
+    return auction
+
+
+def _after_answer(succ: Succession) -> str:
+    succ.refresh_from_db()
+    if succ.status == Succession.Status.TAKEN:
+        bank = succ.new_bank
+        return " " + _("%(name)s holds the bank: € %(amount)s.") % {
+            "name": bank.banker.full_name, "amount": euros(bank.amount)}
+    if succ.status == Succession.Status.UNCLAIMED:
+        return " " + _("Nobody took the bank in turn: it may go to the asta.")
+    if succ.status == Succession.Status.LAPSED:
+        return " " + _("Nobody took the bank: open a new bank.")
+    return ""
+
+
+def act_offer_accept(request, session, user):
+    succ, patron = _succession(request, session), _patron(request)
+    amount = euros_to_cents(request.POST.get("amount"))
+    services.offer_accept(succession=succ, by=user, patron=patron, amount=amount)
+    after = _after_answer(succ)
+    if succ.status == Succession.Status.TAKEN:  # the new bank says it all
+        return after.strip()
+    return _("%(name)s accepts the bank.") % {"name": patron.full_name} + after
+
+
+def act_offer_pass(request, session, user):
+    succ, patron = _succession(request, session), _patron(request)
+    services.offer_pass(succession=succ, by=user, patron=patron)
+    return _("%(name)s passes.") % {"name": patron.full_name} + _after_answer(succ)
+
+
+def act_auction_open(request, session, user):
+    services.auction_open(session=session, by=user)
+    return _("The asta is open: the highest bid takes the bank.")
+
+
+def act_auction_bid(request, session, user):
+    auction, patron = _auction(request, session), _patron(request)
+    field = {"minimum": "amount_minimum", "raise": "amount_raise"}.get(request.POST.get("quick", ""), "amount")
+    bid = services.auction_bid(
+        auction=auction, by=user, patron=patron, amount=euros_to_cents(request.POST.get(field))
+    )
+    return _("Bid %(seq)s: %(name)s, € %(amount)s.") % {
+        "seq": bid.seq, "name": patron.full_name, "amount": euros(bid.amount)}
+
+
+def act_auction_close(request, session, user):
+    auction = services.auction_close(auction=_auction(request, session), by=user)
+    if auction.winning_bid is None:
+        return _("The asta is closed without bids: open a new bank.")
+    bid = auction.winning_bid
+    return _("The asta is closed: %(name)s holds the bank, € %(amount)s.") % {
+        "name": bid.patron.full_name, "amount": euros(bid.amount)}
+
+
 ACTIONS: dict[str, Callable] = {
     "shoe-load": act_shoe_load,
     "bank-open": act_bank_open,
@@ -293,6 +534,11 @@ ACTIONS: dict[str, Callable] = {
     "regola": act_regola,
     "bar": act_bar,
     "void": act_void,
+    "offer-accept": act_offer_accept,
+    "offer-pass": act_offer_pass,
+    "auction-open": act_auction_open,
+    "auction-bid": act_auction_bid,
+    "auction-close": act_auction_close,
 }
 
 
@@ -301,13 +547,17 @@ ACTIONS: dict[str, Callable] = {
 def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     handler = ACTIONS.get(action)
     session = get_object_or_404(TableSession.objects.select_related("table"), pk=pk)
-    if not session_writable_by(request.user, session):
+    writable = session_writable_by(request.user, session)
+    floor = action in FLOOR_ACTIONS and _commissario(request)
+    if not (writable or floor):
         return forbidden(request, _("Only the Capo Partita assigned to this table session may record its play."))
     if handler is None:
         return render(request, "404.html", status=404)
     outcome = form_post(request, lambda: handler(request, session, request.user))
+    if not outcome.ok and outcome.code in SUCCESSION_REFUSALS:
+        outcome.message = str(SUCCESSION_REFUSALS[outcome.code])
     session.refresh_from_db()
-    context = _context(session, True, outcome)
+    context = _context(session, writable, outcome, floor_writable=_commissario(request))
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, context, status=outcome.status)

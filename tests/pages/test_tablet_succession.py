@@ -1,0 +1,228 @@
+"""Passing the bank and the asta on the Capo Partita's tablet (RULES.md §5), through
+Django's test client: the succession panel after a loss or a withdrawal, accept and pass,
+the asta with a tie between a seated and a standing bidder, refusals in the user's
+language by code, a retried post entered once."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from tables import services
+from tables.models import Auction, Bank, Bid, Succession, SuccessionOffer
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+BANKER_WINS = ["KH", "5S", "3C", "2D", "2S"]  # punta 3 draws a 2 -> 5; banker 7 stands
+PUNTA_WINS = ["7H", "6S", "KH", "KD"]  # punta 7 v banker 6, both stand -> punta
+
+
+def post(client, session, action, key=None, **data):
+    data["idempotency_key"] = key or str(uuid.uuid4())
+    return client.post(f"/tablet/sessions/{session.pk}/{action}/", data)
+
+
+def page(client, session) -> str:
+    response = client.get(f"/tablet/sessions/{session.pk}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def lose(game) -> Succession:
+    """The banker (seat 1) loses a coup against seat 2: his bank passes."""
+    services.coup_record(
+        session=game.session,
+        by=game.capo,
+        cards=PUNTA_WINS,
+        punta_draws=False,
+        bets=[{"patron": game.seat(2), "amount": 100_00}],
+    )
+    return Succession.objects.get(session=game.session)
+
+
+def withdraw(game) -> Succession:
+    """The banker wins a coup, then withdraws: the seguito all'altezza."""
+    services.coup_record(
+        session=game.session,
+        by=game.capo,
+        cards=BANKER_WINS,
+        punta_draws=True,
+        bets=[{"patron": game.seat(2), "amount": 100_00}],
+    )
+    game.bank.refresh_from_db()
+    services.bank_withdraw(bank=game.bank, by=game.capo)
+    return Succession.objects.get(session=game.session)
+
+
+def status_of(succ) -> list[str]:
+    return list(
+        SuccessionOffer.objects.filter(succession=succ).order_by("order").values_list("status", flat=True)
+    )
+
+
+def test_after_a_loss_the_panel_shows_the_offers_and_the_turn(client_for, game):
+    succ = lose(game)
+    html = page(client_for(game.capo), game.session)
+    assert "Passing the bank" in html and "Open the bank" not in html
+    assert f"{game.seat(1).full_name} lost the bank." in html
+    assert "a new bank from the minimum" in html
+    # The offers in order: seat 2 first (the next in rotation), every seated player, no standing one.
+    rows = re.findall(r'<tr class="offer (\w+)( current)?">', html)
+    assert len(rows) == SuccessionOffer.objects.filter(succession=succ).count() == 7
+    assert rows[0] == ("pending", " current") and all(r == ("pending", "") for r in rows[1:])
+    assert f"Accept: {game.seat(2).full_name}" in html and f"Pass: {game.seat(2).full_name}" in html
+    assert f"Accept: {game.seat(3).full_name}" not in html
+    # The amount is prefilled with the terms (from the table minimum) and editable.
+    assert re.search(r'id="acc-1" name="amount" type="text" inputmode="decimal" value="100" required>', html)
+    # The rotation pointer on the header.
+    assert "turn seat 1" in html and "next seat 2" in html
+
+
+def test_accept_and_pass_through_the_page(client_for, game):
+    succ = lose(game)
+    client = client_for(game.capo)
+    r = post(client, game.session, "offer-pass", succession=succ.pk, patron=game.seat(2).pk)
+    assert r.status_code == 200 and f"{game.seat(2).full_name} passes." in r.content.decode()
+    html = r.content.decode()
+    assert f"Accept: {game.seat(3).full_name}" in html
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(3).pk, amount="250")
+    html = r.content.decode()
+    assert r.status_code == 200, html
+    assert f"{game.seat(3).full_name} holds the bank: € 250." in html
+    bank = Bank.objects.get(session=game.session, status="active")
+    assert bank.banker == game.seat(3) and bank.amount == 250_00 and bank.origin == "succession"
+    assert status_of(succ)[:2] == ["passed", "accepted"] and set(status_of(succ)[2:]) == {"skipped"}
+    # The normal coup flow resumes with the new bank.
+    assert "Open the coup" in html and "Passing the bank" not in html
+    assert "turn seat 3" in html
+
+
+def test_withdrawal_altezza_all_pass_asta_tie_seated_wins(client_for, game):
+    succ = withdraw(game)
+    client = client_for(game.capo)
+    html = page(client, game.session)
+    assert f"{game.seat(1).full_name} withdrew." in html and "seguito all&#x27;altezza" in html
+    amount = Bank.objects.get(pk=game.bank.pk).amount
+    # All'altezza: the amount is the whole bank, not editable.
+    assert re.search(
+        rf'name="amount" type="text" inputmode="decimal" value="{amount // 100 if amount % 100 == 0 else amount / 100}" readonly required>',
+        html,
+    )
+    # Asta not before the seated players have answered.
+    assert "Open the asta" not in html
+    for n in range(2, 9):
+        r = post(client, game.session, "offer-pass", succession=succ.pk, patron=game.seat(n).pk)
+        assert r.status_code == 200, r.content.decode()
+    html = r.content.decode()
+    # The standing player: first to speak.
+    stander = game.standing[0]
+    assert "First to speak takes the bank" in html and f"Accept: {stander.full_name}" in html
+    r = post(client, game.session, "offer-pass", succession=succ.pk, patron=stander.pk)
+    html = r.content.decode()
+    assert "Nobody took the bank in turn" in html and "Open the asta" in html
+    r = post(client, game.session, "auction-open")
+    html = r.content.decode()
+    assert r.status_code == 200 and "The asta is open" in html and "No bid yet." in html
+    auction = Auction.objects.get(succession=succ)
+    # The standing player bids first with the quick minimum, a seated player equals it.
+    r = post(
+        client,
+        game.session,
+        "auction-bid",
+        auction=auction.pk,
+        patron=stander.pk,
+        quick="minimum",
+        amount_minimum="100",
+        amount_raise="",
+    )
+    assert r.status_code == 200, r.content.decode()
+    r = post(
+        client,
+        game.session,
+        "auction-bid",
+        auction=auction.pk,
+        patron=game.seat(5).pk,
+        quick="custom",
+        amount="100",
+    )
+    html = r.content.decode()
+    assert "Bid 2:" in html
+    assert list(
+        Bid.objects.filter(auction=auction).order_by("seq").values_list("patron_id", "amount", "standing")
+    ) == [(stander.pk, 100_00, True), (game.seat(5).pk, 100_00, False)]
+    assert "standing" in html and "seat 5" in html
+    assert f"Close the asta: {game.seat(5).full_name} takes the bank" in html
+    assert "best + minimum € 200" in html
+    r = post(client, game.session, "auction-close", auction=auction.pk)
+    html = r.content.decode()
+    assert r.status_code == 200, html
+    assert f"The asta is closed: {game.seat(5).full_name} holds the bank, € 100." in html
+    bank = Bank.objects.get(session=game.session, status="active")
+    assert bank.banker == game.seat(5) and bank.amount == 100_00 and bank.origin == "auction"
+    assert "Open the coup" in html
+
+
+def test_refusals_are_shown_by_code_and_write_nothing(client_for, game):
+    succ = lose(game)
+    client = client_for(game.capo)
+    # Not his turn.
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(4).pk, amount="100")
+    assert r.status_code == 409
+    assert "Another player has the right to the bank first." in r.content.decode()
+    # Below the minimum.
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(2).pk, amount="50")
+    assert r.status_code in (400, 409) and "at least the table minimum" in r.content.decode()
+    # No asta while the seated players have not answered.
+    r = post(client, game.session, "auction-open")
+    assert r.status_code == 409 and "every seated player answers first" in r.content.decode()
+    assert not Auction.objects.exists() and set(status_of(succ)) == {"pending"}
+
+
+def test_refusal_in_italian(client_for, game):
+    succ = lose(game)
+    client = client_for(game.capo)
+    client.cookies["chemin_language"] = "it"
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(4).pk, amount="100")
+    html = r.content.decode()
+    assert r.status_code == 409 and "Another player has the right" not in html
+    assert "Passaggio del banco" in html
+
+
+def test_a_retried_pass_is_entered_once(client_for, game):
+    succ = lose(game)
+    client = client_for(game.capo)
+    key = str(uuid.uuid4())
+    first = post(client, game.session, "offer-pass", key=key, succession=succ.pk, patron=game.seat(2).pk)
+    again = post(client, game.session, "offer-pass", key=key, succession=succ.pk, patron=game.seat(2).pk)
+    assert first.status_code == again.status_code == 200
+    assert "already recorded" in again.content.decode()
+    assert status_of(succ)[:3] == ["passed", "pending", "pending"]
+
+
+def test_only_the_capo_answers_the_commissario_opens_and_closes_the_asta(client_for, game):
+    succ = withdraw(game)
+    for n in range(2, 9):
+        services.offer_pass(succession=succ, by=game.capo, patron=game.seat(n))
+    other = UserFactory(username="other_capo", roles=["capo_partita"])
+    assert post(client_for(other), game.session, "auction-open").status_code == 403
+    commissario = client_for(game.commissario)
+    r = post(commissario, game.session, "offer-pass", succession=succ.pk, patron=game.standing[0].pk)
+    assert r.status_code == 403
+    html = page(commissario, game.session)
+    assert "Open the asta" in html and "Pass:" not in html
+    r = post(commissario, game.session, "auction-open")
+    assert r.status_code == 200 and "The asta is open" in r.content.decode()
+    auction = Auction.objects.get(succession=succ)
+    assert (
+        post(
+            commissario, game.session, "auction-bid", auction=auction.pk, patron=game.seat(3).pk, amount="100"
+        ).status_code
+        == 403
+    )
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=300_00)
+    r = post(commissario, game.session, "auction-close", auction=auction.pk)
+    assert r.status_code == 200 and f"{game.seat(3).full_name} holds the bank" in r.content.decode()
+    assert Bank.objects.get(session=game.session, status="active").banker == game.seat(3)
