@@ -198,7 +198,9 @@ def _flush(pending: list[tuple[str, AuditEvent]]) -> None:
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit.batch must end inside the transaction of the changes it records")
     names = sorted({name for name, _ in pending})  # one lock order for every batch
-    heads = {h.name: h for h in AuditStream.objects.select_for_update().filter(name__in=names).order_by("name")}
+    heads = {
+        h.name: h for h in AuditStream.objects.select_for_update().filter(name__in=names).order_by("name")
+    }
     for name in names:
         if name not in heads:
             heads[name] = _locked_head(name)

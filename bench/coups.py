@@ -117,7 +117,7 @@ def start_server(args, env: dict) -> tuple[subprocess.Popen, str | None]:
     profile_dir = None
     cmd = [
         gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
-        "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
+        "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", args.worker_class,
         "--keep-alive", "30", "--backlog", "256", "--log-level", "warning", "--chdir", str(ROOT),
     ]  # fmt: skip
     if args.profile:
@@ -357,6 +357,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (default 3)")
     parser.add_argument("--threads", type=int, default=6, help="threads per worker (default 6)")
+    parser.add_argument(
+        "--worker-class", default="gthread", choices=("gthread", "sync"),
+        help="gunicorn worker class (default gthread; sync ignores --threads and closes each connection)",
+    )  # fmt: skip
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--bettors", type=int, default=3, help="at most this many bettors per coup")
     parser.add_argument("--profile", action="store_true", help="profile one worker with cProfile")
@@ -378,7 +382,8 @@ def main() -> int:
     started = time.perf_counter()
     tables = seed(args.tablets, run)
     print(f"run {run}: seeded {len(tables)} tables in {time.perf_counter() - started:.1f}s; "
-          f"gunicorn {args.workers} workers x {args.threads} threads; {os.cpu_count()} cores")  # fmt: skip
+          f"gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads; "
+          f"{os.cpu_count()} cores")  # fmt: skip
     connection.close()
 
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "DJANGO_DEBUG": "0",
