@@ -10,7 +10,7 @@ import threading
 import time
 from binascii import hexlify
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -439,7 +439,7 @@ class _Batch:
             [c.size + 1 for c in chunks],  # one more than expected: an excess is seen, not cut
         )
         expected = iter(unit)
-        for i, n, documents, hashes in cursor.stream(_FAST_SQL, params):
+        for i, n, documents, hashes in _prefetched(cursor.stream(_FAST_SQL, params)):
             index = next(expected, None)
             # PostgreSQL returns the nested loop's rows in plan order.
             result = _check_chunk(self.chunks[index], n, documents, hashes, prefixes) if i == index else _FAILED
@@ -450,6 +450,45 @@ class _Batch:
                 break
             if index + 1 >= self.stop:
                 break
+
+
+_END = object()
+
+
+def _prefetched(rows: Iterator[tuple], depth: int = 2) -> Iterator[tuple]:
+    """Read `rows` (a streamed query) in a thread while the caller hashes: the reader waits
+    on PostgreSQL with the GIL released, so the server builds the next chunk while this
+    thread checks the current one. The rows are handed over in order."""
+    handoff: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for row in rows:
+                if stop.is_set():
+                    break
+                handoff.put(row)
+        except BaseException as exc:  # re-raised in the caller's thread
+            handoff.put(exc)
+            return
+        handoff.put(_END)
+
+    reader = threading.Thread(target=read, name="audit-verify-reader", daemon=True)
+    reader.start()
+    try:
+        while (item := handoff.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while reader.is_alive():  # unblock a reader waiting on a full queue
+            with suppress(queue.Empty):
+                handoff.get(timeout=0.05)
+        reader.join()
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
 
 
 def _worker_connection(params: dict[str, Any], snapshot: str):
