@@ -14,7 +14,6 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from audit.services import record
-from floor.roles import Role
 
 TRIGGER = "audit_event_append_only"
 
@@ -32,34 +31,8 @@ def user_factory(db) -> Callable[..., object]:
     return make_user
 
 
-@pytest.fixture
-def auditor(db):
-    return make_user("auditor", Role.AUDITOR)
-
-
-@pytest.fixture
-def direzione(db):
-    return make_user("direzione", Role.DIREZIONE)
-
-
-@pytest.fixture
-def commissario(db):
-    return make_user("commissario", Role.COMMISSARIO)
-
-
-@pytest.fixture
-def capo_partita(db):
-    return make_user("capo", Role.CAPO_PARTITA)
-
-
-@pytest.fixture
-def changeur(db):
-    return make_user("changeur", Role.CHANGEUR)
-
-
-@pytest.fixture
-def outsider(db):
-    return make_user("outsider")
+# The role fixtures (auditor, direzione, commissario, capo_partita, changeur, outsider)
+# come from tests/conftest.py.
 
 
 @pytest.fixture
