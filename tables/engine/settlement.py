@@ -177,7 +177,8 @@ def settle(
     postings = [Posting("bettor", key, delta) for key, delta in deltas]
     postings.append(Posting(banker_account, None, net))
     postings.append(Posting(levy_account, None, cagnotte))
-    assert sum(p.amount for p in postings) == 0  # the books must balance to the cent
+    if sum(p.amount for p in postings) != 0:  # the books must balance to the cent (not an assert: -O drops it)
+        raise RuntimeError("settlement postings do not sum to zero")
 
     nb = next_bank(profile, bank, covered, cagnotte) if profile is not None and winner == BANKER else None
     tie = tie_outcome(profile, bank, covered) if profile is not None and winner == TIE else None
