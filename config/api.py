@@ -1,5 +1,6 @@
 """API plumbing shared by the apps: pagination and the error schema for the docs."""
 
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
@@ -17,3 +18,10 @@ class ErrorDetailSerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
+
+
+# The error responses the schema documents, shared by every app's API.
+ERROR_RESPONSE = OpenApiResponse(ErrorSerializer)
+LIST_ERRORS = {401: ERROR_RESPONSE, 403: ERROR_RESPONSE}
+READ_ERRORS = {**LIST_ERRORS, 404: ERROR_RESPONSE}
+WRITE_ERRORS = {400: ERROR_RESPONSE, **READ_ERRORS, 409: ERROR_RESPONSE}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model, logout
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import NotFound
@@ -14,7 +14,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer
+from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS
 from config.errors import ApplicationError
 
 from . import selectors, services
@@ -42,10 +42,7 @@ User = get_user_model()
 # absurd number is a 400, never a database error.
 MAX_CENTS = 2_000_000_000
 
-_E = OpenApiResponse(ErrorSerializer)
-READ_ERRORS = {401: _E, 403: _E}
-DETAIL_ERRORS = {**READ_ERRORS, 404: _E}
-WRITE_ERRORS = {400: _E, 401: _E, 403: _E, 404: _E, 409: _E}
+_E = ERROR_RESPONSE  # for the few endpoints that document other statuses (400, 429)
 
 
 class _ListApi(GenericAPIView):
@@ -106,7 +103,7 @@ class TokenLogoutApi(APIView):
 
     permission_classes = (IsAuthenticated,)
 
-    @extend_schema(request=None, responses={204: None, **READ_ERRORS})
+    @extend_schema(request=None, responses={204: None, **LIST_ERRORS})
     def post(self, request):
         Token.objects.filter(user=request.user).delete()
         if request.session.session_key:
@@ -117,7 +114,7 @@ class TokenLogoutApi(APIView):
 class MeApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: MeSerializer, **READ_ERRORS})
+    @extend_schema(responses={200: MeSerializer, **LIST_ERRORS})
     def get(self, request):
         return Response(MeSerializer(request.user).data)
 
@@ -133,7 +130,7 @@ class CasinoListApi(_ListApi):
     def get_queryset(self):
         return selectors.casino_list()
 
-    @extend_schema(responses={200: CasinoSerializer(many=True), **READ_ERRORS})
+    @extend_schema(responses={200: CasinoSerializer(many=True), **LIST_ERRORS})
     def get(self, request):
         return self.list_response()
 
@@ -167,7 +164,7 @@ class TableListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.table_list()
 
-    @extend_schema(responses={200: TableSerializer(many=True), **READ_ERRORS})
+    @extend_schema(responses={200: TableSerializer(many=True), **LIST_ERRORS})
     def get(self, request):
         return self.list_response()
 
@@ -182,7 +179,7 @@ class TableListApi(IdempotentMixin, _ListApi):
 class TableDetailApi(APIView):
     permission_classes = (DirezioneWrites,)
 
-    @extend_schema(responses={200: TableSerializer, **DETAIL_ERRORS})
+    @extend_schema(responses={200: TableSerializer, **READ_ERRORS})
     def get(self, request, pk: int):
         return Response(TableSerializer(get_object_or_404(selectors.table_list(), pk=pk)).data)
 
@@ -215,7 +212,7 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.gaming_day_list()
 
-    @extend_schema(responses={200: GamingDaySerializer(many=True), **READ_ERRORS})
+    @extend_schema(responses={200: GamingDaySerializer(many=True), **LIST_ERRORS})
     def get(self, request):
         return self.list_response()
 
@@ -265,7 +262,7 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.table_session_list()
 
-    @extend_schema(responses={200: TableSessionSerializer(many=True), **READ_ERRORS})
+    @extend_schema(responses={200: TableSessionSerializer(many=True), **LIST_ERRORS})
     def get(self, request):
         return self.list_response()
 
@@ -285,7 +282,7 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
 class TableSessionDetailApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: TableSessionDetailSerializer, **DETAIL_ERRORS})
+    @extend_schema(responses={200: TableSessionDetailSerializer, **READ_ERRORS})
     def get(self, request, pk: int):
         session = get_object_or_404(selectors.table_session_detail(), pk=pk)
         return Response(TableSessionDetailSerializer(session).data)
@@ -374,7 +371,7 @@ class MinimumChangeListApi(_ListApi):
         session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
         return selectors.minimum_change_list(session=session)
 
-    @extend_schema(responses={200: MinimumChangeSerializer(many=True), **DETAIL_ERRORS})
+    @extend_schema(responses={200: MinimumChangeSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
         return self.list_response()
 
@@ -399,7 +396,7 @@ class SeatListApi(IdempotentMixin, _ListApi):
         session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
         return selectors.seat_list(session=session)
 
-    @extend_schema(responses={200: SeatSerializer(many=True), **DETAIL_ERRORS})
+    @extend_schema(responses={200: SeatSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
         return self.list_response()
 
@@ -451,7 +448,7 @@ class PatronListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.patron_list()
 
-    @extend_schema(responses={200: PatronSerializer(many=True), **READ_ERRORS})
+    @extend_schema(responses={200: PatronSerializer(many=True), **LIST_ERRORS})
     def get(self, request):
         return self.list_response()
 
@@ -470,7 +467,7 @@ class PatronListApi(IdempotentMixin, _ListApi):
 class PatronDetailApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: PatronSerializer, **DETAIL_ERRORS})
+    @extend_schema(responses={200: PatronSerializer, **READ_ERRORS})
     def get(self, request, pk: int):
         return Response(PatronSerializer(get_object_or_404(selectors.patron_list(), pk=pk)).data)
 

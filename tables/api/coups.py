@@ -19,14 +19,14 @@ from __future__ import annotations
 import django_filters
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer
+from config.api import READ_ERRORS, WRITE_ERRORS
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import IsAssignedCapoPartita, _session_of
@@ -61,9 +61,6 @@ from .coups_serializers import (
     VoidCardSerializer,
 )
 
-_E = OpenApiResponse(ErrorSerializer)
-READ_ERRORS = {401: _E, 403: _E, 404: _E}
-WRITE_ERRORS = {400: _E, 401: _E, 403: _E, 404: _E, 409: _E}
 WRITE_NOTE = (
     "\n\nOnly the Capo Partita assigned to the session may do this (403 `permission_denied` for "
     "anyone else); requires an `Idempotency-Key`. Refusals common to the table: "

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer
+from config.api import READ_ERRORS, WRITE_ERRORS
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import FLOOR_READERS, _session_of
@@ -30,9 +30,6 @@ from tables.models import Auction, Succession
 # Amounts are cents in a PostgreSQL bigint: bound them so an absurd number is a 400.
 MAX_CENTS = 2_000_000_000_000
 
-_E = OpenApiResponse(ErrorSerializer)
-READ_ERRORS = {401: _E, 403: _E, 404: _E}
-WRITE_ERRORS = {400: _E, 401: _E, 403: _E, 404: _E, 409: _E}
 COMMON = (
     " Refusals common to the table: `session_closed`, `session_interrupted` (409), "
     "`profile_not_supported` (punto banco), `not_session_capo_partita` (403). Requires an "
