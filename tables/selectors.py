@@ -3,6 +3,7 @@ constant number of queries whatever the number of bettors, coups or seats."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet, Sum
@@ -62,11 +63,11 @@ def _name(patron: Patron | None) -> dict[str, Any] | None:
     return None if patron is None else {"id": patron.pk, "name": patron.full_name}
 
 
-def _shoe_state(shoe: Shoe | None) -> dict[str, Any] | None:
+def _shoe_state(shoe: Shoe | None, state: EngineShoe | None = None) -> dict[str, Any] | None:
     if shoe is None:
         return None
     try:
-        state = EngineShoe.from_dict(shoe.state)
+        state = state if state is not None else EngineShoe.from_dict(shoe.state)
     except EngineError:  # never expected: the services only store states the engine made
         return {"id": shoe.pk, "seq": shoe.seq, "number": shoe.number, "error": "bad_state"}
     return {
@@ -83,9 +84,7 @@ def _shoe_state(shoe: Shoe | None) -> dict[str, Any] | None:
     }
 
 
-def _coup_state(coup: Coup, profile) -> dict[str, Any]:
-    bets = list(coup.bets.all())
-    calls = list(coup.banco_calls.all())
+def _coup_state(coup: Coup, profile, bets: list[Bet], calls: list[BancoCall]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": coup.pk,
         "number": coup.number,
@@ -158,34 +157,105 @@ def _coup_state(coup: Coup, profile) -> dict[str, Any]:
     return out
 
 
-def session_game_state(session: TableSession) -> dict[str, Any]:
+@dataclass
+class GameRows:
+    """Rows a write already holds, in their state after the write, so that the answer's game
+    state need not read them again (the coup services hand them over: `Coup.game_rows`).
+    Every field is optional: what is missing is read as session_game_state reads it.
+
+    `coup` with `bets` and `calls` is the session's last coup and its bets and banco calls in
+    order, their seats loaded; `last_bank` the session's last bank (the coup's); `shoe` the
+    active shoe (None: none is active) with `shoe_state` its parsed state; `seats` the active
+    places; `marks` and `bars` all of the session's."""
+
+    session: TableSession
+    last_bank: Bank | None = None
+    shoe: Shoe | None = None
+    shoe_state: EngineShoe | None = None
+    coup: Coup | None = None
+    bets: list[Bet] | None = None
+    calls: list[BancoCall] | None = None
+    seats: list[Seat] | None = None
+    marks: list[RegolaMark] | None = None
+    bars: list[FauxTirageBar] | None = None
+
+
+def _with_patrons(*groups: list[Any]) -> None:
+    """Attach the patron of every row whose patron is not loaded yet: one query, or none."""
+    missing = {row.patron_id for rows in groups for row in rows if not type(row).patron.is_cached(row)}
+    if not missing:
+        return
+    patrons = Patron.objects.in_bulk(missing)
+    for rows in groups:
+        for row in rows:
+            if not type(row).patron.is_cached(row):
+                row.patron = patrons[row.patron_id]
+
+
+def session_game_state(session: TableSession, rows: GameRows | None = None) -> dict[str, Any]:
     """The tablet's view of the table: session, bank and banker, the coup in play (or the
     last one) with its bets, hands, what it needs next and the rule in force with the
-    Regola hint (engine rule_in_force), the Regola marks, the bars, the shoe, the balances."""
-    session = TableSession.objects.select_related("table").get(pk=session.pk)
+    Regola hint (engine rule_in_force), the Regola marks, the bars, the shoe, the balances.
+
+    `rows`: what the caller's write holds already (GameRows); the answer is the same as a
+    fresh read's (tests/tables/test_game_rows.py compares them), in fewer queries."""
+    if rows is None:
+        rows = GameRows(TableSession.objects.select_related("table").get(pk=session.pk))
+        fresh = True
+    else:
+        fresh = False
+    session = rows.session
     profile = get_profile(session.table.profile)
     # The last bank is the active one when one is (a bank opens only when none is active,
     # numbers increase); ended, it still carries the rotation pointer. One query for both.
-    last_bank = (
-        Bank.objects.filter(session=session).select_related("banker", "seat").order_by("-number").first()
-    )
-    bank = last_bank if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
-    shoe = Shoe.objects.filter(session=session, finished_at__isnull=True).first()
-    coup = (
-        Coup.objects.filter(session=session)
-        .select_related("punta")
-        .prefetch_related(
-            Prefetch("bets", queryset=Bet.objects.select_related("patron", "seat").order_by("order")),
-            Prefetch(
-                "banco_calls", queryset=BancoCall.objects.select_related("patron", "seat").order_by("order")
-            ),
+    last_bank = rows.last_bank
+    if last_bank is None:
+        last_bank = (
+            Bank.objects.filter(session=session).select_related("banker", "seat").order_by("-number").first()
         )
-        .order_by("-number")
-        .first()
-    )
-    seats = list(Seat.objects.filter(session=session, left_at__isnull=True).select_related("patron"))
-    marks = list(RegolaMark.objects.filter(session=session).select_related("patron"))
-    bars = list(FauxTirageBar.objects.filter(session=session).select_related("patron"))
+    bank = last_bank if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
+    shoe, shoe_state = rows.shoe, rows.shoe_state
+    if shoe is None:
+        shoe, shoe_state = Shoe.objects.filter(session=session, finished_at__isnull=True).first(), None
+    coup, bets, calls = rows.coup, rows.bets, rows.calls
+    if coup is None:
+        coup = (
+            Coup.objects.filter(session=session)
+            .select_related("punta")
+            .prefetch_related(
+                Prefetch("bets", queryset=Bet.objects.select_related("patron", "seat").order_by("order")),
+                Prefetch(
+                    "banco_calls",
+                    queryset=BancoCall.objects.select_related("patron", "seat").order_by("order"),
+                ),
+            )
+            .order_by("-number")
+            .first()
+        )
+        if coup is not None:
+            bets, calls = list(coup.bets.all()), list(coup.banco_calls.all())
+    elif bets is None or calls is None:
+        bets = list(coup.bets.select_related("patron", "seat").order_by("order")) if bets is None else bets
+        calls = (
+            list(coup.banco_calls.select_related("patron", "seat").order_by("order")) if calls is None else calls
+        )
+    seats = rows.seats
+    if seats is None:
+        seats = list(Seat.objects.filter(session=session, left_at__isnull=True).select_related("patron"))
+    marks = rows.marks
+    if marks is None:
+        marks = list(RegolaMark.objects.filter(session=session).select_related("patron"))
+    bars = rows.bars
+    if bars is None:
+        bars = list(FauxTirageBar.objects.filter(session=session).select_related("patron"))
+    if not fresh:
+        _with_patrons(bets or [], calls or [], seats, marks, bars)
+        if coup is not None and coup.punta_id is not None and not Coup.punta.is_cached(coup):
+            coup.punta = next((b.patron for b in bets if b.patron_id == coup.punta_id), None) or coup.punta
+        if last_bank is not None and not Bank.banker.is_cached(last_bank):
+            last_bank.banker = next((s.patron for s in seats if s.patron_id == last_bank.banker_id), None) or (
+                last_bank.banker
+            )
     balances = list(
         Posting.objects.filter(session=session)
         .values("patron_id", "patron__first_name", "patron__last_name")
@@ -230,11 +300,11 @@ def session_game_state(session: TableSession) -> dict[str, Any]:
             "origin": bank.origin,
             "regola": any(m.patron_id == bank.banker_id and m.declared for m in marks),
         },
-        "coup": None if coup is None or not in_play else _coup_state(coup, profile),
-        "last_coup": None if coup is None or in_play else _coup_state(coup, profile),
+        "coup": None if coup is None or not in_play else _coup_state(coup, profile, bets, calls),
+        "last_coup": None if coup is None or in_play else _coup_state(coup, profile, bets, calls),
         "can_open_coup": not reasons,
         "cannot_open_because": reasons,
-        "shoe": _shoe_state(shoe),
+        "shoe": _shoe_state(shoe, shoe_state),
         "seats": [
             {
                 "patron": _name(s.patron),

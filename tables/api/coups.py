@@ -96,17 +96,18 @@ class _TableApi(IdempotentMixin, GenericAPIView):
         return coup
 
 
-def _game(session_id: int) -> dict:
+def _game(session_id: int, rows: selectors.GameRows | None = None) -> dict:
     try:
-        return selectors.session_game_state(TableSession(pk=session_id))
+        return selectors.session_game_state(TableSession(pk=session_id), rows)
     except TableSession.DoesNotExist:
         raise NotFound() from None
 
 
 def _coup_answer(coup: Coup, code: int = status.HTTP_200_OK) -> Response:
     # Read inside the write's transaction: the acted coup is the session's last one (a coup
-    # opens only once the previous is settled, and the session lock is still held).
-    game = _game(coup.session_id)
+    # opens only once the previous is settled, and the session lock is still held). The
+    # rows the service holds (coup.game_rows) are not read again.
+    game = _game(coup.session_id, getattr(coup, "game_rows", None))
     current = game["coup"] or game["last_coup"]
     assert current is not None and current["id"] == coup.pk, "the acted coup is the session's last"
     return Response({"coup": current, "game": game}, status=code)

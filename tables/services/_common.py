@@ -105,7 +105,7 @@ def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
     else:
         session_id, bank_id = Coup.objects.values_list("session_id", "bank_id").get(pk=pk)
     session = lock_session(session_id, by)
-    bank = Bank.objects.select_for_update(of=("self",)).select_related("seat").get(pk=bank_id)
+    bank = Bank.objects.select_for_update(of=("self",)).select_related("seat", "banker").get(pk=bank_id)
     locked = Coup.objects.select_for_update().get(pk=pk)
     locked.bank = bank
     locked.session = session
@@ -115,7 +115,7 @@ def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
 def active_bank(session: TableSession) -> Bank | None:
     return (
         Bank.objects.select_for_update(of=("self",))
-        .select_related("seat")
+        .select_related("seat", "banker")
         .filter(session=session, status=Bank.Status.ACTIVE)
         .first()
     )

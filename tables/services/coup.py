@@ -24,6 +24,7 @@ from audit.services import batch as audit_batch
 from config.errors import ApplicationError, Conflict
 from floor.models import Patron, Seat, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
+from tables.selectors import GameRows
 
 from ..models import BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
@@ -55,7 +56,9 @@ class _Play:
         self.shoe_row: Shoe | None = None
         self._shoe: ShoeDraw | None = None
         self._dirty: set[str] = set()
-        self._barred: set[int] | None = None
+        self._bars: list[FauxTirageBar] | None = None
+        self._marks: list[RegolaMark] | None = None
+        self._seats: list[Seat] | None = None
         self.bets: list[Bet] | None = None  # the coup's bets in order, their seats loaded
         self.calls: list[BancoCall] | None = None  # its banco calls in order, seats loaded
         self.places: dict[int, Seat] = {}  # patron id -> active place, when preloaded
@@ -67,12 +70,28 @@ class _Play:
             self._shoe = ShoeDraw(row)
         return self._shoe
 
+    def bars(self) -> list[FauxTirageBar]:
+        """The session's faux-tirage bars (RULES.md §4), their patrons loaded: one query."""
+        if self._bars is None:
+            self._bars = list(FauxTirageBar.objects.filter(session=self.session).select_related("patron"))
+        return self._bars
+
     def barred(self) -> set[int]:
-        if self._barred is None:
-            self._barred = set(
-                FauxTirageBar.objects.filter(session=self.session).values_list("patron_id", flat=True)
+        return {bar.patron_id for bar in self.bars()}
+
+    def marks(self) -> list[RegolaMark]:
+        """The session's Regola marks (RULES.md §3.2), their patrons loaded: one query."""
+        if self._marks is None:
+            self._marks = list(RegolaMark.objects.filter(session=self.session).select_related("patron"))
+        return self._marks
+
+    def seats(self) -> list[Seat]:
+        """The session's active places, seated and standing, their patrons loaded: one query."""
+        if self._seats is None:
+            self._seats = list(
+                Seat.objects.filter(session=self.session, left_at__isnull=True).select_related("patron")
             )
-        return self._barred
+        return self._seats
 
     def load_bets(self) -> list[Bet]:
         if self.bets is None:
@@ -85,11 +104,13 @@ class _Play:
         return self.calls
 
     def preload_places(self, patron_ids: Iterable[int]) -> None:
-        """The active places of these patrons, in one query (place_of's order: the first wins)."""
+        """The active places of these patrons, from the session's places read once (the
+        answer's game state shows them all anyway; place_of's order: the first wins)."""
         wanted = set(patron_ids) - set(self.places)
         if wanted:
-            for seat in Seat.objects.filter(session=self.session, patron_id__in=wanted, left_at__isnull=True):
-                self.places.setdefault(seat.patron_id, seat)
+            for seat in self.seats():
+                if seat.patron_id in wanted:
+                    self.places.setdefault(seat.patron_id, seat)
 
     def place(self, patron: Patron) -> Seat:
         seat = self.places.get(patron.pk)
@@ -98,6 +119,23 @@ class _Play:
     def save(self, fields: Iterable[str]) -> None:
         """The coup's columns changed in memory, written by flush()."""
         self._dirty.update(fields)
+
+    def game_rows(self) -> GameRows:
+        """What this request holds, as the answer's game state wants it (selectors.GameRows).
+        Call after the last flush: the rows are then as written."""
+        draw = self._shoe
+        return GameRows(
+            session=self.session,
+            last_bank=None if self.coup is None else self.coup.bank,
+            shoe=draw.shoe if draw is not None else self.shoe_row,
+            shoe_state=None if draw is None else draw.state,
+            coup=self.coup,
+            bets=self.bets,
+            calls=self.calls,
+            seats=self._seats,
+            marks=self._marks,
+            bars=self._bars,
+        )
 
     def flush(self) -> None:
         """Write what the steps deferred: the coup's changed columns, the shoe's cards and state."""
@@ -114,6 +152,7 @@ def _played(session: TableSession, coup: Coup, by: User, step, *args) -> Coup:
     with audit_batch():
         step(play, *args)
         play.flush()
+    coup.game_rows = play.game_rows()
     return coup
 
 
@@ -218,7 +257,9 @@ def coup_open(*, session: TableSession, by: User) -> Coup:
     """Open a coup on the active bank: B is the bank's current amount (RULES.md §2.1)."""
     play = _Play(lock_session(session, by), by)
     with audit_batch():
-        return _coup_open(play)
+        coup = _coup_open(play)
+    coup.game_rows = play.game_rows()
+    return coup
 
 
 # --------------------------------------------------------------------------- betting
@@ -482,11 +523,11 @@ def _rien_ne_va_plus(play: _Play) -> Coup:
     punta = next(b for b in bets if b.pk == chosen.key)
     regola = {}
     if profile.regola_allowed:
-        regola = dict(
-            RegolaMark.objects.filter(
-                session=session, patron_id__in=[punta.patron_id, coup.bank.banker_id]
-            ).values_list("patron_id", "declared")
-        )
+        regola = {
+            m.patron_id: m.declared
+            for m in play.marks()
+            if m.patron_id in (punta.patron_id, coup.bank.banker_id)
+        }
     coup.covered, coup.banco_solo = covered, banco is not None
     coup.punta_id, coup.punta_seat_id = punta.patron_id, punta.seat_id
     coup.regola_punta = bool(regola.get(punta.patron_id)) and profile.punta_regola is not None
@@ -738,7 +779,7 @@ def _complete(play: _Play, *, first: bool = True) -> None:
         shoe.void_drawn(dealt[-len(settled.void_cards) :], reason="unused by the reconstruction")
     # The settlement reads and writes rows itself: everything deferred is written first.
     play.flush()
-    settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner)
+    settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner, bets=play.load_bets())
 
 
 def _played_payload(coup: Coup) -> dict[str, Any]:
@@ -886,6 +927,7 @@ def coup_record(
                 "unused_next_cards", "The coup does not need these shoe cards.", details={"unused": extra}
             )
         play.flush()
+    coup.game_rows = play.game_rows()
     return coup
 
 

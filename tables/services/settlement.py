@@ -8,19 +8,22 @@ from __future__ import annotations
 from floor.models import TableSession
 from tables.engine import BANKER, PUNTA, settle
 
-from ..models import Bank, Coup, Posting
+from ..models import Bank, Bet, Coup, Posting
 from ._common import User, audit, cagnotte_settings, engine_errors, now, profile_of
 from .succession import succession_start
 
 
-def settle_coup(*, session: TableSession, coup: Coup, by: User, winner: str) -> Coup:
+def settle_coup(
+    *, session: TableSession, coup: Coup, by: User, winner: str, bets: list[Bet] | None = None
+) -> Coup:
     """Book the coup: bettors paid 1:1 or collected, the cagnotte on the banker's win at the
     table's rate, unit and rounding; ties per profile (engine tie_outcome); then the bank
     continues (engine next_bank) or ends (lost). The postings sum to zero, to the cent."""
     profile = profile_of(session)
     rate, unit, rounding = cagnotte_settings(session)
     bank: Bank = coup.bank
-    bets = list(coup.bets.order_by("order"))
+    # The caller may hand over the coup's bets it holds (the coup services do): same rows.
+    bets = list(coup.bets.order_by("order")) if bets is None else sorted(bets, key=lambda b: b.order)
     with engine_errors():
         result = settle(
             bank=coup.bank_amount,

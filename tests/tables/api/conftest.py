@@ -12,6 +12,7 @@ from django.apps import apps
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
+from floor.idempotency import REPLAYED_HEADER
 from floor.models import IdempotencyKey, Seat, TableSession
 
 # Shoe order (punta, banker, punta, banker, ...), RULES.md §2.3; as in tests/tables/test_coups.py.
@@ -38,10 +39,15 @@ def dump() -> dict[str, Any]:
 
 class Tablet:
     """An API client for one user. post() sends a new Idempotency-Key unless `key` is given
-    (key=False sends none)."""
+    (key=False sends none).
 
-    def __init__(self, user=None):
+    With `check_game` (the default), every successful write answer that carries the game
+    state is compared with a fresh GET of it: the services hand the rows they hold to the
+    answer (selectors.GameRows), and that answer must be exactly what a new read gives."""
+
+    def __init__(self, user=None, *, check_game: bool = True):
         self.user = user
+        self.check_game = check_game
         self.client = APIClient()
         if user is not None:
             self.client.force_authenticate(user)
@@ -50,7 +56,15 @@ class Tablet:
         headers = {}
         if key is not False:
             headers["HTTP_IDEMPOTENCY_KEY"] = key or uuid.uuid4().hex
-        return self.client.post(url, body if body is not None else {}, format="json", **headers, **extra)
+        response = self.client.post(url, body if body is not None else {}, format="json", **headers, **extra)
+        if self.check_game and response.status_code < 300 and not response.headers.get(REPLAYED_HEADER):
+            answer = response.json()
+            game = answer.get("game") if isinstance(answer, dict) else None
+            if isinstance(game, dict) and "session" in game:
+                fresh = self.client.get(f"/api/sessions/{game['session']['id']}/game/")
+                assert fresh.status_code == 200, fresh.json()
+                assert fresh.json() == game, f"{url}: the answer's game state differs from a fresh read"
+        return response
 
     def get(self, url: str, **params):
         return self.client.get(url, params)
