@@ -12,10 +12,11 @@ has the accents but whose euro sign is unreliable, so "€" is written "EUR" the
 cell wraps to at most three lines and the last line ends in "…" when cut; other cells are
 one line. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
 
-Memory: no row is kept once drawn, and each finished page is compressed at once; but
-reportlab's canvas keeps every finished page until save(), so the PDF writer's memory is
-proportional to the size of the PDF (a few hundred bytes per row), not constant like CSV
-and XLSX. A day's report is hundreds of pages, not hundreds of thousands.
+Memory: bounded, whatever the size of the day. No row is kept once drawn, and each page is
+written to the file as soon as it is finished (_StreamingDocument: reportlab's own document
+would keep every page until save()); what stays until the end is what all pages share (the
+fonts, the forms, the catalog). The xref offsets and the page tree's kids go to temporary
+files, so even they do not grow in memory.
 
 Determinism: reportlab's invariant mode (fixed document id) and the creation date taken
 from `created` (the document's, or a fixed epoch), so the same document gives the same
@@ -28,6 +29,7 @@ import itertools
 import math
 import os
 import re
+import tempfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,7 +124,7 @@ def fonts() -> _Fonts:
 
 
 class _Precompressed:
-    """A stream 'filter' for content that was deflated already (see _Canvas.showPage)."""
+    """A stream 'filter' for content that was deflated already (see _StreamingDocument.addPage)."""
 
     pdfname = "FlateDecode"
 
@@ -131,17 +133,160 @@ class _Precompressed:
         return data
 
 
-class _Canvas(Canvas):
-    def showPage(self) -> None:
-        # reportlab keeps each page's operators as text until save(); deflating them as the
-        # page is finished keeps a long report's memory about six times smaller.
-        super().showPage()
-        page = self._doc.Pages.pages[-1]
+_XREF_ENTRY = 20  # "0000012345 00000 n \n": every xref entry has this length (PDF 32000-1, 7.5.4)
+
+
+class _StreamingDocument(pdfdoc.PDFDocument):
+    """reportlab's document, but each page is written to the file as soon as it is finished.
+
+    reportlab's PDFDocument numbers objects as they are registered and serializes them all in
+    save(), so it holds every page until then. Here a page and the objects registered while
+    it is serialized (its content stream) are written when the canvas adds the page, then
+    forgotten. What pages share stays until the end: the fonts (their subsets are known only
+    then), the forms (the texts known only at the end: page total, row counts), the page tree
+    root, the catalog and the info. Object numbers are still reportlab's, so the file is in
+    number order except for those; the xref table only maps numbers to offsets.
+
+    Nothing that grows with the pages stays in memory: each object's xref entry is written at
+    its slot in a temporary file, each page's reference to another, and both are copied into
+    the PDF at the end (the page tree's /Kids and the xref table)."""
+
+    def __init__(self, fp: BinaryIO, xref: BinaryIO, kids: BinaryIO, **kwargs: Any) -> None:
+        """`xref` and `kids`: empty temporary files, the caller's to close."""
+        super().__init__(**kwargs)
+        self._fp = fp
+        self._offset = 0
+        self._objects_written = 0
+        self._xref, self._kids = xref, kids
+        self._page_count = 0
+        self._next = 1  # the first object number not yet looked at
+        self._held: list[int] = []  # numbers registered outside any page: written at the end
+        self._header_version = self._pdfVersion
+        # The page tree root is registered now, so that no page's serialization registers it
+        # (it would then be written as the page's own object, with no kids).
+        self._root_name = self.Reference(self.Pages).name
+        self._emit(pdfdoc.PDFFile(self._pdfVersion).format(self))  # the header
+
+    def _emit(self, data: bytes) -> None:
+        self._fp.write(data)
+        self._offset += len(data)
+
+    def _emit_object(self, number: int, data: bytes) -> None:
+        self._xref.seek((number - 1) * _XREF_ENTRY)
+        self._xref.write(b"%010d 00000 n \n" % self._offset)
+        self._objects_written += 1
+        self._emit(data)
+
+    def _write(self, number: int) -> None:
+        name = self.numberToId[number]
+        if name == self._root_name:
+            self._write_page_tree(number)
+        elif name not in self.idToObject:
+            raise ValueError(f"{name} is used by a page but was never defined")
+        else:
+            self._emit_object(number, pdfdoc.PDFIndirectObject(name, self.idToObject[name]).format(self))
+
+    def _write_page_tree(self, number: int) -> None:
+        self._emit_object(number, b"%d 0 obj\n<<\n/Count %d /Kids [" % (number, self._page_count))
+        self._kids.seek(0)
+        while chunk := self._kids.read(1 << 16):
+            self._emit(chunk)
+        self._emit(b"] /Type /Pages\n>>\nendobj\n")
+
+    def addPage(self, page: pdfdoc.PDFPage) -> None:  # reportlab's name
+        # Deflated once here, as FlateDecode only (reportlab would add ASCII85 on top).
         if page.stream:
             data = page.stream.encode("utf8") if isinstance(page.stream, str) else page.stream
             stream = pdfdoc.PDFStream(content=zlib.compress(data), filters=[_Precompressed])
-            stream.__Comment__ = "page stream"
             page.Contents, page.stream = stream, None
+        # A form a page uses may be defined only at the end (the page total): its number is
+        # taken now, so that the page can refer to it.
+        for name in page.XObjects.dict if page.XObjects else ():
+            if name not in self.idToObjectNumberAndVersion:
+                self.objectcounter += 1
+                self.idToObjectNumberAndVersion[name] = (self.objectcounter, 0)
+                self.numberToId[self.objectcounter] = name
+        # reportlab's addPage, except that the page tree keeps no list of the pages.
+        number = self.idToObjectNumberAndVersion[self.Reference(page, self.thisPageName()).name][0]
+        self.pageCounter += 1
+        self.inObject = None
+        self._held.extend(range(self._next, number))
+        self._kids.write(b"%d 0 R\n" % number)
+        self._page_count += 1
+        n = number
+        while n <= self.objectcounter:  # the page, then what its serialization registered
+            self._write(n)
+            name = self.numberToId.pop(n)
+            del self.idToObject[name], self.idToObjectNumberAndVersion[name]
+            n += 1
+        self._next = n
+
+    def addForm(self, name: str, form: Any) -> None:  # reportlab's name
+        internal = pdfdoc.xObjectName(name)
+        if internal in self.idToObjectNumberAndVersion and internal not in self.idToObject:
+            form.__InternalName__ = internal  # the number a page took for it
+            self.idToObject[internal] = form
+            self.inObject = None
+        else:
+            super().addForm(name, form)
+
+    def SaveToFile(self, filename: Any, canvas: Canvas) -> None:  # reportlab's name
+        """What reportlab's save() does, for what is left: fonts, forms, page tree, catalog,
+        info; then the xref table and the trailer."""
+        for font in self.delayedFonts:
+            font.addObjects(self)
+        self.info.invariant = self.invariant
+        self.info.digest(self.signature)
+        self.Reference(self.Catalog)
+        self.Reference(self.info)
+        self.Outlines.prepare(self, canvas)
+        if self.Outlines.ready < 0:
+            self.Catalog.Outlines = None
+        if self._pdfVersion != self._header_version:
+            raise ValueError(
+                f"a feature needs PDF {self._pdfVersion}; the header says {self._header_version}"
+            )
+        for number in self._held:
+            self._write(number)
+        n = self._next
+        while n <= self.objectcounter:  # serializing may register more (font files, widths)
+            self._write(n)
+            n += 1
+        size = self.objectcounter + 1
+        if self._objects_written != self.objectcounter:
+            raise ValueError(f"{self.objectcounter} objects numbered, {self._objects_written} written")
+        startxref = self._offset
+        self._emit(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+        self._xref.seek(0)
+        while chunk := self._xref.read(1 << 16):
+            self._emit(chunk)
+        trailer = pdfdoc.PDFTrailer(
+            startxref=startxref,
+            Size=size,
+            Root=self.Reference(self.Catalog),
+            Info=self.Reference(self.info),
+            ID=self.ID(),
+        )
+        self._emit(trailer.format(self))
+
+
+class _Canvas(Canvas):
+    """A canvas on a _StreamingDocument writing to `fp` (spooling to `xref` and `kids`)."""
+
+    def __init__(self, fp: BinaryIO, xref: BinaryIO, kids: BinaryIO, **kwargs: Any) -> None:
+        super().__init__(fp, **kwargs)
+        # PDF 1.4 from the start: the header is written before any page, and the colours'
+        # alpha (transparency) needs 1.4, which reportlab would only raise the version to.
+        self._doc = _StreamingDocument(
+            fp,
+            xref,
+            kids,
+            compression=self._pageCompression,
+            invariant=kwargs.get("invariant"),
+            filename=fp,
+            pdfVersion=pdfdoc.PDF_SUPPORT_VERSION["transparency"],
+        )
+        self._make_preamble()  # its initial font, registered in this document
 
 
 def _width(text: str, font: str, size: float) -> float:
@@ -277,7 +422,14 @@ def _seal(doc: ReportDocument) -> str:
 
 
 class _Writer:
-    def __init__(self, doc: ReportDocument, fp: BinaryIO, created: dt.datetime | None, tz: dt.tzinfo | None):
+    def __init__(
+        self,
+        doc: ReportDocument,
+        fp: BinaryIO,
+        created: dt.datetime | None,
+        tz: dt.tzinfo | None,
+        spool: tuple[BinaryIO, BinaryIO],
+    ):
         self.doc, self.tz, self.f = doc, tz, fonts()
         self.created = created or doc.created
         stamp = created_of(self.created)
@@ -285,7 +437,7 @@ class _Writer:
         minutes = int(offset.total_seconds()) // 60
         hours, mins = divmod(abs(minutes), 60)
         pdf_date = f"D:{stamp.strftime('%Y%m%d%H%M%S')}{'-' if minutes < 0 else '+'}{hours:02d}'{mins:02d}'"
-        self.c = _Canvas(fp, pagesize=(PAGE_W, PAGE_H), invariant=1, pageCompression=1)
+        self.c = _Canvas(fp, *spool, pagesize=(PAGE_W, PAGE_H), invariant=1, pageCompression=1)
         self.c.setDateFormatter(lambda *_: pdf_date)
         self.c.setTitle(self._s(doc.title))
         self.c.setSubject(self._s(doc.subtitle))
@@ -307,7 +459,8 @@ class _Writer:
         self, x: float, y: float, text: str, font: str, size: float, color: Any = INK, align: str = "left"
     ) -> None:
         c = self.c
-        c.setFillColor(color)
+        if c._fillColorObj is not color:  # the canvas's current fill (it follows save/restore)
+            c.setFillColor(color)
         c.setFont(font, size)
         if align == "right":
             c.drawRightString(x, y, text)
@@ -653,9 +806,11 @@ def write_pdf(
     doc: ReportDocument, fp: BinaryIO, *, created: dt.datetime | None = None, tz: dt.tzinfo | None = None
 ) -> None:
     """Write `doc` to the binary file `fp` (left open). Each section's rows are consumed once."""
-    writer = _Writer(doc, fp, created, tz)
-    writer.cover()
-    for index, section in enumerate(doc.sections):
-        writer.section(index, section)
-    writer.charts()
-    writer.finish()
+    # Two temporary files hold what grows with the pages (see _StreamingDocument).
+    with tempfile.TemporaryFile() as xref, tempfile.TemporaryFile() as kids:
+        writer = _Writer(doc, fp, created, tz, (xref, kids))
+        writer.cover()
+        for index, section in enumerate(doc.sections):
+            writer.section(index, section)
+        writer.charts()
+        writer.finish()
