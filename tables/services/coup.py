@@ -120,6 +120,11 @@ class _Play:
         """The coup's columns changed in memory, written by flush()."""
         self._dirty.update(fields)
 
+    def take_dirty(self) -> set[str]:
+        """The coup's columns not written yet; whoever takes them writes them."""
+        fields, self._dirty = self._dirty, set()
+        return fields
+
     def game_rows(self) -> GameRows:
         """What this request holds, as the answer's game state wants it (selectors.GameRows).
         Call after the last flush: the rows are then as written."""
@@ -777,9 +782,13 @@ def _complete(play: _Play, *, first: bool = True) -> None:
         shoe.flush()  # the coup's cards, as written, in shoe order
         dealt = list(coup.shoe_cards.filter(use=ShoeCard.Use.DEALT).order_by("position"))
         shoe.void_drawn(dealt[-len(settled.void_cards) :], reason="unused by the reconstruction")
-    # The settlement reads and writes rows itself: everything deferred is written first.
-    play.flush()
-    settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner, bets=play.load_bets())
+    # The settlement reads and writes rows itself: the shoe's cards are written first; the
+    # coup's deferred columns go into the settlement's own UPDATE of the coup (one, not two).
+    bets = play.load_bets()
+    if play._shoe is not None:
+        play._shoe.flush()
+    settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner, bets=bets,
+                coup_fields=play.take_dirty())  # fmt: skip
 
 
 def _played_payload(coup: Coup) -> dict[str, Any]:

@@ -5,6 +5,8 @@ API directly. The caller holds the session, bank and coup locks."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from floor.models import TableSession
 from tables.engine import BANKER, PUNTA, settle
 
@@ -14,11 +16,21 @@ from .succession import succession_start
 
 
 def settle_coup(
-    *, session: TableSession, coup: Coup, by: User, winner: str, bets: list[Bet] | None = None
+    *,
+    session: TableSession,
+    coup: Coup,
+    by: User,
+    winner: str,
+    bets: list[Bet] | None = None,
+    coup_fields: Iterable[str] = (),
 ) -> Coup:
     """Book the coup: bettors paid 1:1 or collected, the cagnotte on the banker's win at the
     table's rate, unit and rounding; ties per profile (engine tie_outcome); then the bank
-    continues (engine next_bank) or ends (lost). The postings sum to zero, to the cent."""
+    continues (engine next_bank) or ends (lost). The postings sum to zero, to the cent.
+
+    `bets`: the coup's bets when the caller holds them; `coup_fields`: columns of `coup` the
+    caller changed and has not written yet, written with the settlement's own UPDATE (before
+    the succession reads the coups back)."""
     profile = profile_of(session)
     rate, unit, rounding = cagnotte_settings(session)
     bank: Bank = coup.bank
@@ -98,9 +110,8 @@ def settle_coup(
     coup.winner, coup.cagnotte, coup.banker_net = winner, result.cagnotte, result.banker_net
     coup.settlement = result.as_dict()
     coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
-    coup.save(
-        update_fields=["winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"]
-    )
+    settled_fields = {"winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"}
+    coup.save(update_fields=sorted(settled_fields | set(coup_fields)))
     audit(
         session,
         by,
