@@ -1,6 +1,6 @@
 """Benchmark of the end-of-day report (run by hand; prints its figures).
 
-    .venv/bin/python bench/report.py --coups 10000 100000 [1000000]
+    .venv/bin/python bench/report.py --coups 10000 100000 1000000 [--json results.json]
 
 It WRITES to its own database (--database-url, default
 postgres://postgres@127.0.0.1:5432/chemin_bench_report), which it creates and migrates.
@@ -9,6 +9,7 @@ bulk inserts (INSERT ... SELECT over generate_series: banks every 8 coups, posti
 coup that sum to zero, a non-conforming coup in 97, a voided card in 1000), then measures,
 each phase in a FRESH process so that its peak RSS (ru_maxrss) is its own:
 
+  baseline   Django set up and connected, nothing else: the RSS every phase starts from
   aggregate  the plain SQL aggregate of the report's figures (per table, per session, per
              bank: coups, wins, ties, covered, levies, house postings), one GROUP BY each
   figures    the report's own figures + document (build_document: the same aggregates
@@ -16,6 +17,9 @@ each phase in a FRESH process so that its peak RSS (ru_maxrss) is its own:
   rows       figures + every section's rows pulled through the streaming iterators
   csv / xlsx / pdf   figures + one writer (audit.exports) to /dev/null-like temp file
   report     the whole report_build service: one snapshot, seal, the three files, SHA-256
+
+At the end a table per N: the time of the report (figures, and the whole build with its three
+files) against the plain aggregate, and each phase's peak RSS, so "flat" reads down a column.
 
 Targets: figures within 3x the plain aggregate; peak memory flat as N grows."""
 
@@ -194,7 +198,9 @@ def phase(name: str, day_id: int) -> dict:
     with connection.cursor() as c:  # connect before the clock starts, in every phase
         c.execute("SELECT 1")
     t0 = time.perf_counter()
-    if name == "aggregate":
+    if name == "baseline":
+        pass
+    elif name == "aggregate":
         with connection.cursor() as c:
             for sql in AGGREGATE_SQL:
                 c.execute(sql, {"day": day_id})
@@ -232,10 +238,12 @@ def _rss() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--coups", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--coups", "--n", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
-    parser.add_argument("--phases", nargs="+", default=["aggregate", "figures", "rows", "csv", "xlsx", "pdf", "report"])
+    parser.add_argument("--phases", nargs="+",
+                        default=["baseline", "aggregate", "figures", "rows", "csv", "xlsx", "pdf", "report"])
+    parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--_phase", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._phase:  # a child: one phase, JSON on stdout
@@ -247,7 +255,8 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    print(f"database {args.database_url.rsplit('/', 1)[1]}, {args.tables} tables")
+    print(f"database {args.database_url.rsplit('/', 1)[1]}, {args.tables} tables", flush=True)
+    table: dict[int, dict] = {}
     for n in args.coups:
         day_id = synthesize(n, args.tables)
         results = {}
@@ -261,10 +270,37 @@ def main() -> None:
                 continue
             results[name] = r = json.loads(out.stdout.strip().splitlines()[-1])
             extra = f", {r['bytes'] / 1e6:.1f} MB written" if "bytes" in r else ""
-            print(f"  N={n:>9,} {name:>9}: {r['seconds']:8.2f} s, peak RSS {r['maxrss_mb']:7.1f} MB{extra}")
+            print(f"  N={n:>9,} {name:>9}: {r['seconds']:8.2f} s, peak RSS {r['maxrss_mb']:7.1f} MB{extra}",
+                  flush=True)  # fmt: skip
         if "aggregate" in results and "figures" in results:
             print(f"  N={n:>9,} figures / plain aggregate = "
                   f"{results['figures']['seconds'] / results['aggregate']['seconds']:.2f}x (target <= 3x)")  # fmt: skip
+        table[n] = results
+        if args.json:
+            Path(args.json).write_text(json.dumps(table, indent=1))
+    summary(table, args.phases)
+
+
+def summary(table: dict[int, dict], phases: list[str]) -> None:
+    """One line per N: times against the plain aggregate, then every phase's peak RSS."""
+    if not table:
+        return
+    print("\nseconds (x = over the plain aggregate)")
+    print(f"{'N':>10} {'aggregate':>10} {'figures':>16} {'report (3 files)':>22}")
+    for n, r in table.items():
+        agg = r.get("aggregate", {}).get("seconds")
+
+        def timed(name: str, r=r, agg=agg) -> str:
+            if name not in r:
+                return "-"
+            ratio = f" ({r[name]['seconds'] / agg:.1f}x)" if agg else ""
+            return f"{r[name]['seconds']:.2f}{ratio}"
+
+        print(f"{n:>10,} {agg if agg is None else round(agg, 3):>10} {timed('figures'):>16} {timed('report'):>22}")
+    print("\npeak RSS, MB (flat as N grows: read down a column)")
+    print(f"{'N':>10} " + " ".join(f"{p:>9}" for p in phases))
+    for n, r in table.items():
+        print(f"{n:>10,} " + " ".join(f"{r[p]['maxrss_mb']:>9.1f}" if p in r else f"{'-':>9}" for p in phases))
 
 
 if __name__ == "__main__":
