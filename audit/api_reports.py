@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
@@ -33,6 +34,10 @@ from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
 from .permissions import AUDIT_READERS, CanReadAudit
 from .reports import registers
 from .reports.services import report_verify
+
+# Counted cagnotte, cents, in a PostgreSQL bigint: bounded so an absurd number is a 400, never
+# a database error (10^12 cents is ten billion euro, as for the coups' amounts).
+MAX_CENTS = 10**12
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -122,6 +127,17 @@ class ReportOutput(serializers.Serializer):
         return {"state": state, "done": None, "total": None}
 
 
+def _id_param(request, name: str, message: str) -> int | None:
+    """An optional id in the query string: ASCII digits only. str.isdigit() also takes "²" or
+    "①", which int() refuses: that was a 500, it is a 400 `invalid_input`."""
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        raise ApplicationError("invalid_input", message, details={name: value})
+    return int(value)
+
+
 def _reports():
     return DayReport.objects.select_related("gaming_day").prefetch_related("files").order_by("gaming_day_id", "version")
 
@@ -132,11 +148,9 @@ class ReportListApi(ListAPIView):
 
     def get_queryset(self):
         qs = _reports()
-        day = self.request.query_params.get("gaming_day")
+        day = _id_param(self.request, "gaming_day", "gaming_day is a gaming day id.")
         if day is not None:
-            if not day.isdigit():
-                raise ApplicationError("invalid_input", "gaming_day is a gaming day id.", details={"gaming_day": day})
-            qs = qs.filter(gaming_day_id=int(day))
+            qs = qs.filter(gaming_day_id=day)
         return qs
 
     @extend_schema(
@@ -172,11 +186,9 @@ class GamingDayReportApi(APIView):
     def get(self, request, pk: int):
         day = get_object_or_404(GamingDay, pk=pk)
         qs = _reports().filter(gaming_day=day)
-        version = request.query_params.get("version")
+        version = _id_param(request, "version", "version is a number.")
         if version is not None:
-            if not version.isdigit():
-                raise ApplicationError("invalid_input", "version is a number.", details={"version": version})
-            qs = qs.filter(version=int(version))
+            qs = qs.filter(version=version)
         report = qs.order_by("-version").first()
         if report is None:
             raise ApplicationError("report_not_found", "This gaming day has no report (yet).",
@@ -193,6 +205,9 @@ class ReportFileDownloadApi(APIView):
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors("")},
     )
     def get(self, request, pk: int, fmt: str):
+        if fmt not in CONTENT_TYPES:
+            # Not a format we write; and a NUL byte from the path would be a database error.
+            raise NotFound()
         f = get_object_or_404(ReportFile.objects.select_related("report"), report_id=pk, format=fmt)
         path = Path(settings.MEDIA_ROOT) / f.path
         if not path.is_file():
@@ -266,7 +281,7 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
 
     class CagnotteCountInput(serializers.Serializer):
         table = serializers.IntegerField(min_value=1)
-        counted = serializers.IntegerField(min_value=0, help_text="Counted in the box, cents.")
+        counted = serializers.IntegerField(min_value=0, max_value=MAX_CENTS, help_text="Counted in the box, cents.")
         witness = serializers.IntegerField(min_value=1, help_text="The staff user present at the count.")
         note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
@@ -302,7 +317,7 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
     class CagnotteCountCorrectInput(serializers.Serializer):
-        counted = serializers.IntegerField(min_value=0)
+        counted = serializers.IntegerField(min_value=0, max_value=MAX_CENTS)
         witness = serializers.IntegerField(min_value=1)
         note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
 
@@ -335,10 +350,8 @@ class CagnotteRegisterApi(APIView):
     )
     def get(self, request, pk: int):
         day = get_object_or_404(GamingDay, pk=pk)
-        table = request.query_params.get("table")
-        if table is not None and not table.isdigit():
-            raise ApplicationError("invalid_input", "table is a table id.", details={"table": table})
-        tables = registers.cagnotte_register(gaming_day_id=day.pk, table_id=int(table) if table else None)
+        table = _id_param(request, "table", "table is a table id.")
+        tables = registers.cagnotte_register(gaming_day_id=day.pk, table_id=table)
         return Response({"gaming_day": day.pk, "date": day.date, "closed": not day.is_open, "tables": tables})
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import django_filters as filters
 from django import forms
+from django.core.exceptions import ValidationError
+from django_filters.fields import IsoDateTimeField, RangeField
+from django_filters.widgets import DateRangeWidget
 
 from .models import AuditEvent, AuditStream
 
@@ -11,6 +16,32 @@ from .models import AuditEvent, AuditStream
 class IdFilter(filters.NumberFilter):
     # NumberFilter takes decimals ("1.5"); an id is a positive integer or the input is bad.
     field_class = forms.IntegerField
+
+
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 instant, handed to the database in UTC. Python takes UTC offsets up to
+    ±23:59, PostgreSQL only up to ±15:59: "…+19:46" would be a database error, not a 400.
+    An instant with no UTC date (year 0 or 10000 once shifted) is bad input too."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None:
+            return None
+        try:
+            return value.astimezone(dt.UTC)
+        except OverflowError:
+            raise ValidationError("This instant is out of range.", code="invalid") from None
+
+
+class UtcIsoDateTimeRangeField(RangeField):
+    widget = DateRangeWidget
+
+    def __init__(self, *args, **kwargs):
+        super().__init__((UtcIsoDateTimeField(), UtcIsoDateTimeField()), *args, **kwargs)
+
+
+class UtcIsoDateTimeFromToRangeFilter(filters.IsoDateTimeFromToRangeFilter):
+    field_class = UtcIsoDateTimeRangeField
 
 
 class AuditEventFilter(filters.FilterSet):
@@ -24,7 +55,7 @@ class AuditEventFilter(filters.FilterSet):
     actor = IdFilter(field_name="actor_id", min_value=1, help_text="Actor user id.")
     actor_name = filters.CharFilter(help_text="Actor username at the time of the event.")
     # `at_after` / `at_before`: ISO 8601 instants, both inclusive.
-    at = filters.IsoDateTimeFromToRangeFilter(help_text="Time range: `at_after`, `at_before` (ISO 8601).")
+    at = UtcIsoDateTimeFromToRangeFilter(help_text="Time range: `at_after`, `at_before` (ISO 8601).")
 
     class Meta:
         model = AuditEvent

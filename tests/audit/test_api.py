@@ -135,6 +135,33 @@ def test_time_filters(api, auditor, chain):
     assert ids(client.get(EVENTS, {"at_after": (now + timedelta(minutes=5)).isoformat()})) == set()
 
 
+def test_time_filters_take_any_utc_offset_and_compare_instants(api, auditor, chain):
+    # PostgreSQL refuses UTC offsets past ±15:59 that Python parses: compared in UTC (tests/fuzz).
+    chain("table:1", 2)
+    client = api(auditor)
+    everything = ids(client.get(EVENTS))
+    far_east = timezone.get_fixed_timezone(19 * 60 + 46)
+    before = (timezone.now() - timedelta(minutes=5)).astimezone(far_east).isoformat()
+    after = (timezone.now() + timedelta(minutes=5)).astimezone(far_east).isoformat()
+    assert "+19:46" in before
+    assert ids(client.get(EVENTS, {"at_after": before})) == everything
+    assert ids(client.get(EVENTS, {"at_after": after})) == set()
+    assert ids(client.get(EVENTS, {"at_before": after})) == everything
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"at_after": "0001-01-01T00:00:00+05:00"},  # year 0 in UTC
+        {"at_before": "9999-12-31T23:00:00-05:00"},  # year 10000 in UTC
+        {"at_before": "2026-03-29T02:30:00"},  # no such local time in Europe/Rome
+    ],
+)
+def test_instants_with_no_utc_time_are_a_400(api, auditor, chain, params):
+    chain("table:1")
+    assert_error(api(auditor).get(EVENTS, params), 400, "invalid_input")
+
+
 def test_stream_filters(api, auditor, chain):
     chain("table:1")
     chain("table:2")

@@ -407,6 +407,40 @@ def test_auditor_reads_downloads_and_verifies(closed, api, auditor, outsider, di
     assert AuditEvent.objects.count() == events
 
 
+def test_odd_ids_and_formats_are_4xx_never_500(closed, api, auditor):
+    # str.isdigit() takes "²", int() does not; a NUL byte in a format reached PostgreSQL (tests/fuzz).
+    report = DayReport.objects.get(gaming_day=closed.day)
+    client = api(auditor)
+    for url in (
+        "/api/reports/?gaming_day=²",
+        f"/api/gaming-days/{closed.day.pk}/report/?version=²",
+        f"/api/gaming-days/{closed.day.pk}/cagnotte-register/?table=①",
+    ):
+        r = client.get(url)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_input", (url, r.content)
+    for fmt in ("%00", "csv%00", "doc"):
+        r = client.get(f"/api/reports/{report.pk}/files/{fmt}/")
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", (fmt, r.content)
+    assert client.get(f"/api/reports/?gaming_day={10**30}").json()["count"] == 0
+    r = client.get(f"/api/gaming-days/{closed.day.pk}/report/?version={10**30}")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "report_not_found"
+
+
+def test_a_count_past_a_bigint_is_a_400_and_writes_nothing(closed, api, direzione, direzione2):
+    t1 = closed.tables[0]
+    before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
+    r = _post_count(api, direzione, closed.day, t1, counted=10**19, witness=direzione2.pk)
+    assert r.status_code == 400 and r.json()["error"]["details"].keys() == {"counted"}, r.json()
+    assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
+    count = registers.cagnotte_count_record(gaming_day=closed.day, table=t1, by=direzione, witness=direzione2,
+                                            counted=house(session__table=t1))  # fmt: skip
+    before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
+    r = api(direzione).post(f"/api/cagnotte-counts/{count.pk}/correct/",
+                            {"counted": 10**19, "witness": direzione2.pk, "note": "recount"}, format="json")  # fmt: skip
+    assert r.status_code == 400 and r.json()["error"]["details"].keys() == {"counted"}, r.json()
+    assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
+
+
 def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
     report = DayReport.objects.get(gaming_day=closed.day)
     path = _file(report, "csv")
