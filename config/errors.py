@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
 from django.http import Http404
@@ -77,6 +78,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=503,
             headers={"Retry-After": "2"},
         )
+    if isinstance(exc, RequestDataTooBig):
+        # Django's limits on a body (DATA_UPLOAD_MAX_MEMORY_SIZE...) raise while DRF parses it;
+        # left alone, Django would answer with its HTML 400 page.
+        return Response(error_body("request_too_large", "The request body is too large."), status=413)
+    if isinstance(exc, SuspiciousOperation):
+        # Too many fields or files in a form body (DATA_UPLOAD_MAX_NUMBER_FIELDS...), a broken
+        # multipart body: the request is refused as malformed, in the one error shape.
+        return Response(error_body("malformed_request", "The request is malformed."), status=400)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -1,6 +1,14 @@
 """The one error shape: every failure the API can produce maps to a stable code and a 4xx/503."""
 
+from urllib.parse import urlencode
+
 import pytest
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousMultipartForm,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
 from django.http import Http404
@@ -73,3 +81,33 @@ def test_unauthenticated_gets_the_error_shape():
     response = _call(ValueError("never reached"), authenticated=False)
     assert response.status_code in (401, 403)
     assert response.data["error"]["code"] in ("not_authenticated", "authentication_failed")
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "code"),
+    [
+        (TooManyFieldsSent("too many"), 400, "malformed_request"),
+        (TooManyFilesSent("too many"), 400, "malformed_request"),
+        (SuspiciousMultipartForm("broken"), 400, "malformed_request"),
+        (RequestDataTooBig("too big"), 413, "request_too_large"),
+    ],
+)
+def test_django_s_refusals_of_a_body_get_the_error_shape(exc, status, code):
+    # Left to Django, these are its HTML 400 page (found by tests/fuzz).
+    response = _call(exc)
+    assert response.status_code == status
+    assert response.data == {"error": {"code": code, "message": response.data["error"]["message"], "details": {}}}
+    assert response.data["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_a_form_body_with_too_many_fields_is_a_json_400(client, settings, auditor):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    client.force_login(auditor)
+    fields = {f"f{n}": "x" for n in range(10)}
+    for response in (
+        client.post("/api/audit/verify/", fields),  # multipart
+        client.post("/api/audit/verify/", urlencode(fields), content_type="application/x-www-form-urlencoded"),
+    ):
+        assert response.status_code == 400, response.content
+        assert response.json()["error"]["code"] == "malformed_request"
