@@ -30,8 +30,14 @@ def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
     from audit.reports.services import report_build as build
 
     def progress(done: int, total: int) -> None:
-        if self.request.id:
+        if not self.request.id:
+            return
+        try:
             self.update_state(state="PROGRESS", meta={"done": done, "total": total})
+        except Exception:
+            # The progress goes to the result backend (Redis) and is for display only: Redis
+            # down mid-build must not fail the report (a FAILED report is never swept again).
+            logger.warning("report_build(%s, %s): progress not stored", gaming_day_id, version, exc_info=True)
 
     try:
         report = build(gaming_day_id=gaming_day_id, version=version, task_id=self.request.id or "",

@@ -1,7 +1,8 @@
 """The one error shape of the API: {"error": {"code", "message", "details"}} with a 4xx status.
 
 Services raise ApplicationError with a stable code; DRF's own exceptions and Django's are
-mapped to stable codes here, so no input ever surfaces as a 500 with a stack trace."""
+mapped to stable codes here, so no input ever surfaces as a 500 with a stack trace. An
+unreachable dependency (PostgreSQL, Redis) is a 503 `service_unavailable` with Retry-After."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
 from django.http import Http404
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -75,6 +78,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, OperationalError):
         return Response(
             error_body("service_unavailable", "The database is not reachable; retry with the same key."),
+            status=503,
+            headers={"Retry-After": "2"},
+        )
+    if isinstance(exc, RedisConnectionError | RedisTimeoutError):
+        # Redis (the cache: the failed-login counts) is down. The coup path never needs it;
+        # what does gets a clean, retryable 503 rather than a 500 (bench/faults.py, redis).
+        return Response(
+            error_body("service_unavailable", "A service the request needs is not reachable; retry."),
             status=503,
             headers={"Retry-After": "2"},
         )

@@ -91,6 +91,24 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
 CELERY_TIMEZONE = "Europe/Rome"
+# Redis broker: a task taken by a worker that died whole (kill -9, OOM, power) before
+# acknowledging it (acks_late: at its end) goes back to the queue CELERY_VISIBILITY_TIMEOUT
+# seconds after its delivery, when a worker starts or at a worker's periodic sweep (~100 s).
+# A pool child dying alone is requeued at once (TASK_REJECT_ON_WORKER_LOST). Keep it above
+# the longest task: one still running past it is delivered again (harmless, tasks are
+# idempotent, but done twice). bench/faults.py sets 10 s to see the redelivery in seconds.
+_visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+if _visibility_timeout < 1:
+    raise ImproperlyConfigured(f"CELERY_VISIBILITY_TIMEOUT={_visibility_timeout} must be at least 1 second.")
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_timeout}
+# The Redis result backend retries a lost connection 20 times, 1 s apart, by default: with
+# Redis down, enqueuing a task from a request (the day's close subscribes to the report's
+# result) held that request ~19 s before failing. Give up after ~1 s instead: the close
+# still commits and logs the failed enqueue, reports_sweep enqueues the report later, and a
+# worker that cannot store a progress update keeps building (audit/tasks.py).
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
+    "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+}
 
 # End of day (RULES.md §8). At GAMING_DAY_CLOSE_HOUR (local time, 0-23) Celery beat closes
 # every open day whose date is past; sessions still in play are refused (the day stays open
