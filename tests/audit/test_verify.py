@@ -154,6 +154,44 @@ def test_a_null_column_is_detected_at_that_event(chain, tamper, column):
     assert (broken.seq, broken.event_id, broken.reason) == (2, events[1].pk, reason)
 
 
+@pytest.mark.parametrize("chunk_size", [2, 3, 1000])
+def test_a_null_document_cannot_be_made_up_for_by_a_separator_in_another(chain, tamper, chunk_size):
+    # The fast path splits a chunk's blob of documents on U+001E. The attacker nulls a
+    # column of event 3 (so its document is NULL, which string_agg would skip) and hides the
+    # whole original document of event 3 behind a U+001E inside event 2's payload: the blob
+    # would still split into three parts, each hashing to its stored hash. Every row must
+    # give exactly one part, NULL or not: the break is named at event 2.
+    events = chain("table:1", 4)
+    two, three = (AuditEvent.objects.get(pk=e.pk) for e in events[1:3])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT doc FROM audit_auditevent WHERE id = %s", (three.pk,))
+        doc3 = cursor.fetchone()[0]
+    stuffed = f"{two.payload_json}\x1f{two.prev_hash}\x1etable:1\x1f{doc3[:-65]}"
+    with trigger_disabled():
+        raw_sql("ALTER TABLE audit_auditevent ALTER COLUMN action DROP NOT NULL")
+        raw_sql("UPDATE audit_auditevent SET action = NULL WHERE id = %s", (three.pk,))
+        raw_sql(
+            "UPDATE audit_auditevent SET payload_json = %s, prev_hash = %s WHERE id = %s",
+            (stuffed, three.prev_hash, two.pk),
+        )
+    broken = both_paths(chunk_size=chunk_size).first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (2, two.pk, "broken_link")
+
+
+@pytest.mark.parametrize("chunk_size", [2, 3, 1000])
+def test_a_null_hash_cannot_be_made_up_for_by_a_longer_one(chain, tamper, chunk_size):
+    # The same trick on the stored hashes, concatenated per chunk by the fast path: with the
+    # column widened, event 2 holds both its hash and event 3's, and event 3 none. The hash
+    # columns are altered though the documents are not: named at event 2.
+    events = chain("table:1", 4)
+    with trigger_disabled():
+        raw_sql("ALTER TABLE audit_auditevent ALTER COLUMN hash TYPE varchar(128), ALTER COLUMN hash DROP NOT NULL")
+        raw_sql("UPDATE audit_auditevent SET hash = hash || %s WHERE id = %s", (events[2].hash, events[1].pk))
+        raw_sql("UPDATE audit_auditevent SET hash = NULL WHERE id = %s", (events[2].pk,))
+    broken = both_paths(chunk_size=chunk_size).first_broken
+    assert (broken.seq, broken.event_id, broken.reason) == (2, events[1].pk, "hash_mismatch")
+
+
 def test_a_renumbered_event_is_detected(chain, tamper):
     events = chain("table:1", 4)
     tamper("UPDATE audit_auditevent SET seq = 1000 WHERE id = %s", (events[1].pk,))

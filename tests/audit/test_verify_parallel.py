@@ -13,6 +13,7 @@ from django.db import connection, connections
 from audit import selectors
 from audit.models import AuditEvent, AuditStream
 from audit.selectors import chain_verify
+from config.errors import ApplicationError
 
 from .conftest import append
 
@@ -176,3 +177,33 @@ def test_inside_a_transaction_one_connection_does_it_all(monkeypatch):
         append(name, 9)
     result = chain_verify(workers=PARALLEL, chunk_size=1)
     assert result.ok and result.events_checked == 27
+
+
+@pytest.mark.parametrize("streams", [None, ["a", "c"]])
+def test_a_run_reads_one_read_only_snapshot_with_the_events_locked(trail, monkeypatch, streams):
+    # What `_snapshot` sets up (its SET TRANSACTION and LOCK go in one round trip), seen from
+    # inside the run; and the named heads (read in one query) are those asked for.
+    inside = []
+    real = selectors._doc_problem
+
+    def look():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only'), "
+                "(SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'audit_auditevent'::regclass"
+                " AND granted ORDER BY mode LIMIT 1)"
+            )
+            inside.append(cursor.fetchone())
+        return real()
+
+    monkeypatch.setattr(selectors, "_doc_problem", look)
+    result = chain_verify(streams=streams, workers=1)
+    assert inside == [("repeatable read", "on", "AccessShareLock")]
+    assert result.ok and result.streams_checked == (5 if streams is None else 2)
+    assert result.events_checked == (34 if streams is None else 16)
+
+
+def test_unknown_names_are_refused_all_at_once(trail):
+    with pytest.raises(ApplicationError) as refused:
+        chain_verify(streams=["a", "nope", "zz", "nope"])
+    assert refused.value.code == "unknown_stream" and refused.value.details == {"streams": ["nope", "zz"]}
