@@ -4,7 +4,11 @@ Failures are counted in the cache per username and per client address, in a fixe
 of settings.LOGIN_FAILURE_WINDOW seconds from the first failure. Once either count reaches
 settings.LOGIN_MAX_FAILURES, further attempts are refused with 429 before the password is
 even checked, so a guesser learns nothing more and spends no hasher time. A success resets
-the username's count (not the address's: one good password must not unlock guessing others)."""
+the username's count (not the address's: one good password must not unlock guessing others).
+
+The throttle fails closed: with the cache (Redis) unreachable, a login is refused as
+"service unavailable" (503, THROTTLE_UNAVAILABLE below) rather than let through uncounted,
+which would give a guesser unlimited attempts for as long as the outage lasts."""
 
 from __future__ import annotations
 
@@ -13,10 +17,19 @@ import hashlib
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from config.errors import ApplicationError
 
 _PREFIX = "chemin:login-failures"
+
+# What the cache raises when Redis is down. The functions below let it through: the token
+# API answers it with config.errors' 503 `service_unavailable`, the login page with its
+# 503 page (floor.views.ThrottledLoginView). Either way no password is checked.
+THROTTLE_UNAVAILABLE = (RedisConnectionError, RedisTimeoutError)
+# Retry-After of the login page's 503: a person tries again by hand, Redis restarts in seconds.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 5
 
 
 class TooManyFailedLogins(ApplicationError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
@@ -11,8 +13,17 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from .auth import client_address, login_blocked, login_failed, login_succeeded
+from .auth import (
+    THROTTLE_UNAVAILABLE,
+    UNAVAILABLE_RETRY_AFTER_SECONDS,
+    client_address,
+    login_blocked,
+    login_failed,
+    login_succeeded,
+)
 from .roles import Role, user_roles
+
+logger = logging.getLogger(__name__)
 
 ROLE_TITLES = {
     Role.COMMISSARIO: "Commissario di Gioco",
@@ -49,6 +60,18 @@ class ThrottledLoginView(LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return self._throttled_post(request, *args, **kwargs)
+        except THROTTLE_UNAVAILABLE as exc:
+            # The failed-login counts are out of reach: refuse rather than let guesses through
+            # uncounted (floor/auth.py). Raised before the session login (form_valid counts
+            # first), so nothing is written: no session, no last_login.
+            logger.warning("login refused: the failed-login throttle's cache is unreachable (%s)", exc)
+            response = render(request, "503.html", {"retry_url": request.get_full_path()}, status=503)
+            response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+            return response
+
+    def _throttled_post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         username = request.POST.get("username", "")
         if login_blocked(username=username, address=client_address(request)):
             # Refused before the password is checked (floor/auth.py).
