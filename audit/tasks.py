@@ -36,7 +36,7 @@ def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
             self.update_state(state="PROGRESS", meta={"done": done, "total": total})
         except Exception:
             # The progress goes to the result backend (Redis) and is for display only: Redis
-            # down mid-build must not fail the report (a FAILED report is never swept again).
+            # down mid-build must not fail the report (a FAILED one would wait for the sweep).
             logger.warning("report_build(%s, %s): progress not stored", gaming_day_id, version, exc_info=True)
 
     try:
@@ -51,8 +51,11 @@ def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
 
 @shared_task(name="audit.tasks.reports_sweep", acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def reports_sweep() -> list[int]:
-    """Celery beat: enqueue the report of every closed day that has none (its close could
-    not reach the broker). Enqueuing twice is harmless: the build is idempotent."""
+    """Celery beat: enqueue the version-1 report of every closed day that has none (its
+    close could not reach the broker), or whose report FAILED, or stayed PENDING with no
+    build running for longer than the broker's visibility timeout (its message was lost):
+    audit.reports.services.reports_missing. Enqueuing twice is harmless: the build is
+    idempotent."""
     from audit.reports.services import reports_missing
 
     days = reports_missing()

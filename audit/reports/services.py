@@ -4,13 +4,18 @@ report_build is what the Celery task calls; it is safe to run twice: (gaming day
 is unique, and the build runs in ONE transaction with the report row locked, so a second
 run waits for the first and then finds it done. The transaction is REPEATABLE READ: every
 figure and the day's seal come from one snapshot of the database. Files are written under
-MEDIA_ROOT/REPORTS_DIR at a path fixed by the report, through a temporary file and an
-atomic rename; a rolled-back build leaves at most a file the retry overwrites."""
+MEDIA_ROOT/REPORTS_DIR at a path fixed by the report, through a temporary file
+(`<name>.<pid>.part`) and an atomic rename; a rolled-back build leaves at most a file the
+retry overwrites, and the partial files of a build killed mid-way are removed by the next
+build of that report, under its lock, before it writes."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditStream, DayReport, ReportFile
@@ -30,6 +36,8 @@ from floor.models import GamingDay
 
 from .builder import build_document
 from .registers import books_stream, current_counts
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 FORMATS = ("csv", "xlsx", "pdf")
@@ -72,6 +80,22 @@ def file_sha256(path: Path) -> tuple[str, int]:
 
 def report_dir(report: DayReport, day: GamingDay) -> str:
     return f"{settings.REPORTS_DIR}/{day.date.isoformat()}-day{day.pk}/v{report.version}"
+
+
+def report_file_stem(report: DayReport, day: GamingDay) -> str:
+    """The name of the report's files, without the format's extension."""
+    return f"chemin-{day.date.isoformat()}-v{report.version}"
+
+
+def _remove_stale_partials(directory: Path, name: str) -> None:
+    """Remove the partial files (`<name>.<fmt>.<pid>.part`) a killed build of this report
+    left. Called under the report's row lock: no other build of it is writing now, so every
+    such file is stale. Only this report's own names: nothing else in the directory."""
+    pattern = re.compile(rf"{re.escape(name)}\.(?:{'|'.join(FORMATS)})\.\d+\.part")
+    for path in directory.iterdir():
+        if pattern.fullmatch(path.name) and path.is_file():
+            path.unlink(missing_ok=True)
+            logger.info("report build: removed the stale partial file %s", path)
 
 
 def report_request(*, gaming_day_id: int, version: int = 1) -> DayReport:
@@ -163,14 +187,20 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     built.summary["rows"] = ticker.total  # rows written over the formats: the progress total
     directory = Path(settings.MEDIA_ROOT) / report_dir(report, day)
     directory.mkdir(parents=True, exist_ok=True)
+    name = report_file_stem(report, day)
+    _remove_stale_partials(directory, name)
     files = []
     for fmt, write in fmts.items():
-        relative = f"{report_dir(report, day)}/chemin-{day.date.isoformat()}-v{report.version}.{fmt}"
+        relative = f"{report_dir(report, day)}/{name}.{fmt}"
         final = Path(settings.MEDIA_ROOT) / relative
         partial = final.with_name(final.name + f".{os.getpid()}.part")
-        with open(partial, "wb") as fp:
-            write(built.document, fp)
-        os.replace(partial, final)
+        try:
+            with open(partial, "wb") as fp:
+                write(built.document, fp)
+            os.replace(partial, final)
+        except BaseException:
+            partial.unlink(missing_ok=True)  # a writer that raised leaves no partial behind
+            raise
         sha, size = file_sha256(final)
         files.append(ReportFile(report=report, format=fmt, path=relative, size=size, sha256=sha,
                                 created_at=timezone.now()))  # fmt: skip
@@ -196,10 +226,43 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     )
 
 
-def reports_missing() -> list[int]:
-    """Closed days without a version-1 report (the close could not reach the broker)."""
+def reports_missing(*, now: dt.datetime | None = None) -> list[int]:
+    """The closed days whose version-1 report the sweep (audit.tasks.reports_sweep) must
+    enqueue, once more or for the first time:
+
+    - no report row: the close could not reach the broker;
+    - FAILED: the build raised (its error is kept on the row until a build succeeds);
+    - PENDING for longer than the broker's visibility timeout: a build created the row
+      (requested_at, the build's first start) and was lost, a worker killed mid-build whose
+      message did not survive (Redis restarted without persistence). Within the timeout
+      the broker itself redelivers a killed worker's message (acks_late).
+
+    A report being built right now is never listed: the build holds the report's row lock
+    for its whole transaction, and this query skips locked rows. The status has no
+    "running" of its own; the lock is the sign of life. Listing a day whose message is
+    still queued is harmless: the build is idempotent (the second run finds it done)."""
     have = DayReport.objects.filter(version=1).values_list("gaming_day_id", flat=True)
-    return list(floor_selectors.gaming_days_closed_without(exclude_ids=have).values_list("pk", flat=True))
+    days = set(floor_selectors.gaming_days_closed_without(exclude_ids=have).values_list("pk", flat=True))
+    timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
+    stuck_before = (now or timezone.now()) - dt.timedelta(seconds=timeout)
+    with transaction.atomic():
+        retry = list(
+            DayReport.objects.select_for_update(skip_locked=True)
+            .filter(version=1)
+            .filter(
+                Q(status=DayReport.Status.FAILED)
+                | Q(status=DayReport.Status.PENDING, requested_at__lt=stuck_before)
+            )
+            .order_by("gaming_day_id")
+            .values_list("gaming_day_id", "status", "requested_at", "error")
+        )
+    for day_id, status, requested_at, error in retry:
+        logger.warning(
+            "reports_sweep: the report of gaming day %s is %s (requested %s)%s; enqueuing it again",
+            day_id, status, requested_at.isoformat(), f": {error[:200]}" if error else "",
+        )  # fmt: skip
+        days.add(day_id)
+    return sorted(days)
 
 
 def report_verify(*, report: DayReport) -> dict[str, Any]:

@@ -1,0 +1,214 @@
+"""A report build that went wrong is built again (bench/faults.py found both):
+
+- a build killed mid-way leaves `<name>.<fmt>.<pid>.part` files: the next build of that
+  report removes them (its own names only) before it writes, under the report's lock;
+- reports_sweep enqueues not only the closed days without a report, but a FAILED report and
+  a PENDING one with no build running for longer than the broker's visibility timeout (its
+  message was lost). A fresh PENDING one and a DONE one are left alone, and so is one whose
+  build is running now (it holds the report's row lock)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from audit.models import AuditEvent, DayReport, ReportFile
+from audit.reports import services as report_services
+from audit.reports.services import report_verify, reports_missing
+from audit.tasks import reports_sweep
+from floor import services as floor_services
+from tests.audit.test_reports import build_day, close
+from tests.factories import CasinoFactory
+
+VISIBILITY_TIMEOUT = 600
+
+
+@pytest.fixture
+def media(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def world(db, commissario, capo_partita, changeur, direzione):
+    return build_day(commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione)
+
+
+@pytest.fixture
+def visibility_timeout(settings):
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+    return dt.timedelta(seconds=VISIBILITY_TIMEOUT)
+
+
+def v1_directory(day) -> Path:
+    return Path(settings.MEDIA_ROOT) / settings.REPORTS_DIR / f"{day.date.isoformat()}-day{day.pk}" / "v1"
+
+
+def assert_built(day) -> DayReport:
+    report = DayReport.objects.get(gaming_day=day)
+    assert report.version == 1 and report.status == DayReport.Status.DONE and report.error == ""
+    assert sorted(report.files.values_list("format", flat=True)) == ["csv", "pdf", "xlsx"]
+    verdict = report_verify(report=report)
+    assert verdict["ok"], verdict["reasons"]
+    assert AuditEvent.objects.filter(action="report.built", stream__name=f"reports:{day.pk}").count() == 1
+    return report
+
+
+# --------------------------------------------------------------------------- partial files
+
+
+def test_a_build_removes_the_stale_partial_files_of_its_own_report_only(
+    world, media, django_capture_on_commit_callbacks
+):
+    directory = v1_directory(world.day)
+    directory.mkdir(parents=True)
+    name = f"chemin-{world.day.date.isoformat()}-v1"
+    # What a build killed mid-way leaves (the pid of a worker long gone).
+    stale = [directory / f"{name}.xlsx.4242.part", directory / f"{name}.pdf.17.part"]
+    # Not this report's partial files: left alone.
+    others = [
+        directory / "notes.txt",
+        directory / f"{name}.csv.part",  # no pid
+        directory / "chemin-1999-01-01-v1.csv.12.part",  # another day's name
+        directory / f"{name}.docx.12.part",  # not one of the report's formats
+    ]
+    for path in stale + others:
+        path.write_bytes(b"half a file")
+
+    close(world, django_capture_on_commit_callbacks)  # builds the report (eager)
+
+    report = assert_built(world.day)
+    assert not any(path.exists() for path in stale)
+    assert all(path.read_bytes() == b"half a file" for path in others)
+    assert sorted(p.name for p in directory.iterdir()) == sorted(
+        [f"{name}.csv", f"{name}.pdf", f"{name}.xlsx"] + [p.name for p in others]
+    )
+    assert {f.path.rsplit("/", 1)[1] for f in report.files.all()} == {f"{name}.csv", f"{name}.pdf", f"{name}.xlsx"}
+
+
+def test_a_writer_that_raises_leaves_no_partial_and_the_sweep_rebuilds_the_failed_report(
+    world, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    real = report_services.writers
+
+    def disk_full_on_the_pdf():
+        def pdf(document, fp):
+            fp.write(b"%PDF-1.4 half")
+            raise OSError(28, "No space left on device")
+
+        return {**real(), "pdf": pdf}
+
+    monkeypatch.setattr(report_services, "writers", disk_full_on_the_pdf)
+    close(world, django_capture_on_commit_callbacks)  # the eager build fails (robust on_commit)
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert report.status == DayReport.Status.FAILED and "No space left on device" in report.error
+    assert not report.files.exists()
+    assert not list(v1_directory(world.day).glob("*.part"))
+
+    monkeypatch.setattr(report_services, "writers", real)  # the disk has room again
+    assert reports_sweep.apply().get() == [world.day.pk]  # enqueues it; eager: builds it
+    rebuilt = assert_built(world.day)
+    assert rebuilt.pk == report.pk and DayReport.objects.filter(gaming_day=world.day).count() == 1
+    assert not list(v1_directory(world.day).glob("*.part"))
+    # Done now: the sweep leaves it, and a second run of the build changes nothing.
+    assert reports_sweep.apply().get() == []
+    assert ReportFile.objects.filter(report=rebuilt).count() == 3
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+def closed_day(commissario, django_capture_on_commit_callbacks, code: str):
+    """A closed day (no session) whose report was never enqueued (the on-commit enqueue is
+    captured, not run)."""
+    day = floor_services.gaming_day_open(casino=CasinoFactory(code=code), by=commissario)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        floor_services.gaming_day_close(gaming_day=day, by=commissario)
+    assert len(callbacks) == 1
+    day.refresh_from_db()
+    return day
+
+
+def report_row(day, status: str, age: dt.timedelta, error: str = "") -> DayReport:
+    return DayReport.objects.create(gaming_day=day, version=1, status=status, error=error,
+                                    requested_at=timezone.now() - age)  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_the_sweep_picks_missing_failed_and_stuck_reports_only(
+    commissario, visibility_timeout, django_capture_on_commit_callbacks
+):
+    def day(code):
+        return closed_day(commissario, django_capture_on_commit_callbacks, code)
+
+    minute = dt.timedelta(minutes=1)
+    missing = day("missing")  # no report row: the close could not reach the broker
+    failed = day("failed")
+    report_row(failed, DayReport.Status.FAILED, minute, error="OSError: disk full")
+    fresh = day("fresh-pending")  # its build may be queued or starting: not yet
+    report_row(fresh, DayReport.Status.PENDING, visibility_timeout - minute)
+    stuck = day("stuck-pending")  # a build started and was lost with its message
+    report_row(stuck, DayReport.Status.PENDING, visibility_timeout + minute)
+    done = day("done")
+    report_row(done, DayReport.Status.DONE, dt.timedelta(days=3))
+    old_failed_v2 = day("v2")  # only version 1 is the sweep's: later ones come from a register
+    report_row(old_failed_v2, DayReport.Status.DONE, dt.timedelta(days=3))
+    DayReport.objects.create(gaming_day=old_failed_v2, version=2, status=DayReport.Status.FAILED,
+                             requested_at=timezone.now() - dt.timedelta(days=3))  # fmt: skip
+    open_day = floor_services.gaming_day_open(casino=CasinoFactory(code="open"), by=commissario)
+
+    assert reports_missing() == sorted([missing.pk, failed.pk, stuck.pk])
+    assert open_day.pk not in reports_missing()
+    # The fresh one becomes stuck once the visibility timeout has passed with no build.
+    later = timezone.now() + 2 * minute
+    assert reports_missing(now=later) == sorted([missing.pk, failed.pk, fresh.pk, stuck.pk])
+
+
+def test_the_sweep_builds_a_stuck_pending_report_once(
+    world, media, visibility_timeout, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):  # the close's enqueue is lost
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    report_row(world.day, DayReport.Status.PENDING, visibility_timeout + dt.timedelta(seconds=1))
+
+    assert reports_sweep.apply().get() == [world.day.pk]
+    report = assert_built(world.day)
+    assert DayReport.objects.filter(gaming_day=world.day).count() == 1
+    assert reports_sweep.apply().get() == []  # DONE is never enqueued again
+    assert report.pk == DayReport.objects.get(gaming_day=world.day).pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_report_whose_build_is_running_is_not_stuck(commissario, visibility_timeout, monkeypatch):
+    # Committed data and a second connection: the "build" holds the report's row lock as
+    # report_build does for its whole transaction.
+    monkeypatch.setattr(floor_services, "_enqueue_report_build", lambda day_id: None)
+    day = floor_services.gaming_day_open(casino=CasinoFactory(code="running"), by=commissario)
+    floor_services.gaming_day_close(gaming_day=day, by=commissario)
+    report = report_row(day, DayReport.Status.PENDING, 2 * visibility_timeout)
+    locked, release = threading.Event(), threading.Event()
+
+    def build():
+        try:
+            with transaction.atomic():
+                DayReport.objects.select_for_update().get(pk=report.pk)
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    try:
+        assert locked.wait(30)
+        assert reports_missing() == []
+    finally:
+        release.set()
+        builder.join(30)
+    assert reports_missing() == [day.pk]  # the build died without finishing: stuck now
