@@ -10,6 +10,7 @@ services check meaning: states, ranges, and the roles of the staff *assigned* to
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -37,6 +38,8 @@ from .models import (
 )
 from .roles import Role, has_role
 from .selectors import gaming_days_due_for_close
+
+logger = logging.getLogger(__name__)
 
 User = AbstractBaseUser
 
@@ -268,7 +271,20 @@ CLOSE_OPEN_SESSIONS_CHOICES = ("refuse", "close")
 def _enqueue_report_build(gaming_day_id: int) -> None:
     from celery import current_app
 
-    current_app.signature(REPORT_BUILD_TASK, args=[gaming_day_id]).apply_async()
+    try:
+        current_app.signature(REPORT_BUILD_TASK, args=[gaming_day_id]).apply_async()
+    except Exception as exc:
+        if current_app.conf.task_always_eager:
+            raise  # the build itself ran here and failed (make run, tests): not an enqueue failure
+        # Redis (broker or result backend) is unreachable; the close has committed all the
+        # same. With the Redis result backend Celery logs CRITICAL "Retry limit exceeded ...
+        # The Celery application must be restarted." just before (its result consumer gave
+        # up reconnecting): the process needs no restart, its next enqueue works once Redis
+        # is back (bench/faults.py, redis). This is the line that says what happened.
+        logger.error(
+            "report enqueue failed for gaming day %s (%s: %s); reports_sweep will enqueue it",
+            gaming_day_id, type(exc).__name__, str(exc).strip()[:200],
+        )  # fmt: skip
 
 
 @transaction.atomic
