@@ -87,7 +87,8 @@ class Table(models.Model):
                 condition=Q(min_seats_to_start__gte=1, min_seats_to_start__lte=F("seats")),
                 name="floor_table_min_seats_within_seats",
             ),
-            models.CheckConstraint(condition=Q(cagnotte_rate_bp__lte=10_000), name="floor_table_rate_at_most_100pct"),
+            # Under 100%: the engine's cagnotte takes a share of the banker's win, never all of it.
+            models.CheckConstraint(condition=Q(cagnotte_rate_bp__lt=10_000), name="floor_table_rate_under_100pct"),
             models.CheckConstraint(condition=Q(cagnotte_unit_cents__gte=1), name="floor_table_unit_positive"),
             models.CheckConstraint(condition=Q(decks__gte=1), name="floor_table_decks_positive"),
         ]

@@ -126,9 +126,11 @@ def _table_validate(table: Table) -> None:
             "The seats needed to start must be between 1 and the table's seats.",
             details={"min_seats_to_start": table.min_seats_to_start, "seats": table.seats},
         )
-    if not 0 <= table.cagnotte_rate_bp <= 10_000:
+    if not 0 <= table.cagnotte_rate_bp < 10_000:
+        # The cagnotte is a share of the banker's win (RULES.md §4): under 100%, which the
+        # engine refuses (bad_rate) and would leave every banker's win unsettled.
         raise ApplicationError(
-            "cagnotte_rate_out_of_range", "The cagnotte rate is 0 to 10000 basis points.",
+            "cagnotte_rate_out_of_range", "The cagnotte rate is 0 to 9999 basis points (under 100%).",
             details={"cagnotte_rate_bp": table.cagnotte_rate_bp},
         )
     if table.cagnotte_unit_cents < 1:

@@ -214,7 +214,7 @@ class BankListApi(_TableApi):
         description="The first bank of the session goes to the player at seat 1 once enough seats are "
         "taken (RULES.md §6); a later one to a seated or standing patron. Codes: `bank_already_active`, "
         "`bank_below_minimum`, `bank_above_maximum`, `bad_amount`, `not_enough_players`, "
-        "`not_first_banker_seat`, `patron_not_at_table`." + WRITE_NOTE,
+        "`not_first_banker_seat`, `patron_not_at_table`, `patron_barred` (faux tirage)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)

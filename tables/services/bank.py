@@ -9,7 +9,17 @@ from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
 
 from ..models import Bank
-from ._common import User, active_bank, audit, coup_in_play, lock_session, now, place_of, profile_of
+from ._common import (
+    User,
+    active_bank,
+    audit,
+    coup_in_play,
+    is_barred,
+    lock_session,
+    now,
+    place_of,
+    profile_of,
+)
 from .succession import succession_end_for_session_close, succession_give_way, succession_start
 
 
@@ -46,6 +56,14 @@ def bank_open(
     if active_bank(session) is not None:
         raise Conflict("bank_already_active", "A bank is active at this table.")
     seat = place_of(session, patron)
+    if is_barred(session, patron.pk):
+        # RULES.md §4 (art. 60): a barred player holds the cards no more this session; the
+        # banker holds them, so he may not take the bank (as the succession and the asta refuse).
+        raise ApplicationError(
+            "patron_barred",
+            "A barred patron may not hold the cards (faux tirage), so not the bank.",
+            details={"patron": patron.pk},
+        )
     last = Bank.objects.filter(session=session).order_by("-number").first()
     first = last is None
     if first:

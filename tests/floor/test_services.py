@@ -57,6 +57,7 @@ def test_grande_tavolo_has_nine_seats(site, direzione):
         ({"profile": "baccarat"}, "unknown_profile"),
         ({"min_seats_to_start": 9}, "min_seats_out_of_range"),
         ({"cagnotte_rate_bp": 10_001}, "cagnotte_rate_out_of_range"),
+        ({"cagnotte_rate_bp": 10_000}, "cagnotte_rate_out_of_range"),  # 100%: nothing left to win
         ({"cagnotte_rounding": "banker"}, "unknown_rounding"),
     ],
 )

@@ -32,8 +32,8 @@ variables alone works too; STATEFUL_NO_SHRINK=1 skips shrinking a failure):
         pytest tests/tables/test_stateful.py -k state_machine -s
 (-s prints, per profile, how many times each service was called, refused and settled.)
 
-The bugs the machine found are reproduced deterministically at the end of this file,
-marked xfail(strict=True).
+The bugs the machine found (both fixed) are reproduced deterministically at the end of
+this file.
 """
 
 from __future__ import annotations
@@ -1073,15 +1073,12 @@ class TableMachine(RuleBasedStateMachine):
         live_succ = Succession.objects.filter(session=self.session, status=Succession.Status.AUCTION).exists()
         if live_succ:
             e.add("auction_in_progress")
-        expected: set[str] | None = e
-        if not e and p.pk in self.barred:
-            # Today taken, though the succession and the asta refuse a barred player: see
-            # test_a_barred_patron_cannot_take_the_bank_directly. Either answer passes here.
-            expected = None
+        if p.pk in self.barred:
+            e.add("patron_barred")  # he may not hold the cards (RULES.md §4, art. 60)
         bank = self._call(
             "bank_open",
             services.bank_open,
-            expected,
+            e,
             session=self.session,
             by=self.capo,
             patron=p,
@@ -1599,16 +1596,12 @@ def test_table_state_machine(profile, make_game, make_user):
 
 
 # --------------------------------------------------------------------------- what the machine found
-# Deterministic reproductions of the bugs the machine ran into, marked xfail(strict=True):
-# each passes (and then fails the suite, strict) once the service is fixed; remove the mark then.
+# Deterministic reproductions of the bugs the machine ran into, fixed since (each failed before).
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bank_open lets a patron barred for faux tirage take the bank, which the succession "
-    "(offer_accept) and the asta (auction_bid) refuse with patron_barred (RULES.md §4, art. 60)",
-)
 def test_a_barred_patron_cannot_take_the_bank_directly(make_game):
+    # Found by the machine: bank_open let a barred patron take the bank that the succession
+    # (offer_accept) and the asta (auction_bid) refuse him (RULES.md §4, art. 60).
     game = make_game("venezia", bank=1000_00)
     s, by = game.session, game.capo
     # Punta 4 + 5 = 9 shows at once against 2 + 3: the bank is lost and passes.
@@ -1628,15 +1621,14 @@ def test_a_barred_patron_cannot_take_the_bank_directly(make_game):
     assert exc.value.code == "patron_barred"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a table's cagnotte rate may be 10000 bp (floor validation and the DB check allow "
-    "100%), but the engine refuses a rate >= 1 (bad_rate): every coup the banker wins is then "
-    "refused at its last card and the table can never settle it",
-)
-def test_a_table_at_the_highest_rate_the_floor_accepts_settles_a_banker_win(make_game):
-    game = make_game("venezia", cagnotte_rate_bp=10_000)
-    # Punta 2 + 3 = 5 says "non"; the banker shows 4 + 4 = 8 and wins.
+def test_the_highest_cagnotte_rate_a_table_accepts_settles_a_banker_win(make_game):
+    # Found by the machine: the floor accepted 10000 bp (100%), which the engine refuses
+    # (bad_rate), so no coup the banker won could ever settle. The floor now refuses it.
+    with pytest.raises(ApplicationError) as refused:
+        make_game("venezia", cagnotte_rate_bp=10_000)
+    assert refused.value.code == "cagnotte_rate_out_of_range"
+    game = make_game("venezia", cagnotte_rate_bp=9_999, cagnotte_unit_cents=1)
+    # Punta 2 + 3 = 5 says "non"; the banker shows 4 + 4 = 8 and wins the 100.00 staked.
     coup = services.coup_record(
         session=game.session,
         by=game.capo,
@@ -1645,4 +1637,4 @@ def test_a_table_at_the_highest_rate_the_floor_accepts_settles_a_banker_win(make
         punta_draws=False,
     )
     assert coup.state == Coup.State.SETTLED and coup.winner == BANKER
-    assert coup.cagnotte == 100_00
+    assert coup.cagnotte == 99_99  # 99.99% of 100.00, to the cent
