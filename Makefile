@@ -9,7 +9,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test lint services demo clean backup restore audit-deps
+.PHONY: install run test lint services demo clean backup restore audit-deps faults load
 
 install: $(STAMP)
 
@@ -72,6 +72,19 @@ restore:
 	pg_restore --clean --if-exists --no-owner --no-acl --single-transaction --exit-on-error \
 	  --dbname="$$DATABASE_URL" "$(FILE)" \
 	  && echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
+
+# Fault injection (bench/faults.py): kills the web worker, Redis, the Celery worker and
+# PostgreSQL under recording tablets, on its own throwaway PostgreSQL cluster, redis-server,
+# gunicorn and worker (loopback, free ports; the machine's own services are never touched).
+# SCENARIO=web|redis|worker|postgres runs one. About 2.5 minutes.
+faults: install
+	$(BIN)/python bench/faults.py --scenario $(or $(SCENARIO),all)
+
+# The 10-minute load run (bench/load.py): 16 tablets, gunicorn and a real Celery worker, a
+# report built in the middle; PASS/FAIL per target. WRITES to its own database.
+LOAD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin_bench_load
+load: install services
+	DATABASE_URL=$(LOAD_DATABASE_URL) $(BIN)/python bench/load.py $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache db.sqlite3
