@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 
 from .models import GamingDay, Patron, Seat, Table, TableSession
 from .selectors import patron_search
@@ -24,8 +25,14 @@ class GamingDayFilter(django_filters.FilterSet):
         fields = ["casino", "date"]
 
 
+class IdFilter(django_filters.NumberFilter):
+    # NumberFilter takes decimals: "?casino=1.5" listed casino 1's sessions. An id is a whole
+    # number, or the input is bad (400 invalid_input).
+    field_class = forms.IntegerField
+
+
 class TableSessionFilter(django_filters.FilterSet):
-    casino = django_filters.NumberFilter(field_name="table__casino")
+    casino = IdFilter(field_name="table__casino")
 
     class Meta:
         model = TableSession

@@ -105,6 +105,20 @@ def test_filters_of_sessions_and_days(table_session, commissario, api_client_for
     assert client.get(f"/api/gaming-days/?casino={table_session.gaming_day.casino_id}").json()["count"] == 1
 
 
+def test_the_casino_filter_of_sessions_takes_whole_ids_only(table_session, commissario, api_client_for):
+    client = api_client_for(commissario)
+    casino = table_session.table.casino_id
+    assert client.get(f"/api/sessions/?casino={casino}").json()["count"] == 1
+    assert client.get(f"/api/sessions/?casino={10**30}").json()["count"] == 0
+    for bad in (f"{casino}.5", "1e3", "x"):
+        response = client.get(f"/api/sessions/?casino={bad}")
+        assert response.status_code == 400, (bad, response.content)
+        assert response.json()["error"]["code"] == "invalid_input"
+    schema = client.get("/api/schema/?format=json").json()
+    (param,) = [p for p in schema["paths"]["/api/sessions/"]["get"]["parameters"] if p["name"] == "casino"]
+    assert param["schema"]["type"] == "integer"
+
+
 def test_table_patch_through_the_api(table, direzione, api_client_for):
     response = api_client_for(direzione).patch(f"/api/tables/{table.pk}/", {"seats": 9, "min_seats_to_start": 7})
     assert response.status_code == 200
