@@ -73,6 +73,15 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "DATABASE_SERVER_SIDE_BINDING", False
+):
+    # psycopg 3 server-side parameters, and prepared statements for queries run at least
+    # DATABASE_PREPARE_THRESHOLD times on a connection (PostgreSQL then skips parsing and
+    # planning them). Not behind a transaction-pooling PgBouncer older than 1.21.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5)
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
