@@ -9,7 +9,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test lint services demo clean backup restore audit-deps faults load
+.PHONY: install run test lint services demo clean backup restore audit-deps faults load fuzz
 
 install: $(STAMP)
 
@@ -72,6 +72,13 @@ restore:
 	pg_restore --clean --if-exists --no-owner --no-acl --single-transaction --exit-on-error \
 	  --dbname="$$DATABASE_URL" "$(FILE)" \
 	  && echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
+
+# The long fuzz run (tests/fuzz: schemathesis against /api/schema/ as every role, new random
+# examples each run; `make test` runs a bounded, repeatable one). ~30-40 min at 100 examples.
+FUZZ_EXAMPLES ?= 100
+fuzz: install services
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_RANDOM=1 \
+	  $(BIN)/python -m pytest tests/fuzz -q -p no:cacheprovider
 
 # Fault injection (bench/faults.py): kills the web worker, Redis, the Celery worker and
 # PostgreSQL under recording tablets, on its own throwaway PostgreSQL cluster, redis-server,
