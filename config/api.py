@@ -1,5 +1,7 @@
 """API plumbing shared by the apps: pagination and the error schema for the docs."""
 
+import django_filters
+from django import forms
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
@@ -25,3 +27,32 @@ ERROR_RESPONSE = OpenApiResponse(ErrorSerializer)
 LIST_ERRORS = {401: ERROR_RESPONSE, 403: ERROR_RESPONSE}
 READ_ERRORS = {**LIST_ERRORS, 404: ERROR_RESPONSE}
 WRITE_ERRORS = {400: ERROR_RESPONSE, **READ_ERRORS, 409: ERROR_RESPONSE}
+
+
+# --------------------------------------------------------------------------- filters
+
+
+class _StrictNullBooleanField(forms.NullBooleanField):
+    """true/false (or 1/0); absent or empty: no filter; anything else is refused. Django's
+    NullBooleanField (and its select widget) reads "maybe" as "no filter", which answers a
+    typo with the whole list as if it had been applied."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        if value in (True, "True", "true", "1"):
+            return True
+        if value in (False, "False", "false", "0"):
+            return False
+        raise forms.ValidationError("Enter true or false.", code="invalid")
+
+    def validate(self, value):
+        pass
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    """A BooleanFilter whose bad values are a 400 invalid_input, not silently ignored."""
+
+    field_class = _StrictNullBooleanField

@@ -5,18 +5,22 @@ from __future__ import annotations
 import django_filters
 from django import forms
 
+from config.api import StrictBooleanFilter
+
 from .models import GamingDay, Patron, Seat, Table, TableSession
 from .selectors import patron_search
 
 
 class TableFilter(django_filters.FilterSet):
+    active = StrictBooleanFilter()
+
     class Meta:
         model = Table
         fields = ["casino", "site", "profile", "active", "seats"]
 
 
 class GamingDayFilter(django_filters.FilterSet):
-    is_open = django_filters.BooleanFilter(field_name="closed_at", lookup_expr="isnull", label="open")
+    is_open = StrictBooleanFilter(field_name="closed_at", lookup_expr="isnull", label="open")
     date_from = django_filters.DateFilter(field_name="date", lookup_expr="gte")
     date_to = django_filters.DateFilter(field_name="date", lookup_expr="lte")
 
@@ -40,7 +44,8 @@ class TableSessionFilter(django_filters.FilterSet):
 
 
 class SeatFilter(django_filters.FilterSet):
-    active = django_filters.BooleanFilter(field_name="left_at", lookup_expr="isnull")
+    active = StrictBooleanFilter(field_name="left_at", lookup_expr="isnull")
+    standing = StrictBooleanFilter()
 
     class Meta:
         model = Seat

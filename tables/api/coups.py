@@ -26,7 +26,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS
+from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import IsAssignedCapoPartita, _session_of
@@ -249,7 +249,7 @@ class BankWithdrawApi(_TableApi):
 
 class CoupFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=Coup.State.choices)
-    conforming = django_filters.BooleanFilter()
+    conforming = StrictBooleanFilter()
 
     class Meta:
         model = Coup
