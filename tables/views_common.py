@@ -164,10 +164,17 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
         value = Decimal(text)
     except InvalidOperation:
         raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw}) from None
+    if not value.is_finite():  # NaN, sNaN (whose arithmetic raises) and Infinity
+        raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw})
+    if abs(value) > MAX_EUROS:  # the API's bound too: never a database overflow
+        raise BadForm("bad_amount", _("This amount is too large."), details={field: raw})
     cents = value * 100
-    if cents != cents.to_integral_value() or not value.is_finite():
+    if cents != cents.to_integral_value():
         raise BadForm("bad_amount", _("An amount has at most two decimals."), details={field: raw})
     return int(cents)
+
+
+MAX_EUROS = Decimal(10**10)  # 10^12 cents: ten billion euro
 
 
 def int_field(raw: str | None, *, field: str) -> int:
