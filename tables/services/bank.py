@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from audit.services import batch as audit_batch
 from config.errors import ApplicationError, Conflict
 from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
 
 from ..models import Bank
+from ..selectors import GameRows
 from ._common import (
     User,
     active_bank,
@@ -52,6 +54,14 @@ def bank_open(
     or a withdrawal) to a seated or standing patron. `origin` is the seam for the succession
     and the auction (§5): "succession" by default, or "auction" / "continuation"."""
     session = lock_session(session, by)
+    with audit_batch():  # its events (a lapsed succession, the bank) in one write
+        bank = _bank_open(session, by, patron, amount, origin)
+    # The answer's game state reads what this holds no more (tables.selectors.GameRows).
+    bank.game_rows = GameRows(session=session, last_bank=bank)
+    return bank
+
+
+def _bank_open(session: TableSession, by: User, patron: Patron, amount: int, origin: str | None) -> Bank:
     profile = profile_of(session)
     if active_bank(session) is not None:
         raise Conflict("bank_already_active", "A bank is active at this table.")
@@ -94,7 +104,7 @@ def bank_open(
         succession_give_way(session=session, by=by, patron=patron)
     # The rotation pointer (RULES.md §5): the banker's seat; a standing banker keeps the last.
     turn_seat = seat.seat_number if seat.seat_number is not None else (last.turn_seat if last else None)
-    return open_bank_row(
+    bank = open_bank_row(
         session=session,
         by=by,
         patron_id=patron.pk,
@@ -102,7 +112,10 @@ def bank_open(
         amount=amount,
         origin=origin,
         turn_seat=turn_seat,
+        number=(last.number if last else 0) + 1,
     )
+    bank.banker = patron
+    return bank
 
 
 def open_bank_row(
@@ -114,12 +127,16 @@ def open_bank_row(
     amount: int,
     origin: str,
     turn_seat: int | None,
+    number: int | None = None,
 ) -> Bank:
     """Write a new bank and its audit event; the caller holds the session lock and has
-    checked who takes it and for how much (bank_open, the succession, the auction)."""
-    number = (
-        Bank.objects.filter(session=session).order_by("-number").values_list("number", flat=True).first() or 0
-    ) + 1
+    checked who takes it and for how much (bank_open, the succession, the auction).
+    `number`: the next bank number when the caller has read the last one already."""
+    if number is None:
+        number = (
+            Bank.objects.filter(session=session).order_by("-number").values_list("number", flat=True).first()
+            or 0
+        ) + 1
     bank = Bank.objects.create(
         session=session,
         number=number,
