@@ -165,8 +165,8 @@ class GameRows:
 
     `coup` with `bets` and `calls` is the session's last coup and its bets and banco calls in
     order, their seats loaded; `last_bank` the session's last bank (the coup's); `shoe` the
-    active shoe (None: none is active) with `shoe_state` its parsed state; `seats` the active
-    places; `marks` and `bars` all of the session's."""
+    active shoe with `shoe_state` its parsed state; `seats` the active places; `marks` and
+    `bars` all of the session's."""
 
     session: TableSession
     last_bank: Bank | None = None
@@ -198,7 +198,8 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     Regola hint (engine rule_in_force), the Regola marks, the bars, the shoe, the balances.
 
     `rows`: what the caller's write holds already (GameRows); the answer is the same as a
-    fresh read's (tests/tables/test_game_rows.py compares them), in fewer queries."""
+    fresh read's (the API tests' tablet, tests/tables/api/conftest.py, compares every write's
+    answer with a fresh GET), in fewer queries."""
     if rows is None:
         rows = GameRows(TableSession.objects.select_related("table").get(pk=session.pk))
         fresh = True
