@@ -5,17 +5,13 @@ from __future__ import annotations
 import datetime as dt
 
 import django_filters as filters
-from django import forms
 from django.core.exceptions import ValidationError
 from django_filters.fields import IsoDateTimeField, RangeField
 from django_filters.widgets import DateRangeWidget
 
+from config.api import IdFilter
+
 from .models import AuditEvent, AuditStream
-
-
-class IdFilter(filters.NumberFilter):
-    # NumberFilter takes decimals ("1.5"); an id is a positive integer or the input is bad.
-    field_class = forms.IntegerField
 
 
 class UtcIsoDateTimeField(IsoDateTimeField):

@@ -56,3 +56,10 @@ class StrictBooleanFilter(django_filters.BooleanFilter):
     """A BooleanFilter whose bad values are a 400 invalid_input, not silently ignored."""
 
     field_class = _StrictNullBooleanField
+
+
+class IdFilter(django_filters.NumberFilter):
+    """An id: a whole number, or the input is bad (400 invalid_input). NumberFilter takes
+    decimals: "?casino=1.5" listed casino 1's sessions."""
+
+    field_class = forms.IntegerField

@@ -19,6 +19,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+# What the redis client raises when Redis is out of reach (a 503, never a 500).
+REDIS_UNAVAILABLE = (RedisConnectionError, RedisTimeoutError)
+
 
 class ApplicationError(Exception):
     """A business rule refused the request. `code` is stable and documented."""
@@ -81,7 +84,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=503,
             headers={"Retry-After": "2"},
         )
-    if isinstance(exc, RedisConnectionError | RedisTimeoutError):
+    if isinstance(exc, REDIS_UNAVAILABLE):
         # Redis (the cache: the failed-login counts) is down. The coup path never needs it;
         # what does gets a clean, retryable 503 rather than a 500 (bench/faults.py, redis).
         return Response(

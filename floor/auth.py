@@ -17,17 +17,15 @@ import hashlib
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from config.errors import ApplicationError
+from config.errors import REDIS_UNAVAILABLE, ApplicationError
 
 _PREFIX = "chemin:login-failures"
 
 # What the cache raises when Redis is down. The functions below let it through: the token
 # API answers it with config.errors' 503 `service_unavailable`, the login page with its
 # 503 page (floor.views.ThrottledLoginView). Either way no password is checked.
-THROTTLE_UNAVAILABLE = (RedisConnectionError, RedisTimeoutError)
+THROTTLE_UNAVAILABLE = REDIS_UNAVAILABLE
 # Retry-After of the login page's 503: a person tries again by hand, Redis restarts in seconds.
 UNAVAILABLE_RETRY_AFTER_SECONDS = 5
 

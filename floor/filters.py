@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import django_filters
-from django import forms
 
-from config.api import StrictBooleanFilter
+from config.api import IdFilter, StrictBooleanFilter
 
 from .models import GamingDay, Patron, Seat, Table, TableSession
 from .selectors import patron_search
@@ -27,12 +26,6 @@ class GamingDayFilter(django_filters.FilterSet):
     class Meta:
         model = GamingDay
         fields = ["casino", "date"]
-
-
-class IdFilter(django_filters.NumberFilter):
-    # NumberFilter takes decimals: "?casino=1.5" listed casino 1's sessions. An id is a whole
-    # number, or the input is bad (400 invalid_input).
-    field_class = forms.IntegerField
 
 
 class TableSessionFilter(django_filters.FilterSet):
