@@ -225,8 +225,9 @@ class BankListApi(_TableApi):
 
 
 def _bank_answer(bank: Bank, code: int) -> Response:
-    rows = getattr(bank, "game_rows", None)  # what the service holds (bank_open)
-    bank = selectors.bank_list(session=TableSession(pk=bank.session_id)).get(pk=bank.pk)
+    rows = getattr(bank, "game_rows", None)  # bank_open hands over what it holds, as written
+    if rows is None:
+        bank = selectors.bank_list(session=TableSession(pk=bank.session_id)).get(pk=bank.pk)
     return Response({"bank": CoupBankSerializer(bank).data, "game": _game(bank.session_id, rows)}, status=code)
 
 

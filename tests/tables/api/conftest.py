@@ -42,8 +42,9 @@ class Tablet:
     (key=False sends none).
 
     With `check_game` (the default), every successful write answer that carries the game
-    state is compared with a fresh GET of it: the services hand the rows they hold to the
-    answer (selectors.GameRows), and that answer must be exactly what a new read gives."""
+    state (or a bank) is compared with a fresh GET of it: the services hand the rows they
+    hold to the answer (selectors.GameRows), and that answer must be exactly what a new read
+    gives."""
 
     def __init__(self, user=None, *, check_game: bool = True):
         self.user = user
@@ -64,6 +65,11 @@ class Tablet:
                 fresh = self.client.get(f"/api/sessions/{game['session']['id']}/game/")
                 assert fresh.status_code == 200, fresh.json()
                 assert fresh.json() == game, f"{url}: the answer's game state differs from a fresh read"
+            bank = answer.get("bank") if isinstance(answer, dict) else None
+            if isinstance(bank, dict) and "session" in bank:
+                listed = self.client.get(f"/api/sessions/{bank['session']}/banks/", {"page_size": 500}).json()
+                same = [b for b in listed["results"] if b["id"] == bank["id"]]
+                assert same == [bank], f"{url}: the answer's bank differs from the banks list"
         return response
 
     def get(self, url: str, **params):
