@@ -1,0 +1,285 @@
+"""Querysets compiled once per database connection, then run again with new arguments.
+
+Compiling a queryset to SQL is most of what the Django ORM costs on a hot path (measured on
+the one-shot coup: about half of the request's CPU). A `Prepared` query is written as an
+ordinary queryset, built by a function of its arguments; the first run on a connection
+compiles it with stand-in values, remembers the SQL and where each argument goes in its
+parameters, and every later run only executes that SQL and builds the rows as the ORM
+would (the same converters, `Model.from_db`, `select_related` objects), so callers get the
+same model instances, dicts or values.
+
+Limits, checked when it compiles: every argument must reach the parameters exactly once
+(an argument the ORM folds into the SQL text, or uses twice, is refused), and
+prefetch_related is not supported. Queries still go through `connection.cursor()`, so
+query counting (assertNumQueries) and the debug cursor see them as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import DatabaseError, connections
+from django.db.models import QuerySet
+from django.db.models.query import ModelIterable, ValuesIterable, get_related_populators
+
+# Stand-ins for the arguments while compiling: values no query here ever uses.
+_INT_BASE = -7_390_013_000_000
+_STR_BASE = "\x1fprepared-arg-"
+_MAX_PARAMS = 20_000  # below every backend's limit on the parameters of one statement
+
+
+class _Compiled:
+    __slots__ = (
+        "compiler",
+        "end",
+        "init_list",
+        "kind",
+        "model",
+        "names",
+        "populators",
+        "slots",
+        "sql",
+        "start",
+    )
+
+
+class Prepared:
+    """`Prepared(lambda session_id: Seat.objects.filter(...), args=(int,))`, then
+    `.all(session_id)`, `.first(session_id)` or `.get(session_id)`. `args` gives each
+    argument's type (int or str) for its stand-in value."""
+
+    def __init__(self, build: Callable[..., QuerySet], args: tuple[type, ...] = (int,)):
+        self.build, self.args = build, args
+        self._attr = f"_chemin_prepared_{id(self)}"
+
+    def _compile(self, using: str) -> _Compiled:
+        stand_ins = [_INT_BASE - i if kind is int else f"{_STR_BASE}{i}" for i, kind in enumerate(self.args)]
+        queryset = self.build(*stand_ins)
+        if queryset._prefetch_related_lookups:
+            raise ValueError("Prepared queries do not support prefetch_related")
+        compiler = queryset.query.get_compiler(using=using)
+        sql, params = compiler.as_sql()
+        slots, seen = [], []
+        for param in params:
+            if param in stand_ins and type(param) is type(stand_ins[stand_ins.index(param)]):
+                index = stand_ins.index(param)
+                seen.append(index)
+                slots.append((True, index))
+            else:
+                slots.append((False, param))
+        if sorted(seen) != list(range(len(stand_ins))):
+            raise ValueError("every argument of a Prepared query must appear once in its parameters")
+        c = _Compiled()
+        c.compiler, c.sql, c.slots = compiler, sql, slots
+        if queryset._iterable_class is ModelIterable:
+            c.kind = "model"
+            select, klass_info = compiler.select, compiler.klass_info
+            c.model = klass_info["model"]
+            fields = klass_info["select_fields"]
+            c.start, c.end = fields[0], fields[-1] + 1
+            c.init_list = [f[0].target.attname for f in select[c.start : c.end]]
+            c.populators = get_related_populators(klass_info, select, using)
+            if compiler.annotation_col_map:
+                raise ValueError("Prepared model queries do not support annotations")
+        elif queryset._iterable_class is ValuesIterable:
+            c.kind = "values"
+            query = queryset.query
+            c.names = (
+                list(query.selected)
+                if query.selected
+                else [*query.extra_select, *query.values_select, *query.annotation_select]
+            )
+        else:
+            raise ValueError("Prepared queries yield model instances or values() dicts")
+        return c
+
+    def all(self, *args: Any, using: str = "default") -> list[Any]:
+        connection = connections[using]
+        compiled = getattr(connection, self._attr, None)
+        if compiled is None:
+            compiled = self._compile(using)
+            setattr(connection, self._attr, compiled)
+        params = [args[value] if is_arg else value for is_arg, value in compiled.slots]
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return []
+        rows = compiled.compiler.results_iter([rows])
+        if compiled.kind == "values":
+            names = compiled.names
+            return [dict(zip(names, row, strict=True)) for row in rows]
+        out = []
+        model, start, end, init_list, populators = (
+            compiled.model, compiled.start, compiled.end, compiled.init_list, compiled.populators,
+        )  # fmt: skip
+        for row in rows:
+            obj = model.from_db(using, init_list, row[start:end])
+            for populator in populators:
+                populator.populate(row, obj)
+            out.append(obj)
+        return out
+
+    def first(self, *args: Any, using: str = "default") -> Any | None:
+        """The first row (the queryset says the order and, with [:1], the limit), or None."""
+        rows = self.all(*args, using=using)
+        return rows[0] if rows else None
+
+    def get(self, *args: Any, using: str = "default") -> Any:
+        """Exactly one row, else the model's DoesNotExist / MultipleObjectsReturned."""
+        rows = self.all(*args, using=using)
+        if len(rows) == 1:
+            return rows[0]
+        compiled = getattr(connections[using], self._attr)
+        model = compiled.model
+        if not rows:
+            raise model.DoesNotExist(f"{model._meta.object_name} matching query does not exist.")
+        raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name}")
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def _cached_sql(connection, key: tuple, make: Callable[[], str]) -> str:
+    cache = connection.__dict__.setdefault("_chemin_prepared_sql", {})
+    sql = cache.get(key)
+    if sql is None:
+        sql = cache[key] = make()
+    return sql
+
+
+def insert_sql(objs: list[Any], using: str = "default", *, returning: bool = True) -> tuple[str, list[Any]]:
+    """The INSERT of `Model.objects.bulk_create(objs)` for plain rows, its SQL built once per
+    connection and row count: every concrete column but the auto primary key (pre_save
+    applied, so auto_now fields are set), RETURNING the new primary keys if `returning`.
+    ("", []) for no rows."""
+    if not objs:
+        return "", []
+    opts = type(objs[0])._meta
+    connection = connections[using]
+    fields = [f for f in opts.concrete_fields if f is not opts.auto_field]
+
+    # PostgreSQL: the rows as one array per column (UNNEST, as Django's bulk_create does), so
+    # that the statement's text is the same whatever the number of rows (psycopg caches the
+    # parsing of a statement's text, and PostgreSQL plans it faster).
+    unnest = connection.vendor == "postgresql" and len(objs) > 1
+
+    def make() -> str:
+        quote = connection.ops.quote_name
+        # Only the model's own table, column names and types are interpolated; values are parameters.
+        columns = ", ".join(quote(f.column) for f in fields)
+        if unnest:
+            arrays = ", ".join(f"(%s)::{f.db_type(connection).split('(')[0]}[]" for f in fields)
+            values = f"SELECT * FROM UNNEST({arrays})"  # noqa: S608
+        else:
+            row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+            values = "VALUES " + ", ".join([row] * len(objs))
+        sql = f"INSERT INTO {quote(opts.db_table)} ({columns}) {values}"
+        return f"{sql} RETURNING {quote(opts.pk.column)}" if returning else sql
+
+    key = ("insert", opts.label, "unnest" if unnest else len(objs), returning)
+    sql = _cached_sql(connection, key, make)
+    rows = [
+        [f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for f in fields] for obj in objs
+    ]
+    if unnest:
+        return sql, [list(column) for column in zip(*rows, strict=True)]
+    return sql, [value for row in rows for value in row]
+
+
+def fits(objs: list[Any], using: str = "default") -> bool:
+    """Whether these rows go in one INSERT (else insert() leaves them to bulk_create)."""
+    if not objs:
+        return True
+    opts = type(objs[0])._meta
+    if connections[using].vendor == "postgresql":
+        return len(objs) <= _MAX_PARAMS  # one array parameter per column
+    limit = min(_MAX_PARAMS, connections[using].features.max_query_params or _MAX_PARAMS)
+    return len(objs) * len(opts.concrete_fields) <= limit
+
+
+def saved(objs: list[Any], pks: list[Any] | None, using: str = "default") -> list[Any]:
+    """Mark rows written by insert_sql as saved, with their new primary keys when returned.
+    PostgreSQL and SQLite return the rows of a multi-row VALUES insert in order."""
+    if pks is not None:
+        for obj, pk in zip(objs, pks, strict=True):
+            obj.pk = pk
+    for obj in objs:
+        obj._state.adding, obj._state.db = False, using
+    return objs
+
+
+def insert(objs: list[Any], using: str = "default") -> list[Any]:
+    """`Model.objects.bulk_create(objs)` for plain rows (insert_sql), the new primary keys set
+    on the objects. No signals are sent (bulk_create sends none either). A batch too big for
+    one statement goes through the ORM's own batching."""
+    if not objs:
+        return objs
+    if not fits(objs, using):
+        return type(objs[0])._base_manager.using(using).bulk_create(objs)
+    rows = write([insert_sql(objs, using)], using)
+    return saved(objs, [row[0] for row in rows or ()], using)
+
+
+def update_sql(
+    obj: Any, fields: list[str] | tuple[str, ...], using: str = "default"
+) -> tuple[str, list[Any]]:
+    """The UPDATE of `obj.save(update_fields=fields)` (pre_save applied), its SQL built once
+    per connection and field list."""
+    opts = type(obj)._meta
+    connection = connections[using]
+    names = tuple(sorted(fields))
+    targets = [opts.get_field(name) for name in names]
+
+    def make() -> str:
+        quote = connection.ops.quote_name
+        sets = ", ".join(f"{quote(f.column)} = %s" for f in targets)
+        # Only the model's own table and column names are interpolated; values are parameters.
+        return f"UPDATE {quote(opts.db_table)} SET {sets} WHERE {quote(opts.pk.column)} = %s"  # noqa: S608
+
+    sql = _cached_sql(connection, ("update", opts.label, names), make)
+    params = [f.get_db_prep_save(f.pre_save(obj, False), connection=connection) for f in targets]
+    params.append(opts.pk.get_db_prep_value(obj.pk, connection))
+    return sql, params
+
+
+def update(obj: Any, fields: list[str] | tuple[str, ...], using: str = "default") -> None:
+    """`obj.save(update_fields=fields)` for a row known to exist (update_sql; no signals)."""
+    sql, params = update_sql(obj, fields, using)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount != 1:
+            raise DatabaseError(f"{type(obj)._meta.object_name} {obj.pk}: the update changed no row")
+
+
+# --------------------------------------------------------------------------- several writes, one round trip
+
+
+def _one_round_trip(connection) -> bool:
+    """Whether several statements may go in one execute: PostgreSQL with client-side binding
+    (psycopg then uses the simple query protocol, which runs a list of statements); not SQLite,
+    not server-side binding."""
+    return connection.vendor == "postgresql" and not connection.settings_dict.get("OPTIONS", {}).get(
+        "server_side_binding"
+    )
+
+
+def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> list[tuple] | None:
+    """Run these writes in order, in one round trip where the database allows it (else one
+    by one); return the rows the first statement returns (RETURNING), if it returns any.
+    A failing statement raises as it would alone, and the caller's transaction rolls back."""
+    connection = connections[using]
+    statements = [(sql, params) for sql, params in statements if sql]
+    if not statements:
+        return None
+    with connection.cursor() as cursor:
+        if len(statements) > 1 and _one_round_trip(connection):
+            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, ps in statements for p in ps])
+            return cursor.fetchall() if cursor.description is not None else None
+        rows = None
+        for i, (sql, params) in enumerate(statements):
+            cursor.execute(sql, params)
+            if i == 0 and cursor.description is not None:
+                rows = cursor.fetchall()
+        return rows

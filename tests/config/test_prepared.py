@@ -1,0 +1,206 @@
+"""config.prepared (querysets compiled once per connection, writes in one round trip) and
+config.transactions (one savepoint per API write): the same rows as the ORM, fewer queries."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
+
+from config import prepared
+from config.prepared import Prepared
+from config.transactions import service_atomic, shared_savepoint
+from floor.models import Patron, Seat
+from tests.factories import PatronFactory
+
+pytestmark = pytest.mark.django_db
+
+SEATS = Prepared(
+    lambda session_id: (
+        Seat.objects.filter(session_id=session_id, left_at__isnull=True)
+        .select_related("patron")
+        .order_by("seat_number")
+    )
+)
+NAMES = Prepared(
+    lambda last_name: Patron.objects.filter(last_name=last_name).values("first_name").order_by("first_name"),
+    args=(str,),
+)
+
+
+def _seat(table_session, commissario, n: int) -> Seat:
+    from floor import services
+
+    patron = PatronFactory(created_by=commissario)
+    return services.seat_assign(session=table_session, patron=patron, seat_number=n, by=commissario)
+
+
+def test_model_rows_are_the_orms(table_session, commissario):
+    for n in (3, 1, 2):
+        _seat(table_session, commissario, n)
+    orm = list(
+        Seat.objects.filter(session=table_session, left_at__isnull=True)
+        .select_related("patron")
+        .order_by("seat_number")
+    )
+    for _ in range(2):  # compiled on the first run, reused on the second
+        rows = SEATS.all(table_session.pk)
+        assert [(s.pk, s.seat_number, s.taken_at) for s in rows] == [
+            (s.pk, s.seat_number, s.taken_at) for s in orm
+        ]
+        assert [s.patron.full_name for s in rows] == [s.patron.full_name for s in orm]
+        assert all(not s._state.adding and s._state.db == "default" for s in rows)
+    with CaptureQueriesContext(connection) as ctx:
+        rows = SEATS.all(table_session.pk)
+        assert [s.patron.pk for s in rows] == [s.patron_id for s in orm]  # select_related: no query
+    assert len(ctx.captured_queries) == 1
+    assert SEATS.all(-1) == []
+    assert SEATS.first(table_session.pk).seat_number == 1
+
+
+def test_values_rows_and_string_arguments(commissario):
+    PatronFactory(first_name="Bruno", last_name="Zeno", created_by=commissario)
+    PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    PatronFactory(first_name="Carlo", last_name="Other", created_by=commissario)
+    assert NAMES.all("Zeno") == [{"first_name": "Aldo"}, {"first_name": "Bruno"}]
+    assert NAMES.all("Other") == [{"first_name": "Carlo"}]
+    assert NAMES.all("nobody's name'; --") == []
+
+
+def test_get_raises_as_the_orm(commissario):
+    by_pk = Prepared(lambda pk: Patron.objects.filter(pk=pk))
+    patron = PatronFactory(created_by=commissario)
+    assert by_pk.get(patron.pk) == patron
+    with pytest.raises(Patron.DoesNotExist):
+        by_pk.get(-5)
+
+
+def test_refuses_what_it_cannot_replay(commissario):
+    PatronFactory(created_by=commissario)
+    with pytest.raises(ValueError, match="prefetch_related"):
+        Prepared(lambda pk: Seat.objects.filter(pk=pk).prefetch_related("patron")).all(1)
+    with pytest.raises(ValueError, match="once"):  # the argument is used twice
+        Prepared(lambda pk: Patron.objects.filter(pk=pk) | Patron.objects.filter(created_by_id=pk)).all(1)
+    with pytest.raises(ValueError, match="once"):  # never reaches the parameters
+        Prepared(lambda pk: Patron.objects.all()).all(1)
+    with pytest.raises(ValueError, match="model instances or values"):
+        Prepared(lambda pk: Patron.objects.filter(pk=pk).values_list("pk")).all(1)
+    with pytest.raises(ValueError, match="annotations"):
+        Prepared(lambda pk: Patron.objects.filter(pk=pk).annotate(n=Count("seats"))).all(1)
+
+
+def test_insert_sets_keys_like_bulk_create(commissario):
+    many = [PatronFactory.build(created_by=commissario) for _ in range(3)]
+    one = [PatronFactory.build(created_by=commissario)]
+    with CaptureQueriesContext(connection) as ctx:
+        prepared.insert(many)
+        prepared.insert(one)
+    assert len(ctx.captured_queries) == 2
+    for patron in [*many, *one]:
+        assert patron.pk is not None and not patron._state.adding
+        assert Patron.objects.get(pk=patron.pk).document_number == patron.document_number
+    assert prepared.insert([]) == []
+
+
+def test_insert_too_big_for_one_statement_uses_the_orms_batches(commissario, monkeypatch):
+    monkeypatch.setattr(prepared, "_MAX_PARAMS", 2)
+    rows = [PatronFactory.build(created_by=commissario) for _ in range(5)]
+    assert not prepared.fits(rows)
+    prepared.insert(rows)
+    assert Patron.objects.filter(pk__in=[p.pk for p in rows]).count() == 5
+
+
+def test_update_writes_the_named_fields_only(commissario):
+    patron = PatronFactory(first_name="Aldo", notes="kept", created_by=commissario)
+    patron.first_name, patron.notes = "Ugo", "not written"
+    prepared.update(patron, ["first_name"])
+    patron.refresh_from_db()
+    assert (patron.first_name, patron.notes) == ("Ugo", "kept")
+    ghost = Patron(pk=-1, first_name="x")
+    with pytest.raises(DatabaseError):
+        prepared.update(ghost, ["first_name"])
+
+
+def test_write_runs_statements_in_one_round_trip_on_postgresql(commissario):
+    a, b = PatronFactory(created_by=commissario), PatronFactory(created_by=commissario)
+    new = [PatronFactory.build(created_by=commissario) for _ in range(2)]
+    a.notes, b.notes = "first", "second"
+    with CaptureQueriesContext(connection) as ctx:
+        rows = prepared.write(
+            [prepared.insert_sql(new), prepared.update_sql(a, ["notes"]), prepared.update_sql(b, ["notes"])]
+        )
+    prepared.saved(new, [row[0] for row in rows])
+    assert len(ctx.captured_queries) == (1 if connection.vendor == "postgresql" else 3)
+    assert [Patron.objects.get(pk=p.pk).document_number for p in new] == [p.document_number for p in new]
+    assert set(Patron.objects.filter(pk__in=[a.pk, b.pk]).values_list("notes", flat=True)) == {
+        "first",
+        "second",
+    }
+
+
+def test_a_failing_statement_in_a_write_writes_nothing(commissario):
+    a = PatronFactory(notes="before", created_by=commissario)
+    a.notes = "after"
+    clash = PatronFactory.build(created_by=commissario, document_number=a.document_number,
+                                document_type=a.document_type, nationality=a.nationality)  # fmt: skip
+    with pytest.raises(IntegrityError), transaction.atomic():
+        prepared.write(
+            [
+                prepared.update_sql(a, ["notes"]),
+                prepared.insert_sql([clash, PatronFactory.build(created_by=commissario)]),
+            ]
+        )
+    a.refresh_from_db()
+    assert a.notes == "before"
+
+
+# --------------------------------------------------------------------------- one savepoint per API write
+
+
+@service_atomic
+def _service(patron: Patron, notes: str, fail: bool = False) -> None:
+    patron.notes = notes
+    patron.save(update_fields=["notes"])
+    if fail:
+        raise RuntimeError("refused")
+
+
+def _savepoints(ctx) -> int:
+    return sum(q["sql"].startswith("SAVEPOINT") for q in ctx.captured_queries)
+
+
+def test_the_first_service_shares_the_request_savepoint(commissario):
+    patron = PatronFactory(notes="", created_by=commissario)
+    with CaptureQueriesContext(connection) as ctx, shared_savepoint():
+        _service(patron, "one")
+        _service(patron, "two")  # a second call nests as usual
+    assert _savepoints(ctx) == 2  # the request's and the second service's
+    patron.refresh_from_db()
+    assert patron.notes == "two"
+
+
+def test_a_service_that_shared_the_savepoint_and_failed_leaves_nothing(commissario):
+    patron = PatronFactory(notes="before", created_by=commissario)
+    with pytest.raises(RuntimeError), shared_savepoint():
+        _service(patron, "after", fail=True)
+    patron.refresh_from_db()
+    assert patron.notes == "before"
+    _service(patron, "usable")  # the transaction goes on: nothing was left marked for rollback
+    patron.refresh_from_db()
+    assert patron.notes == "usable"
+
+
+def test_outside_a_shared_savepoint_a_service_has_its_own(commissario):
+    patron = PatronFactory(notes="before", created_by=commissario)
+    with CaptureQueriesContext(connection) as ctx:
+        _service(patron, "x")
+    assert _savepoints(ctx) == 1
+    with pytest.raises(RuntimeError):
+        _service(patron, "after", fail=True)
+    patron.refresh_from_db()
+    assert patron.notes == "x"
+    with transaction.atomic(), shared_savepoint(), transaction.atomic():
+        with CaptureQueriesContext(connection) as ctx:
+            _service(patron, "nested")  # not directly inside the shared savepoint
+        assert _savepoints(ctx) == 1
