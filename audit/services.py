@@ -12,6 +12,9 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
+from config import prepared
+from config.prepared import Prepared
+
 from .hashing import canonical_json, event_hash
 from .models import AuditEvent, AuditStream
 
@@ -66,6 +69,10 @@ def _payload_json(data: dict[str, Any]) -> str:
     text = canonical_json(safe)
     text.encode()
     return text
+
+
+# A stream's head, locked (compiled once per connection: config.prepared).
+_HEAD = Prepared(lambda name: AuditStream.objects.select_for_update().filter(name=name)[:1], args=(str,))
 
 
 def _locked_head(name: str) -> AuditStream:
@@ -198,15 +205,26 @@ def _flush(pending: list[tuple[str, AuditEvent]]) -> None:
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit.batch must end inside the transaction of the changes it records")
     names = sorted({name for name, _ in pending})  # one lock order for every batch
-    heads = {
-        h.name: h for h in AuditStream.objects.select_for_update().filter(name__in=names).order_by("name")
-    }
+    if len(names) == 1:  # the usual batch: one table's, one stream
+        head = _HEAD.first(names[0])
+        heads = {} if head is None else {head.name: head}
+    else:
+        heads = {
+            h.name: h for h in AuditStream.objects.select_for_update().filter(name__in=names).order_by("name")
+        }
     for name in names:
         if name not in heads:
             heads[name] = _locked_head(name)
     for name, event in pending:
         _chain(heads[name], event)
-    AuditEvent.objects.bulk_create([event for _, event in pending])
-    for name in names:
-        head = heads[name]
-        AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash)
+    events = [event for _, event in pending]
+    if not prepared.fits(events):  # a big batch (a session's close): the ORM's batching
+        prepared.insert(events)
+    one = prepared.fits(events)
+    # The events and the heads: one round trip (config.prepared.write).
+    written = prepared.write(
+        [prepared.insert_sql(events) if one else ("", [])]
+        + [prepared.update_sql(heads[name], ("seq", "head_hash")) for name in names]
+    )
+    if one:
+        prepared.saved(events, [row[0] for row in written])

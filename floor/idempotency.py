@@ -49,8 +49,10 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
+from config import prepared
 from config.api import ErrorSerializer
 from config.errors import ApplicationError
+from config.transactions import shared_savepoint
 
 from .models import IdempotencyKey
 
@@ -203,7 +205,7 @@ def idempotent_response(
             # The row is ours (an uncompleted row is never committed): run the handler in a
             # savepoint, so a failure undoes its writes but keeps the key row to store the answer.
             try:
-                with transaction.atomic():
+                with shared_savepoint():  # the service the handler calls shares it (config.transactions)
                     response = run()
                     if not _storable(response.status_code):
                         raise _Unstored(response)
@@ -219,7 +221,7 @@ def idempotent_response(
             record.status_code = response.status_code
             record.response_body = body
             record.completed = True
-            record.save(update_fields=["status_code", "response_body", "completed"])
+            prepared.update(record, ("status_code", "response_body", "completed"))
             return response
     except _Unstored as unstored:
         return unstored.response

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet, Sum
+from django.db.models import QuerySet, Sum
 
+from config.prepared import Prepared
 from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, get_profile, live
 from tables.engine import Shoe as EngineShoe
@@ -57,6 +58,51 @@ def house_cagnotte(*, session: TableSession) -> int:
     return (
         Posting.objects.filter(session=session, role=Posting.Role.HOUSE).aggregate(s=Sum("amount"))["s"] or 0
     )
+
+
+# The game state's reads, compiled once per connection (config.prepared): every write's
+# answer and every tablet refresh makes them. The services read the same rows with these.
+SESSION = Prepared(lambda pk: TableSession.objects.select_related("table").filter(pk=pk))
+LAST_BANK = Prepared(
+    lambda session_id: Bank.objects.filter(session_id=session_id)
+    .select_related("banker", "seat")
+    .order_by("-number")[:1]
+)
+ACTIVE_SHOE = Prepared(
+    lambda session_id: Shoe.objects.filter(session_id=session_id, finished_at__isnull=True).order_by("pk")[:1]
+)
+LAST_COUP = Prepared(
+    lambda session_id: Coup.objects.filter(session_id=session_id).select_related("punta").order_by("-number")[:1]
+)
+COUP_BETS = Prepared(
+    lambda coup_id: Bet.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
+)
+COUP_CALLS = Prepared(
+    lambda coup_id: BancoCall.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
+)
+SEATS = Prepared(
+    lambda session_id: Seat.objects.filter(session_id=session_id, left_at__isnull=True).select_related("patron")
+)
+MARKS = Prepared(lambda session_id: RegolaMark.objects.filter(session_id=session_id).select_related("patron"))
+BARS = Prepared(lambda session_id: FauxTirageBar.objects.filter(session_id=session_id).select_related("patron"))
+_LAST_SUCCESSION = Prepared(
+    lambda session_id: Succession.objects.filter(session_id=session_id)
+    .select_related("outgoing_banker", "auction", "auction__winning_bid")
+    .order_by("-number")[:1]
+)
+_OFFERS = Prepared(
+    lambda succession_id: SuccessionOffer.objects.filter(succession_id=succession_id)
+    .select_related("patron", "seat")
+    .order_by("order")
+)
+_BIDS = Prepared(lambda auction_id: Bid.objects.filter(auction_id=auction_id).select_related("patron").order_by("seq"))
+# Each patron's running balance at the session (the house's under None).
+_BALANCES = Prepared(
+    lambda session_id: Posting.objects.filter(session_id=session_id)
+    .values("patron_id", "patron__first_name", "patron__last_name")
+    .annotate(total=Sum("amount"))
+    .order_by("patron_id")
+)
 
 
 def _name(patron: Patron | None) -> dict[str, Any] | None:
@@ -201,7 +247,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     fresh read's (the API tests' tablet, tests/tables/api/conftest.py, compares every write's
     answer with a fresh GET), in fewer queries."""
     if rows is None:
-        rows = GameRows(TableSession.objects.select_related("table").get(pk=session.pk))
+        rows = GameRows(SESSION.get(session.pk))
         fresh = True
     else:
         fresh = False
@@ -211,44 +257,28 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     # numbers increase); ended, it still carries the rotation pointer. One query for both.
     last_bank = rows.last_bank
     if last_bank is None:
-        last_bank = (
-            Bank.objects.filter(session=session).select_related("banker", "seat").order_by("-number").first()
-        )
+        last_bank = LAST_BANK.first(session.pk)
     bank = last_bank if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
     shoe, shoe_state = rows.shoe, rows.shoe_state
     if shoe is None:
-        shoe, shoe_state = Shoe.objects.filter(session=session, finished_at__isnull=True).first(), None
+        shoe, shoe_state = ACTIVE_SHOE.first(session.pk), None
     coup, bets, calls = rows.coup, rows.bets, rows.calls
     if coup is None:
-        coup = (
-            Coup.objects.filter(session=session)
-            .select_related("punta")
-            .prefetch_related(
-                Prefetch("bets", queryset=Bet.objects.select_related("patron", "seat").order_by("order")),
-                Prefetch(
-                    "banco_calls",
-                    queryset=BancoCall.objects.select_related("patron", "seat").order_by("order"),
-                ),
-            )
-            .order_by("-number")
-            .first()
-        )
+        coup = LAST_COUP.first(session.pk)
         if coup is not None:
-            bets, calls = list(coup.bets.all()), list(coup.banco_calls.all())
+            bets, calls = COUP_BETS.all(coup.pk), COUP_CALLS.all(coup.pk)
     elif bets is None or calls is None:
-        bets = list(coup.bets.select_related("patron", "seat").order_by("order")) if bets is None else bets
-        calls = (
-            list(coup.banco_calls.select_related("patron", "seat").order_by("order")) if calls is None else calls
-        )
+        bets = COUP_BETS.all(coup.pk) if bets is None else bets
+        calls = COUP_CALLS.all(coup.pk) if calls is None else calls
     seats = rows.seats
     if seats is None:
-        seats = list(Seat.objects.filter(session=session, left_at__isnull=True).select_related("patron"))
+        seats = SEATS.all(session.pk)
     marks = rows.marks
     if marks is None:
-        marks = list(RegolaMark.objects.filter(session=session).select_related("patron"))
+        marks = MARKS.all(session.pk)
     bars = rows.bars
     if bars is None:
-        bars = list(FauxTirageBar.objects.filter(session=session).select_related("patron"))
+        bars = BARS.all(session.pk)
     if not fresh:
         _with_patrons(bets or [], calls or [], seats, marks, bars)
         if coup is not None and coup.punta_id is not None and not Coup.punta.is_cached(coup):
@@ -257,12 +287,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
             last_bank.banker = next((s.patron for s in seats if s.patron_id == last_bank.banker_id), None) or (
                 last_bank.banker
             )
-    balances = list(
-        Posting.objects.filter(session=session)
-        .values("patron_id", "patron__first_name", "patron__last_name")
-        .annotate(total=Sum("amount"))
-        .order_by("patron_id")
-    )
+    balances = _BALANCES.all(session.pk)
     # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
     # otherwise), whatever the number of offers and bids.
     succession = None if bank is not None else _current_succession(session)
@@ -337,19 +362,19 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
 
 
 def _current_succession(session: TableSession) -> Succession | None:
-    """The session's latest succession with its offers, auction and bids: 3 queries."""
-    return (
-        Succession.objects.filter(session=session)
-        .select_related("outgoing_banker", "auction", "auction__winning_bid")
-        .prefetch_related(
-            Prefetch(
-                "offers", queryset=SuccessionOffer.objects.select_related("patron", "seat").order_by("order")
-            ),
-            Prefetch("auction__bids", queryset=Bid.objects.select_related("patron").order_by("seq")),
-        )
-        .order_by("-number")
-        .first()
-    )
+    """The session's latest succession with its offers, auction and bids: 3 queries at most
+    (the offers and the bids put where `succession.offers.all()` and `auction.bids.all()`
+    find them, as prefetch_related would)."""
+    succession = _LAST_SUCCESSION.first(session.pk)
+    if succession is None:
+        return None
+    succession._prefetched_objects_cache = {"offers": _OFFERS.all(succession.pk)}
+    try:
+        auction = succession.auction
+    except Auction.DoesNotExist:
+        return succession
+    auction._prefetched_objects_cache = {"bids": _BIDS.all(auction.pk)}
+    return succession
 
 
 def _rotation(profile, session: TableSession, last_bank: Bank | None, seats: list[Seat]) -> dict[str, Any]:

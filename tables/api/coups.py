@@ -33,6 +33,7 @@ from floor.permissions import IsAssignedCapoPartita, _session_of
 from floor.roles import Role, has_role
 from tables import selectors, services
 from tables.models import Bank, Coup
+from tables.services import locked_session
 
 from .coups_serializers import (
     RECORD_EXAMPLES,
@@ -86,7 +87,12 @@ class _TableApi(IdempotentMixin, GenericAPIView):
     idempotency_required = True
 
     def writable_session(self, pk: int) -> TableSession:
-        session = get_object_or_404(TableSession, pk=pk)
+        # Inside the write's transaction (every table POST is idempotent, so it is one): the
+        # session row is locked here, once, and the service takes it as locked.
+        try:
+            session = locked_session(pk)
+        except TableSession.DoesNotExist:
+            raise NotFound() from None
         self.check_object_permissions(self.request, session)
         return session
 

@@ -1,6 +1,7 @@
 """The game at one table: the public services (one transaction each, the session lock
 first, the rules from tables.engine, the audit event inside). See each module."""
 
+from ._common import locked_session
 from .bank import bank_end_for_session_close, bank_open, bank_withdraw
 from .coup import (
     banco_call,
@@ -33,6 +34,7 @@ __all__ = [
     "coup_open",
     "coup_record",
     "faux_tirage_bar",
+    "locked_session",
     "offer_accept",
     "offer_pass",
     "punta_declare",

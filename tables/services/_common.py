@@ -14,15 +14,18 @@ from fractions import Fraction
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.utils import timezone
 
 from audit.services import record
 from config.errors import ApplicationError, Conflict, NotAllowed
+from config.prepared import Prepared
 from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, Profile, get_profile
 from tables.engine.profiles import Rounding
 
 from ..models import Bank, Coup, FauxTirageBar, Shoe
+from ..selectors import ACTIVE_SHOE
 
 User = AbstractBaseUser
 
@@ -71,11 +74,29 @@ def cagnotte_settings(session: TableSession) -> tuple[Fraction, int, Rounding]:
     )
 
 
+# The hot reads of every coup, compiled once per connection (config.prepared).
+_LOCK_SESSION = Prepared(
+    lambda pk: TableSession.objects.select_for_update(of=("self",)).select_related("table").filter(pk=pk)
+)
+_ACTIVE_BANK = Prepared(
+    lambda session_id: (
+        Bank.objects.select_for_update(of=("self",))
+        .select_related("seat", "banker")
+        .filter(session_id=session_id, status=Bank.Status.ACTIVE)
+        .order_by("pk")[:1]
+    )
+)
+
+
 def lock_session(session: TableSession | int, by: User, *, play: bool = True) -> TableSession:
     """Lock the session row (only it: `of` keeps the table row free), then check the actor
-    and, for play, that the session is open (RULES.md §6: management may suspend play)."""
-    pk = session if isinstance(session, int) else session.pk
-    locked = TableSession.objects.select_for_update(of=("self",)).select_related("table").get(pk=pk)
+    and, for play, that the session is open (RULES.md §6: management may suspend play).
+    A session this transaction locked already (`locked_session`) is not read again."""
+    if isinstance(session, TableSession) and getattr(session, "_locked_in", None) is _transaction_mark():
+        locked = session
+    else:
+        pk = session if isinstance(session, int) else session.pk
+        locked = _LOCK_SESSION.get(pk)
     check_actor(locked, by)
     if locked.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": locked.pk})
@@ -83,6 +104,23 @@ def lock_session(session: TableSession | int, by: User, *, play: bool = True) ->
         raise Conflict(
             "session_interrupted", "Play is interrupted at this table.", details={"session": locked.pk}
         )
+    return locked
+
+
+def _transaction_mark() -> object | None:
+    """An object that stands for the current outermost transaction, None outside one."""
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return None
+    return connection.savepoint_ids[0] if connection.savepoint_ids else connection.connection
+
+
+def locked_session(pk: int) -> TableSession:
+    """The session row locked for this transaction, for a caller (the API's view) that must
+    see it before calling a service: the service then takes it as locked, without a second
+    read. Raises TableSession.DoesNotExist."""
+    locked = _LOCK_SESSION.get(pk)
+    locked._locked_in = _transaction_mark()
     return locked
 
 
@@ -113,25 +151,34 @@ def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
 
 
 def active_bank(session: TableSession) -> Bank | None:
-    return (
-        Bank.objects.select_for_update(of=("self",))
-        .select_related("seat", "banker")
-        .filter(session=session, status=Bank.Status.ACTIVE)
-        .first()
-    )
+    return _ACTIVE_BANK.first(session.pk)
 
 
 def active_shoe(session: TableSession) -> Shoe | None:
-    return Shoe.objects.filter(session=session, finished_at__isnull=True).first()
+    return ACTIVE_SHOE.first(session.pk)
 
 
 def coup_in_play(session: TableSession) -> Coup | None:
     return Coup.objects.filter(session=session).exclude(state=Coup.State.SETTLED).first()
 
 
+_PLACE = Prepared(
+    lambda session_id, patron_id: Seat.objects.filter(
+        session_id=session_id, patron_id=patron_id, left_at__isnull=True
+    ).order_by("pk")[:1],
+    args=(int, int),
+)
+_BARRED = Prepared(
+    lambda session_id, patron_id: FauxTirageBar.objects.filter(session_id=session_id, patron_id=patron_id).values(
+        "pk"
+    )[:1],
+    args=(int, int),
+)
+
+
 def place_of(session: TableSession, patron: Patron) -> Seat:
     """The patron's active place at this session, seated or standing (RULES.md §6)."""
-    seat = Seat.objects.filter(session=session, patron=patron, left_at__isnull=True).first()
+    seat = _PLACE.first(session.pk, patron.pk)
     if seat is None:
         raise ApplicationError(
             "patron_not_at_table",
@@ -142,7 +189,7 @@ def place_of(session: TableSession, patron: Patron) -> Seat:
 
 
 def is_barred(session: TableSession, patron_id: int) -> bool:
-    return FauxTirageBar.objects.filter(session=session, patron_id=patron_id).exists()
+    return _BARRED.first(session.pk, patron_id) is not None
 
 
 def audit(session: TableSession, by: User, action: str, subject: Any, data: dict[str, Any]) -> None:

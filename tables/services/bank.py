@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from audit.services import batch as audit_batch
+from config import prepared
 from config.errors import ApplicationError, Conflict
+from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
 
-from ..models import Bank
-from ..selectors import GameRows
+from ..models import Bank, FauxTirageBar
+from ..selectors import BARS, LAST_BANK, SEATS, GameRows
 from ._common import (
     User,
     active_bank,
     audit,
     coup_in_play,
-    is_barred,
     lock_session,
     now,
     place_of,
@@ -45,7 +44,7 @@ def check_bank_amount(session: TableSession, amount: int) -> None:
         )
 
 
-@transaction.atomic
+@service_atomic
 def bank_open(
     *, session: TableSession, by: User, patron: Patron, amount: int, origin: str | None = None
 ) -> Bank:
@@ -54,19 +53,34 @@ def bank_open(
     or a withdrawal) to a seated or standing patron. `origin` is the seam for the succession
     and the auction (§5): "succession" by default, or "auction" / "continuation"."""
     session = lock_session(session, by)
+    # The session's places and bars, read once: the checks use them and the answer shows them.
+    seats, bars = SEATS.all(session.pk), BARS.all(session.pk)
     with audit_batch():  # its events (a lapsed succession, the bank) in one write
-        bank = _bank_open(session, by, patron, amount, origin)
+        bank = _bank_open(session, by, patron, amount, origin, seats, bars)
     # The answer's game state reads what this holds no more (tables.selectors.GameRows).
-    bank.game_rows = GameRows(session=session, last_bank=bank)
+    bank.game_rows = GameRows(session=session, last_bank=bank, seats=seats, bars=bars)
     return bank
 
 
-def _bank_open(session: TableSession, by: User, patron: Patron, amount: int, origin: str | None) -> Bank:
+def _bank_open(
+    session: TableSession,
+    by: User,
+    patron: Patron,
+    amount: int,
+    origin: str | None,
+    seats: list[Seat],
+    bars: list[FauxTirageBar],
+) -> Bank:
     profile = profile_of(session)
-    if active_bank(session) is not None:
+    # The last bank is the active one when one is (a bank opens only when none is active).
+    last = LAST_BANK.first(session.pk)
+    if last is not None and last.status == Bank.Status.ACTIVE:
         raise Conflict("bank_already_active", "A bank is active at this table.")
-    seat = place_of(session, patron)
-    if is_barred(session, patron.pk):
+    # place_of's answer from the places read (the first active place of the patron).
+    seat = next((s for s in sorted(seats, key=lambda s: s.pk) if s.patron_id == patron.pk), None)
+    if seat is None:
+        seat = place_of(session, patron)  # refused with its code
+    if any(bar.patron_id == patron.pk for bar in bars):
         # RULES.md §4 (art. 60): a barred player holds the cards no more this session; the
         # banker holds them, so he may not take the bank (as the succession and the asta refuse).
         raise ApplicationError(
@@ -74,7 +88,6 @@ def _bank_open(session: TableSession, by: User, patron: Patron, amount: int, ori
             "A barred patron may not hold the cards (faux tirage), so not the bank.",
             details={"patron": patron.pk},
         )
-    last = Bank.objects.filter(session=session).order_by("-number").first()
     first = last is None
     if first:
         if not session_can_start(session):
@@ -137,7 +150,7 @@ def open_bank_row(
             Bank.objects.filter(session=session).order_by("-number").values_list("number", flat=True).first()
             or 0
         ) + 1
-    bank = Bank.objects.create(
+    bank = Bank(
         session=session,
         number=number,
         banker_id=patron_id,
@@ -149,6 +162,7 @@ def open_bank_row(
         opened_at=now(),
         opened_by=by,
     )
+    prepared.insert([bank])
     audit(
         session,
         by,
@@ -167,7 +181,7 @@ def open_bank_row(
     return bank
 
 
-@transaction.atomic
+@service_atomic
 def bank_withdraw(*, bank: Bank, by: User) -> Bank:
     """The banker withdraws, taking the bank, after at least one completed coup (§4)."""
     session = lock_session(bank.session_id, by)
@@ -204,7 +218,7 @@ def _end(session: TableSession, bank: Bank, by: User, reason: str) -> None:
     )
 
 
-@transaction.atomic
+@service_atomic
 def bank_end_for_session_close(*, session: TableSession, by: User) -> Bank | None:
     """After the Commissario closes the session (floor does not import tables), the active
     bank ends with reason session_closed. Safe to call twice: None when no bank is active."""

@@ -17,19 +17,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Case, Value, When
 
 from audit.services import batch as audit_batch
+from config import prepared
 from config.errors import ApplicationError, Conflict
+from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
-from tables.selectors import GameRows
+from tables.selectors import BARS, LAST_COUP, MARKS, SEATS, GameRows
 
 from ..models import BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
     User,
     active_bank,
+    active_shoe,
     audit,
     engine_errors,
     lock_coup,
@@ -73,7 +75,7 @@ class _Play:
     def bars(self) -> list[FauxTirageBar]:
         """The session's faux-tirage bars (RULES.md §4), their patrons loaded: one query."""
         if self._bars is None:
-            self._bars = list(FauxTirageBar.objects.filter(session=self.session).select_related("patron"))
+            self._bars = BARS.all(self.session.pk)
         return self._bars
 
     def barred(self) -> set[int]:
@@ -82,15 +84,13 @@ class _Play:
     def marks(self) -> list[RegolaMark]:
         """The session's Regola marks (RULES.md §3.2), their patrons loaded: one query."""
         if self._marks is None:
-            self._marks = list(RegolaMark.objects.filter(session=self.session).select_related("patron"))
+            self._marks = MARKS.all(self.session.pk)
         return self._marks
 
     def seats(self) -> list[Seat]:
         """The session's active places, seated and standing, their patrons loaded: one query."""
         if self._seats is None:
-            self._seats = list(
-                Seat.objects.filter(session=self.session, left_at__isnull=True).select_related("patron")
-            )
+            self._seats = SEATS.all(self.session.pk)
         return self._seats
 
     def load_bets(self) -> list[Bet]:
@@ -145,7 +145,7 @@ class _Play:
     def flush(self) -> None:
         """Write what the steps deferred: the coup's changed columns, the shoe's cards and state."""
         if self._dirty:
-            self.coup.save(update_fields=sorted(self._dirty))
+            prepared.update(self.coup, sorted(self._dirty))
             self._dirty = set()
         if self._shoe is not None:
             self._shoe.flush()
@@ -170,7 +170,7 @@ def _coup_open(play: _Play) -> Coup:
     bank = active_bank(session)
     if bank is None:
         raise Conflict("no_active_bank", "No bank is active at this table.")
-    shoe = Shoe.objects.filter(session=session, finished_at__isnull=True).first()
+    shoe = active_shoe(session)
     if shoe is None:
         raise Conflict("no_shoe", "No shoe is loaded at this table.")
     if shoe.stop_card_reached_at is not None:
@@ -180,14 +180,14 @@ def _coup_open(play: _Play) -> Coup:
             "The stop card has appeared: load a new shoe.",
             details={"shoe": shoe.pk, "seq": shoe.seq},
         )
-    previous = Coup.objects.filter(session=session).order_by("-number").first()
+    previous = LAST_COUP.first(session.pk)
     if previous is not None and previous.state != Coup.State.SETTLED:
         raise Conflict(
             "coup_in_progress",
             "A coup is in play at this table.",
             details={"coup": previous.pk, "state": previous.state},
         )
-    coup = Coup.objects.create(
+    coup = Coup(
         session=session,
         bank=bank,
         shoe=shoe,
@@ -196,6 +196,7 @@ def _coup_open(play: _Play) -> Coup:
         opened_at=now(),
         opened_by=by,
     )
+    prepared.insert([coup])
     coup.bank, coup.session, coup.shoe = bank, session, shoe
     play.coup, play.shoe_row, play.previous = coup, shoe, previous
     play.bets, play.calls = [], []
@@ -252,12 +253,12 @@ def _carry_after_tie(play: _Play, previous: Coup | None) -> list[dict]:
                 )
             )
         carried.append({"patron": bet.patron_id, "kind": bet.kind, "amount": bet.amount})
-    BancoCall.objects.bulk_create(play.calls)
-    Bet.objects.bulk_create(play.bets)
+    prepared.insert(play.calls)
+    prepared.insert(play.bets)
     return carried
 
 
-@transaction.atomic
+@service_atomic
 def coup_open(*, session: TableSession, by: User) -> Coup:
     """Open a coup on the active bank: B is the bank's current amount (RULES.md §2.1)."""
     play = _Play(lock_session(session, by), by)
@@ -331,7 +332,7 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
     if any(c.patron_id == patron.pk for c in calls):
         raise Conflict("banco_already_called", "This patron has called banco already.")
     order = max((c.order for c in calls), default=0) + 1
-    call = BancoCall.objects.create(coup=coup, patron=patron, seat=seat, order=order, at=now(), by=by)
+    (call,) = prepared.insert([BancoCall(coup=coup, patron=patron, seat=seat, order=order, at=now(), by=by)])
     calls.append(call)
     audit(
         session,
@@ -351,7 +352,7 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
     return call
 
 
-@transaction.atomic
+@service_atomic
 def banco_call(*, coup: Coup, by: User, patron: Patron) -> BancoCall:
     """Call banco solo (RULES.md §2.2). Several may call; rien_ne_va_plus decides the winner."""
     session, coup = lock_coup(coup, by)
@@ -449,13 +450,13 @@ def _bets_place(play: _Play, bets: list[dict[str, Any]]) -> list[Bet]:
         _bet_check(play, bet["patron"], bet.get("amount"), bet.get("kind", Bet.Kind.INDIVIDUAL))
         for bet in bets
     ]
-    Bet.objects.bulk_create([bet for bet, _ in placed])
+    prepared.insert([bet for bet, _ in placed])
     for bet, payload in placed:
         audit(play.session, play.by, "bet.placed", bet, payload)
     return [bet for bet, _ in placed]
 
 
-@transaction.atomic
+@service_atomic
 def bet_place(
     *, coup: Coup, by: User, patron: Patron, amount: int | None = None, kind: str = "individual"
 ) -> Bet:
@@ -572,7 +573,7 @@ def _rien_ne_va_plus(play: _Play) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def rien_ne_va_plus(*, coup: Coup, by: User) -> Coup:
     """Close betting; pick the punta (RULES.md §2.2); snapshot the Regola marks (§3.2)."""
     session, coup = lock_coup(coup, by)
@@ -629,7 +630,7 @@ def _card_deal(play: _Play, card: object) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def card_deal(*, coup: Coup, by: User, card: str) -> Coup:
     """One card as it leaves the shoe; the engine says whose hand it goes to (§2.3-2.7).
     When the banker's turn comes, a card entered is his third card: it is his decision to draw."""
@@ -665,7 +666,7 @@ def _punta_declare(play: _Play, draws: bool) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def punta_declare(*, coup: Coup, by: User, draws: bool) -> Coup:
     """The punta's "carte" (draws=True) or "non" after the four cards, without a natural (§2.5)."""
     session, coup = lock_coup(coup, by)
@@ -700,7 +701,7 @@ def _banker_decide(play: _Play, draws: bool) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def banker_decide(*, coup: Coup, by: User, draws: bool) -> Coup:
     """The banker draws or stands after the punta's part (§2.7). Standing closes the coup;
     drawing waits for his card (entering the card directly means the same)."""
@@ -840,7 +841,7 @@ def _reconstruction_card(play: _Play, card: object) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def reconstruction_card(*, coup: Coup, by: User, card: str) -> Coup:
     """The next shoe card for a pending reconstruction (§3.3): shoe-checked and recorded."""
     session, coup = lock_coup(coup, by)
@@ -864,7 +865,7 @@ def _reconstruction_decide(play: _Play, side: str, draws: bool) -> Coup:
     return coup
 
 
-@transaction.atomic
+@service_atomic
 def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Coup:
     """A decision for a free cell the real coup never reached (§3.3)."""
     session, coup = lock_coup(coup, by)
@@ -874,7 +875,7 @@ def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Co
 # --------------------------------------------------------------------------- one shot
 
 
-@transaction.atomic
+@service_atomic
 def coup_record(
     *,
     session: TableSession,

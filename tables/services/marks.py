@@ -3,16 +3,15 @@ faux-tirage bar (§4, art. 60)."""
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from config.errors import ApplicationError, Conflict
+from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 
 from ..models import FauxTirageBar, RegolaMark
 from ._common import User, audit, coup_in_play, lock_session, now, place_of, profile_of
 
 
-@transaction.atomic
+@service_atomic
 def regola_mark(*, session: TableSession, by: User, patron: Patron, declared: bool) -> RegolaMark:
     """Mark (or unmark) a player who declared he plays alla Regola. Only where the profile
     has the Regola (venezia). Each coup snapshots the marks at rien ne va plus, so a mark
@@ -50,7 +49,7 @@ def regola_mark(*, session: TableSession, by: User, patron: Patron, declared: bo
     return mark
 
 
-@transaction.atomic
+@service_atomic
 def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: str) -> FauxTirageBar:
     """Bar a player from holding the cards for the rest of the session: the only sanction
     for a false draw (RULES.md §4). He may still bet."""

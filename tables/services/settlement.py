@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from config import prepared
 from floor.models import TableSession
 from tables.engine import BANKER, PUNTA, settle
 
@@ -83,8 +84,6 @@ def settle_coup(
     # The books balance per coup; a CHECK cannot span rows, so the service asserts it.
     if sum(r.amount for r in rows) != 0:  # an explicit check: asserts vanish under python -O
         raise RuntimeError(f"postings of coup {coup.pk} do not sum to zero")
-    Posting.objects.bulk_create(rows)
-
     old_amount = bank.amount
     bank.coups_completed += 1
     fields = ["coups_completed"]
@@ -105,13 +104,23 @@ def settle_coup(
             by,
         )
         fields += ["amount", "status", "end_reason", "ended_at", "ended_by"]
-    bank.save(update_fields=fields)
 
     coup.winner, coup.cagnotte, coup.banker_net = winner, result.cagnotte, result.banker_net
     coup.settlement = result.as_dict()
     coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
     settled_fields = {"winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"}
-    coup.save(update_fields=sorted(settled_fields | set(coup_fields)))
+    # The postings, the bank and the coup: one round trip (config.prepared.write).
+    if not prepared.fits(rows):  # never at a table: more bettors than one statement takes
+        prepared.insert(rows)
+    written = prepared.write(
+        [
+            prepared.insert_sql(rows) if prepared.fits(rows) else ("", []),
+            prepared.update_sql(bank, fields),
+            prepared.update_sql(coup, sorted(settled_fields | set(coup_fields))),
+        ]
+    )
+    if prepared.fits(rows):
+        prepared.saved(rows, [row[0] for row in written])
     audit(
         session,
         by,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import transaction
-
+from config import prepared
 from config.errors import ApplicationError, Conflict
+from config.transactions import service_atomic
 from floor.models import TableSession
 from tables.engine import Shoe as EngineShoe
 
@@ -101,16 +101,23 @@ class ShoeDraw:
             self._voids.append((written, reason))
 
     def flush(self) -> None:
-        if self.new_cards:
-            ShoeCard.objects.bulk_create(self.new_cards)
-            self.new_cards = []
+        """The new cards (their ids set), the voids and the shoe's state: one round trip
+        (config.prepared.write) where the database allows it."""
+        cards, self.new_cards = self.new_cards, []
         for pks, reason in self._voids:
             ShoeCard.objects.filter(pk__in=pks).update(voided=True, void_reason=reason)
         self._voids = []
+        if cards and not prepared.fits(cards):  # more cards than one statement takes
+            prepared.insert(cards)
+            cards = []
+        statements = [prepared.insert_sql(cards)] if cards else []
         if self._fields:
             self.shoe.state = self.state.to_dict()
-            self.shoe.save(update_fields=sorted(self._fields))
+            statements.append(prepared.update_sql(self.shoe, sorted(self._fields)))
             self._fields = set()
+        rows = prepared.write(statements)
+        if cards:
+            prepared.saved(cards, [row[0] for row in rows])
 
 
 def draw_card(
@@ -142,7 +149,7 @@ def void_drawn(*, shoe: Shoe, shoe_cards: Sequence[ShoeCard], reason: str) -> No
     draw.flush()
 
 
-@transaction.atomic
+@service_atomic
 def shoe_load(
     *,
     session: TableSession,
@@ -214,7 +221,7 @@ def shoe_load(
     return shoe
 
 
-@transaction.atomic
+@service_atomic
 def card_void(*, session: TableSession, by: User, card: str, reason: str) -> ShoeCard:
     """A card seen face up in the sabot, or dropped: void, out of the shoe, to the sibilla (§1)."""
     session = lock_session(session, by)

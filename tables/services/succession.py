@@ -22,10 +22,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Max
 
+from config import prepared
 from config.errors import ApplicationError, Conflict, NotAllowed
+from config.prepared import Prepared
+from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from floor.roles import Role, has_role
 from tables.engine import Profile
@@ -203,11 +205,21 @@ def _present(session: TableSession, succ: Succession, rows: list[SuccessionOffer
 # --------------------------------------------------------------------------- starting
 
 
-def _places(session: TableSession) -> tuple[list[rules.Place], dict[int, Seat]]:
-    seats = list(
-        Seat.objects.filter(session=session, left_at__isnull=True).order_by("standing", "taken_at", "id")
+_PLACES = Prepared(
+    lambda session_id: Seat.objects.filter(session_id=session_id, left_at__isnull=True).order_by(
+        "standing", "taken_at", "id"
     )
-    barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
+)
+_BARRED = Prepared(lambda session_id: FauxTirageBar.objects.filter(session_id=session_id).values("patron_id"))
+_HAS_SUCCESSION = Prepared(lambda bank_id: Succession.objects.filter(previous_bank_id=bank_id).values("pk")[:1])
+_LAST_NUMBER = Prepared(
+    lambda session_id: Succession.objects.filter(session_id=session_id).order_by("-number").values("number")[:1]
+)
+
+
+def _places(session: TableSession) -> tuple[list[rules.Place], dict[int, Seat]]:
+    seats = _PLACES.all(session.pk)
+    barred = {row["patron_id"] for row in _BARRED.all(session.pk)}
     places = [rules.Place(s.patron_id, s.seat_number, s.patron_id not in barred) for s in seats]
     return places, {s.patron_id: s for s in seats}
 
@@ -223,7 +235,7 @@ def succession_start(
     reason = reason or bank.end_reason
     if reason not in (Bank.EndReason.LOST, Bank.EndReason.WITHDRAWN):
         return None
-    if Succession.objects.filter(previous_bank=bank).exists():
+    if _HAS_SUCCESSION.first(bank.pk) is not None:
         return None
     with rule_errors():
         kind = rules.kind_for(profile, reason)
@@ -253,8 +265,9 @@ def succession_start(
             floor=floor,
         )
     at = now()
-    number = (Succession.objects.filter(session=session).aggregate(n=Max("number"))["n"] or 0) + 1
-    succ = Succession.objects.create(
+    last = _LAST_NUMBER.first(session.pk)
+    number = (last["number"] if last else 0) + 1
+    succ = Succession(
         session=session,
         number=number,
         previous_bank=bank,
@@ -269,7 +282,8 @@ def succession_start(
         started_at=at,
         started_by=by,
     )
-    SuccessionOffer.objects.bulk_create(
+    prepared.insert([succ])
+    prepared.insert(
         [
             SuccessionOffer(
                 succession=succ,
@@ -327,7 +341,7 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
 
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
     succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
-    succ.save(update_fields=["status", "lapse_reason", "ended_at", "ended_by"])
+    prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by"])
     audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})
 
 
@@ -378,7 +392,7 @@ def _take(
 # --------------------------------------------------------------------------- answering
 
 
-@transaction.atomic
+@service_atomic
 def offer_accept(*, succession: Succession, by: User, patron: Patron, amount: int) -> Succession:
     """The patron takes the bank at `amount` (RULES.md §5), if it is his turn and the amount
     is within the terms of his offer: a new bank from the table minimum (at most the
@@ -388,7 +402,7 @@ def offer_accept(*, succession: Succession, by: User, patron: Patron, amount: in
     return _answer(succession, by, patron, accept=True, amount=amount)
 
 
-@transaction.atomic
+@service_atomic
 def offer_pass(*, succession: Succession, by: User, patron: Patron) -> Succession:
     """The patron declines ("passe"); the right passes to the next in turn."""
     return _answer(succession, by, patron, accept=False, amount=None)
@@ -481,16 +495,20 @@ def _settle(
 # --------------------------------------------------------------------------- the auction
 
 
+_LIVE = Prepared(
+    lambda session_id: Succession.objects.select_for_update(of=("self",))
+    .select_related("previous_bank")
+    .filter(session_id=session_id, status__in=Succession.LIVE)
+    .order_by("pk")[:1]
+)
+
+
 def _live(session: TableSession) -> Succession | None:
-    pk = (
-        Succession.objects.filter(session=session, status__in=Succession.LIVE)
-        .values_list("pk", flat=True)
-        .first()
-    )
-    return None if pk is None else _lock_succession(pk)
+    """The session's live succession, locked (one query; the session lock is held)."""
+    return _LIVE.first(session.pk)
 
 
-@transaction.atomic
+@service_atomic
 def auction_open(*, session: TableSession, by: User) -> Auction:
     """Put the bank up for auction (asta, RULES.md §5) when nobody took it in turn: every
     seated player has answered, nobody has claimed it; standing players who did not speak
@@ -553,7 +571,7 @@ def _lock_auction(auction: Auction, session_lock) -> tuple[TableSession, Success
     return session, succ, locked
 
 
-@transaction.atomic
+@service_atomic
 def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> Bid:
     """Record a bid: seated or standing alike (§5), at least the table minimum, at most the
     maximum, and not below the best bid so far; an equal bid is recorded (the close settles
@@ -601,7 +619,7 @@ def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> B
     return bid
 
 
-@transaction.atomic
+@service_atomic
 def auction_close(*, auction: Auction, by: User) -> Auction:
     """Close the auction (explicitly, RULES.md §5): the highest bid wins; equal highest, the
     seated player, then the nearest in rotation from the outgoing banker, then (standing)

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory, force_authenticate
 
 from config.errors import ApplicationError, NotAllowed
-from floor import services
+from floor import idempotency, services
 from floor.idempotency import (
     HEADER,
     REPLAYED_HEADER,
@@ -314,20 +314,20 @@ def test_a_503_stores_nothing_and_the_retry_runs(world, commissario, api_client_
 @pytest.mark.django_db
 def test_the_write_and_the_stored_answer_commit_together(world, commissario, api_client_for, monkeypatch):
     """If storing the answer fails, the service's writes are rolled back with it."""
-    real_save = IdempotencyKey.save
+    real_update = idempotency.prepared.update
 
-    def crash(self, *args, **kwargs):
-        if self.completed:
+    def crash(obj, *args, **kwargs):
+        if isinstance(obj, IdempotencyKey) and obj.completed:
             raise OperationalError("crash while storing the answer")
-        return real_save(self, *args, **kwargs)
+        return real_update(obj, *args, **kwargs)
 
-    monkeypatch.setattr(IdempotencyKey, "save", crash)
+    monkeypatch.setattr(idempotency.prepared, "update", crash)
     client = api_client_for(commissario)
     before = everything()
     assert post(client, PATRONS, patron_body(), key="k").status_code == 503
     assert everything() == before
 
-    monkeypatch.setattr(IdempotencyKey, "save", real_save)
+    monkeypatch.setattr(idempotency.prepared, "update", real_update)
     assert post(client, PATRONS, patron_body(), key="k").status_code == 201
 
 

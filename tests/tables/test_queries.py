@@ -21,14 +21,16 @@ def count(fn, **kwargs) -> int:
 # INSERT (tests/tables/api/test_queries.py subtracts n * BET_QUERIES from the one-shot).
 BET_QUERIES = 0
 # Queries of one bet_place step (its place, the banco calls, the bets, the INSERT, the audit
-# batch: lock, insert, head update), measured in test_bet_place_is_constant.
-BET_PLACE_QUERIES = 7
+# batch: the head's lock, then the events and the head in one round trip), measured in
+# test_bet_place_is_constant.
+BET_PLACE_QUERIES = 6
 # A one-shot coup with 4 cards and its settlement, whatever the number of bettors: the
 # session, bank, shoe and previous coup, the coup INSERT, the places, the bets INSERT, the bars
-# and Regola marks, the coup UPDATE and the shoe's cards INSERT and state UPDATE before the
-# settlement (its bets, postings, bank and coup), the audit batch (3) and the savepoint (2).
-# It ran 82 queries with 2 bettors (130 with 8) before the writes were batched.
-RECORD_QUERIES = 21
+# and Regola marks, then in one round trip each (config.prepared.write) the shoe's cards and
+# state, and the postings, bank and coup; the audit batch (the head's lock, then the events and
+# the head) and the savepoint (2). It ran 82 queries with 2 bettors (130 with 8) before the
+# writes were batched, 21 before they shared round trips.
+RECORD_QUERIES = 15
 
 
 def bettors(game, n):
