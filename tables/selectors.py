@@ -203,6 +203,9 @@ def _coup_state(coup: Coup, profile, bets: list[Bet], calls: list[BancoCall]) ->
     return out
 
 
+NOT_READ = object()
+
+
 @dataclass
 class GameRows:
     """Rows a write already holds, in their state after the write, so that the answer's game
@@ -224,6 +227,13 @@ class GameRows:
     seats: list[Seat] | None = None
     marks: list[RegolaMark] | None = None
     bars: list[FauxTirageBar] | None = None
+    # The session's latest succession as the write left it (with its offers, their patrons
+    # and seats, and no auction), when the write started it; NOT_READ: read it.
+    succession: Any = None
+
+    def __post_init__(self):
+        if self.succession is None:
+            self.succession = NOT_READ
 
 
 def _with_patrons(*groups: list[Any]) -> None:
@@ -290,7 +300,9 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     balances = _BALANCES.all(session.pk)
     # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
     # otherwise), whatever the number of offers and bids.
-    succession = None if bank is not None else _current_succession(session)
+    succession = None
+    if bank is None:
+        succession = _current_succession(session) if rows.succession is NOT_READ else rows.succession
     in_play = coup is not None and coup.state != Coup.State.SETTLED
     reasons = []
     if not session.is_open:

@@ -140,6 +140,7 @@ class _Play:
             seats=self._seats,
             marks=self._marks,
             bars=self._bars,
+            succession=getattr(self.coup, "started_succession", None) if self.coup is not None else None,
         )
 
     def flush(self) -> None:
@@ -789,7 +790,7 @@ def _complete(play: _Play, *, first: bool = True) -> None:
     if play._shoe is not None:
         play._shoe.flush()
     settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner, bets=bets,
-                coup_fields=play.take_dirty())  # fmt: skip
+                coup_fields=play.take_dirty(), seats=play._seats, barred=play.barred())  # fmt: skip
 
 
 def _played_payload(coup: Coup) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from config import prepared
-from floor.models import TableSession
+from floor.models import Seat, TableSession
 from tables.engine import BANKER, PUNTA, settle
 
 from ..models import Bank, Bet, Coup, Posting
@@ -24,6 +24,8 @@ def settle_coup(
     winner: str,
     bets: list[Bet] | None = None,
     coup_fields: Iterable[str] = (),
+    seats: list[Seat] | None = None,
+    barred: set[int] | None = None,
 ) -> Coup:
     """Book the coup: bettors paid 1:1 or collected, the cagnotte on the banker's win at the
     table's rate, unit and rounding; ties per profile (engine tie_outcome); then the bank
@@ -31,7 +33,9 @@ def settle_coup(
 
     `bets`: the coup's bets when the caller holds them; `coup_fields`: columns of `coup` the
     caller changed and has not written yet, written with the settlement's own UPDATE (before
-    the succession reads the coups back)."""
+    the succession reads the coups back); `seats` and `barred`: the session's active places
+    and barred patrons when the caller holds them (for the succession when the bank passes).
+    A succession started is left on `coup.started_succession`."""
     profile = profile_of(session)
     rate, unit, rounding = cagnotte_settings(session)
     bank: Bank = coup.bank
@@ -157,5 +161,7 @@ def settle_coup(
             },
         )
         # RULES.md §5: the bank passes at once, offered to the next in rotation.
-        succession_start(session=session, bank=bank, by=by)
+        coup.started_succession = succession_start(
+            session=session, bank=bank, by=by, seats=seats, barred=barred
+        )
     return coup

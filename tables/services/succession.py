@@ -217,20 +217,39 @@ _LAST_NUMBER = Prepared(
 )
 
 
-def _places(session: TableSession) -> tuple[list[rules.Place], dict[int, Seat]]:
-    seats = _PLACES.all(session.pk)
-    barred = {row["patron_id"] for row in _BARRED.all(session.pk)}
+def _places(
+    session: TableSession, seats: list[Seat] | None = None, barred: set[int] | None = None
+) -> tuple[list[rules.Place], dict[int, Seat]]:
+    """The session's active places in the order the succession offers (seated first, then
+    standing by arrival) and who may hold the cards; from `seats` and `barred` when the
+    caller holds them (the session's active places and bars, as read in its transaction)."""
+    if seats is None:
+        seats = _PLACES.all(session.pk)
+    else:
+        seats = sorted(seats, key=lambda s: (s.standing, s.taken_at, s.pk))
+    if barred is None:
+        barred = {row["patron_id"] for row in _BARRED.all(session.pk)}
     places = [rules.Place(s.patron_id, s.seat_number, s.patron_id not in barred) for s in seats]
     return places, {s.patron_id: s for s in seats}
 
 
 def succession_start(
-    *, session: TableSession, bank: Bank, by: User, reason: str | None = None
+    *,
+    session: TableSession,
+    bank: Bank,
+    by: User,
+    reason: str | None = None,
+    seats: list[Seat] | None = None,
+    barred: set[int] | None = None,
 ) -> Succession | None:
     """Lay out the succession of a bank that ends by a loss or a withdrawal (`reason`,
     default the bank's end_reason; RULES.md §5). Runs inside the transaction that ends the
     bank, with the session and bank locks held (settle_coup, bank_withdraw): not a use case
-    of its own. Returns None where the bank never passes or it has its succession already."""
+    of its own. Returns None where the bank never passes or it has its succession already.
+
+    `seats` and `barred`: the session's active places (their patrons loaded) and barred
+    patrons when the caller holds them. The succession returned carries its offers (with
+    their patrons and seats) where the game state looks for them (selectors.GameRows)."""
     profile = profile_of(session)
     reason = reason or bank.end_reason
     if reason not in (Bank.EndReason.LOST, Bank.EndReason.WITHDRAWN):
@@ -239,7 +258,7 @@ def succession_start(
         return None
     with rule_errors():
         kind = rules.kind_for(profile, reason)
-    places, seats = _places(session)
+    places, by_patron = _places(session, seats, barred)
     amount = floor = None
     if kind in (rules.Kind.ALL_ALTEZZA, rules.Kind.EQUAL_BANK):
         amount = bank.amount
@@ -283,14 +302,14 @@ def succession_start(
         started_by=by,
     )
     prepared.insert([succ])
-    prepared.insert(
+    rows = prepared.insert(
         [
             SuccessionOffer(
                 succession=succ,
                 order=o.order,
                 round=o.round,
                 patron_id=o.key,
-                seat=seats[o.key],
+                seat=by_patron[o.key],
                 seat_number=o.seat_number,
                 standing=o.standing,
                 amount_min=o.amount_min,
@@ -301,6 +320,15 @@ def succession_start(
             for o in offers
         ]
     )
+    # As the game state reads it back (selectors._current_succession): its offers in order
+    # with their patrons and seats, its outgoing banker, and no auction yet.
+    for row in rows:
+        if Seat.patron.is_cached(row.seat):
+            row.patron = row.seat.patron
+    succ._prefetched_objects_cache = {"offers": sorted(rows, key=lambda r: r.order)}
+    Succession.auction.related.set_cached_value(succ, None)
+    if Bank.banker.is_cached(bank):
+        succ.outgoing_banker = bank.banker
     audit(
         session,
         by,
