@@ -32,6 +32,7 @@ _MAX_PARAMS = 20_000  # below every backend's limit on the parameters of one sta
 class _Compiled:
     __slots__ = (
         "compiler",
+        "converters",
         "end",
         "init_list",
         "kind",
@@ -72,6 +73,10 @@ class Prepared:
             raise ValueError("every argument of a Prepared query must appear once in its parameters")
         c = _Compiled()
         c.compiler, c.sql, c.slots = compiler, sql, slots
+        if compiler.has_composite_fields([col for col, _, _ in compiler.select[: compiler.col_count]]):
+            raise ValueError("Prepared queries do not support composite fields")
+        # results_iter's converters, worked out once (they depend on the query only).
+        c.converters = compiler.get_converters([col for col, _, _ in compiler.select[: compiler.col_count]])
         if queryset._iterable_class is ModelIterable:
             c.kind = "model"
             select, klass_info = compiler.select, compiler.klass_info
@@ -106,7 +111,8 @@ class Prepared:
             rows = cursor.fetchall()
         if not rows:
             return []
-        rows = compiled.compiler.results_iter([rows])
+        if compiled.converters:
+            rows = compiled.compiler.apply_converters(rows, compiled.converters)
         if compiled.kind == "values":
             names = compiled.names
             return [dict(zip(names, row, strict=True)) for row in rows]

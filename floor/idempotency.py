@@ -110,7 +110,9 @@ def _without_nul(value: Any) -> Any:
 
 def storable_body(data: Any) -> Any:
     """The answer's body as plain JSON values, exactly as the renderer will write it."""
-    return _without_nul(json.loads(json.dumps(data, cls=JSONEncoder)))
+    text = json.dumps(data, cls=JSONEncoder)
+    # JSON writes U+0000 as the escape \u0000 only: without one, there is nothing to replace.
+    return _without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
 
 
 # --------------------------------------------------------------------------- the key
