@@ -92,7 +92,7 @@ def lock_session(session: TableSession | int, by: User, *, play: bool = True) ->
     """Lock the session row (only it: `of` keeps the table row free), then check the actor
     and, for play, that the session is open (RULES.md §6: management may suspend play).
     A session this transaction locked already (`locked_session`) is not read again."""
-    if isinstance(session, TableSession) and getattr(session, "_locked_in", None) is _transaction_mark():
+    if isinstance(session, TableSession) and _still_locked(session):
         locked = session
     else:
         pk = session if isinstance(session, int) else session.pk
@@ -107,20 +107,21 @@ def lock_session(session: TableSession | int, by: User, *, play: bool = True) ->
     return locked
 
 
-def _transaction_mark() -> object | None:
-    """An object that stands for the current outermost transaction, None outside one."""
+def _still_locked(session: TableSession) -> bool:
+    """Whether `locked_session` locked this object in a savepoint that is still open (its id
+    is a new string object for every savepoint: never another transaction's)."""
+    mark = getattr(session, "_locked_in", None)
     connection = transaction.get_connection()
-    if not connection.in_atomic_block:
-        return None
-    return connection.savepoint_ids[0] if connection.savepoint_ids else connection.connection
+    return mark is not None and connection.in_atomic_block and any(sid is mark for sid in connection.savepoint_ids)
 
 
 def locked_session(pk: int) -> TableSession:
     """The session row locked for this transaction, for a caller (the API's view) that must
     see it before calling a service: the service then takes it as locked, without a second
-    read. Raises TableSession.DoesNotExist."""
+    read, while the savepoint it was locked in is open. Raises TableSession.DoesNotExist."""
     locked = _LOCK_SESSION.get(pk)
-    locked._locked_in = _transaction_mark()
+    connection = transaction.get_connection()
+    locked._locked_in = connection.savepoint_ids[-1] if connection.savepoint_ids else None
     return locked
 
 

@@ -132,3 +132,23 @@ def test_state_does_not_grow_with_coups(game):
             bets=[{"patron": game.seat(3), "amount": 10_00}, {"patron": game.seat(4), "amount": 10_00}],
         )
     assert count(selectors.session_game_state, session=game.session) == one
+
+
+def test_a_session_the_view_locked_is_not_read_again(game):
+    """The API's view locks the session row (services.locked_session) and hands it to the
+    service, which then does not lock it a second time; a session locked in another
+    transaction, or outside a savepoint, is read again."""
+    from django.db import transaction
+
+    def session_reads(ctx) -> int:
+        return sum('FROM "floor_tablesession"' in q["sql"] for q in ctx.captured_queries)
+
+    with transaction.atomic(), transaction.atomic():  # as the idempotent request: a savepoint
+        locked = services.locked_session(game.session.pk)
+        with CaptureQueriesContext(connection) as ctx:
+            services.regola_mark(session=locked, by=game.capo, patron=game.seat(3), declared=True)
+        assert session_reads(ctx) == 0
+    with transaction.atomic(), transaction.atomic():  # another transaction: the mark is stale
+        with CaptureQueriesContext(connection) as ctx:
+            services.regola_mark(session=locked, by=game.capo, patron=game.seat(3), declared=False)
+        assert session_reads(ctx) == 1
