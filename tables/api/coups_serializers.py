@@ -10,9 +10,11 @@ Component names carry a Game / Coup prefix so that they never collide with anoth
 
 from __future__ import annotations
 
+from django.db import connection
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
+from config.prepared import Prepared
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting
 
@@ -20,6 +22,51 @@ from tables.models import Bank, Bet, Coup, Posting
 # never a database error. 10^12 cents is ten billion euro.
 MAX_CENTS = 10**12
 CARD = {"max_length": 4, "help_text": "A card code: rank + suit, e.g. `AS`, `10H`, `TD`, `KC`, `9♠`."}
+
+
+def _in_range(pk: int) -> bool:
+    """Whether the id fits the primary key's column (beyond it, the query would fail)."""
+    low, high = connection.ops.integer_field_range(Patron._meta.pk.get_internal_type())
+    return (low is None or pk >= low) and (high is None or pk <= high)
+
+
+_PATRON = Prepared(lambda pk: Patron.objects.filter(pk=pk))
+_PATRONS: dict[int, Prepared] = {}  # patrons by id, one query shape per number of ids
+
+
+def patrons_by_id(ids: set[int]) -> dict[int, Patron]:
+    """Patron.objects.in_bulk(ids), compiled once per connection and number of ids (a one-shot
+    coup names a handful); ids beyond the column's range are simply not found."""
+    ids = sorted(pk for pk in ids if _in_range(pk))
+    if not ids:
+        return {}
+    query = _PATRONS.get(len(ids))
+    if query is None:
+        query = _PATRONS.setdefault(
+            len(ids), Prepared(lambda *pks: Patron.objects.filter(pk__in=pks), args=(int,) * len(ids))
+        )
+    return {patron.pk: patron for patron in query.all(*ids)}
+
+
+class PatronField(serializers.PrimaryKeyRelatedField):
+    """A patron by id: PrimaryKeyRelatedField(queryset=Patron.objects.all()), the same answers
+    and messages, its query compiled once per connection (config.prepared)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("queryset", Patron.objects.all())
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        try:
+            if isinstance(data, bool):
+                raise TypeError
+            pk = Patron._meta.pk.get_prep_value(data)
+        except (TypeError, ValueError):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        patron = _PATRON.first(pk) if _in_range(pk) else None
+        if patron is None:
+            self.fail("does_not_exist", pk_value=data)
+        return patron
 
 
 def card_field(**kwargs) -> serializers.CharField:
@@ -50,19 +97,19 @@ class CardVoidInput(serializers.Serializer):
 
 
 class BankOpenInput(serializers.Serializer):
-    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    patron = PatronField()
     amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
 
 
 class BancoCallInput(serializers.Serializer):
-    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    patron = PatronField()
 
 
 BET_KINDS = [Bet.Kind.INDIVIDUAL.value, Bet.Kind.AVEC_LA_TABLE.value]
 
 
 class BetPlaceInput(serializers.Serializer):
-    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    patron = PatronField()
     amount = serializers.IntegerField(
         max_value=MAX_CENTS,
         required=False,
@@ -88,12 +135,12 @@ class ReconstructionDecisionInput(serializers.Serializer):
 
 
 class RegolaMarkInput(serializers.Serializer):
-    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    patron = PatronField()
     declared = serializers.BooleanField()
 
 
 class FauxTirageBarInput(serializers.Serializer):
-    patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+    patron = PatronField()
     reason = serializers.CharField(max_length=200)
 
 
@@ -147,7 +194,7 @@ class CoupRecordInput(serializers.Serializer):
     def validate(self, data):
         # One query for every patron named (a PrimaryKeyRelatedField per bet would be one each).
         ids = {b["patron"] for b in data.get("bets", [])} | set(data.get("banco", []))
-        patrons = Patron.objects.in_bulk(ids) if ids else {}
+        patrons = patrons_by_id(ids)
         unknown = sorted(ids - set(patrons))
         if unknown:
             raise serializers.ValidationError({"patron": [f"Unknown patron id(s): {unknown}."]})
