@@ -217,14 +217,8 @@ def _flush(pending: list[tuple[str, AuditEvent]]) -> None:
             heads[name] = _locked_head(name)
     for name, event in pending:
         _chain(heads[name], event)
-    events = [event for _, event in pending]
-    if not prepared.fits(events):  # a big batch (a session's close): the ORM's batching
-        prepared.insert(events)
-    one = prepared.fits(events)
     # The events and the heads: one round trip (config.prepared.write).
-    written = prepared.write(
-        [prepared.insert_sql(events) if one else ("", [])]
-        + [prepared.update_sql(heads[name], ("seq", "head_hash")) for name in names]
+    prepared.insert_and_write(
+        [event for _, event in pending],
+        [prepared.update_sql(heads[name], ("seq", "head_hash")) for name in names],
     )
-    if one:
-        prepared.saved(events, [row[0] for row in written])

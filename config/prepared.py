@@ -228,6 +228,19 @@ def insert(objs: list[Any], using: str = "default") -> list[Any]:
     return saved(objs, [row[0] for row in rows or ()], using)
 
 
+def insert_and_write(
+    objs: list[Any], statements: list[tuple[str, list[Any]]], using: str = "default"
+) -> None:
+    """Insert `objs` (their ids set, as insert() does), then run `statements` (update_sql and
+    the like), all in one round trip where the database allows it (write)."""
+    if objs and not fits(objs, using):  # more rows than one statement takes: on their own
+        insert(objs, using)
+        objs = []
+    rows = write(([insert_sql(objs, using)] if objs else []) + list(statements), using)
+    if objs:
+        saved(objs, [row[0] for row in rows or ()], using)
+
+
 def update_sql(
     obj: Any, fields: list[str] | tuple[str, ...], using: str = "default"
 ) -> tuple[str, list[Any]]:

@@ -114,17 +114,10 @@ def settle_coup(
     coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
     settled_fields = {"winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"}
     # The postings, the bank and the coup: one round trip (config.prepared.write).
-    if not prepared.fits(rows):  # never at a table: more bettors than one statement takes
-        prepared.insert(rows)
-    written = prepared.write(
-        [
-            prepared.insert_sql(rows) if prepared.fits(rows) else ("", []),
-            prepared.update_sql(bank, fields),
-            prepared.update_sql(coup, sorted(settled_fields | set(coup_fields))),
-        ]
+    prepared.insert_and_write(
+        rows,
+        [prepared.update_sql(bank, fields), prepared.update_sql(coup, sorted(settled_fields | set(coup_fields)))],
     )
-    if prepared.fits(rows):
-        prepared.saved(rows, [row[0] for row in written])
     audit(
         session,
         by,

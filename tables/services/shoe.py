@@ -107,17 +107,12 @@ class ShoeDraw:
         for pks, reason in self._voids:
             ShoeCard.objects.filter(pk__in=pks).update(voided=True, void_reason=reason)
         self._voids = []
-        if cards and not prepared.fits(cards):  # more cards than one statement takes
-            prepared.insert(cards)
-            cards = []
-        statements = [prepared.insert_sql(cards)] if cards else []
+        statements = []
         if self._fields:
             self.shoe.state = self.state.to_dict()
             statements.append(prepared.update_sql(self.shoe, sorted(self._fields)))
             self._fields = set()
-        rows = prepared.write(statements)
-        if cards:
-            prepared.saved(cards, [row[0] for row in rows])
+        prepared.insert_and_write(cards, statements)
 
 
 def draw_card(

@@ -205,3 +205,17 @@ def test_outside_a_shared_savepoint_a_service_has_its_own(commissario):
         with CaptureQueriesContext(connection) as ctx:
             _service(patron, "nested")  # not directly inside the shared savepoint
         assert _savepoints(ctx) == 1
+
+
+def test_insert_and_write_sets_keys_and_runs_the_rest(commissario, monkeypatch):
+    a = PatronFactory(notes="", created_by=commissario)
+    a.notes = "written"
+    for limit in (prepared._MAX_PARAMS, 2):  # in one statement, then too many for one
+        monkeypatch.setattr(prepared, "_MAX_PARAMS", limit)
+        rows = [PatronFactory.build(created_by=commissario) for _ in range(3)]
+        prepared.insert_and_write(rows, [prepared.update_sql(a, ["notes"])])
+        assert all(p.pk is not None and not p._state.adding for p in rows)
+        assert Patron.objects.filter(pk__in=[p.pk for p in rows]).count() == 3
+    a.refresh_from_db()
+    assert a.notes == "written"
+    prepared.insert_and_write([], [])  # nothing to do
