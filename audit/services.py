@@ -71,8 +71,9 @@ def _payload_json(data: dict[str, Any]) -> str:
     return text
 
 
-# A stream's head, locked (compiled once per connection: config.prepared).
-_HEAD = Prepared(lambda name: AuditStream.objects.select_for_update().filter(name=name)[:1], args=(str,))
+# A stream's head, locked (compiled once per connection: config.prepared). A caller that
+# reads it with its own reads (config.prepared.read) hands it to the open batch: held_head.
+HEAD = Prepared(lambda name: AuditStream.objects.select_for_update().filter(name=name)[:1], args=(str,))
 
 
 def _locked_head(name: str) -> AuditStream:
@@ -192,21 +193,34 @@ def batch() -> Iterator[None]:
             raise
         return
     pending = _batching.events = []
+    held = _batching.heads = {}
     try:
         yield
     finally:
-        _batching.events = None
-    _flush(pending)
+        _batching.events = _batching.heads = None
+    _flush(pending, held)
 
 
-def _flush(pending: list[tuple[str, AuditEvent]]) -> None:
+def held_head(head: AuditStream | None) -> None:
+    """Hand the open batch a stream head its caller read with HEAD (locked FOR UPDATE) in
+    this transaction, so that the batch does not read it again. Only inside batch(): the
+    head is good while the batch's transaction holds its lock; None (no such stream yet)
+    is ignored, the batch creates the stream as usual."""
+    heads = getattr(_batching, "heads", None)
+    if heads is None:
+        raise RuntimeError("audit.held_head is for an open audit.batch")
+    if head is not None:
+        heads[head.name] = head
+
+
+def _flush(pending: list[tuple[str, AuditEvent]], held: dict[str, AuditStream]) -> None:
     if not pending:
         return
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit.batch must end inside the transaction of the changes it records")
     names = sorted({name for name, _ in pending})  # one lock order for every batch
     if len(names) == 1:  # the usual batch: one table's, one stream
-        head = _HEAD.first(names[0])
+        head = held.get(names[0]) or HEAD.first(names[0])
         heads = {} if head is None else {head.name: head}
     else:
         heads = {

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet, Subquery, Sum
 
+from config import prepared
 from config.prepared import Prepared
 from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, get_profile, live
@@ -76,6 +77,21 @@ LAST_COUP = Prepared(
 )
 COUP_BETS = Prepared(
     lambda coup_id: Bet.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
+)
+# The session's last coup's bets and banco calls, read with the coup itself (prepared.read).
+def _last_coup_id(session_id: int) -> Subquery:
+    return Subquery(Coup.objects.filter(session_id=session_id).order_by("-number").values("pk")[:1])
+
+
+LAST_COUP_BETS = Prepared(
+    lambda session_id: Bet.objects.filter(coup_id=_last_coup_id(session_id))
+    .select_related("patron", "seat")
+    .order_by("order")
+)
+LAST_COUP_CALLS = Prepared(
+    lambda session_id: BancoCall.objects.filter(coup_id=_last_coup_id(session_id))
+    .select_related("patron", "seat")
+    .order_by("order")
 )
 COUP_CALLS = Prepared(
     lambda coup_id: BancoCall.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
@@ -256,39 +272,51 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     `rows`: what the caller's write holds already (GameRows); the answer is the same as a
     fresh read's (the API tests' tablet, tests/tables/api/conftest.py, compares every write's
     answer with a fresh GET), in fewer queries."""
-    if rows is None:
-        rows = GameRows(SESSION.get(session.pk))
-        fresh = True
+    fresh = rows is None
+    sid = session.pk
+    # What the caller does not hold, read in one round trip (config.prepared.read); the last
+    # coup's bets and calls by the session when the coup itself is read with them.
+    wanted: dict[str, tuple[Prepared, tuple[Any, ...]]] = {}
+    if fresh:
+        wanted["session"] = (SESSION, (sid,))
+        rows = GameRows(session)
+    if rows.last_bank is None:
+        wanted["last_bank"] = (LAST_BANK, (sid,))
+    if rows.shoe is None:
+        wanted["shoe"] = (ACTIVE_SHOE, (sid,))
+    if rows.coup is None:
+        wanted["coup"] = (LAST_COUP, (sid,))
+        wanted["bets"] = (LAST_COUP_BETS, (sid,))
+        wanted["calls"] = (LAST_COUP_CALLS, (sid,))
     else:
-        fresh = False
+        if rows.bets is None:
+            wanted["bets"] = (COUP_BETS, (rows.coup.pk,))
+        if rows.calls is None:
+            wanted["calls"] = (COUP_CALLS, (rows.coup.pk,))
+    for name, query in (("seats", SEATS), ("marks", MARKS), ("bars", BARS)):
+        if getattr(rows, name) is None:
+            wanted[name] = (query, (sid,))
+    wanted["balances"] = (_BALANCES, (sid,))
+    read = dict(zip(wanted, prepared.read(*wanted.values()), strict=True))
+    if fresh:
+        if not read["session"]:
+            raise TableSession.DoesNotExist("TableSession matching query does not exist.")
+        rows.session = read["session"][0]
     session = rows.session
     profile = get_profile(session.table.profile)
     # The last bank is the active one when one is (a bank opens only when none is active,
     # numbers increase); ended, it still carries the rotation pointer. One query for both.
-    last_bank = rows.last_bank
-    if last_bank is None:
-        last_bank = LAST_BANK.first(session.pk)
+    last_bank = rows.last_bank if "last_bank" not in read else (read["last_bank"] or [None])[0]
     bank = last_bank if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
     shoe, shoe_state = rows.shoe, rows.shoe_state
-    if shoe is None:
-        shoe, shoe_state = ACTIVE_SHOE.first(session.pk), None
-    coup, bets, calls = rows.coup, rows.bets, rows.calls
-    if coup is None:
-        coup = LAST_COUP.first(session.pk)
-        if coup is not None:
-            bets, calls = COUP_BETS.all(coup.pk), COUP_CALLS.all(coup.pk)
-    elif bets is None or calls is None:
-        bets = COUP_BETS.all(coup.pk) if bets is None else bets
-        calls = COUP_CALLS.all(coup.pk) if calls is None else calls
-    seats = rows.seats
-    if seats is None:
-        seats = SEATS.all(session.pk)
-    marks = rows.marks
-    if marks is None:
-        marks = MARKS.all(session.pk)
-    bars = rows.bars
-    if bars is None:
-        bars = BARS.all(session.pk)
+    if "shoe" in read:
+        shoe, shoe_state = (read["shoe"] or [None])[0], None
+    coup = rows.coup if "coup" not in read else (read["coup"] or [None])[0]
+    bets = read.get("bets", rows.bets)
+    calls = read.get("calls", rows.calls)
+    seats = read.get("seats", rows.seats)
+    marks = read.get("marks", rows.marks)
+    bars = read.get("bars", rows.bars)
     if not fresh:
         _with_patrons(bets or [], calls or [], seats, marks, bars)
         if coup is not None and coup.punta_id is not None and not Coup.punta.is_cached(coup):
@@ -297,7 +325,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
             last_bank.banker = next((s.patron for s in seats if s.patron_id == last_bank.banker_id), None) or (
                 last_bank.banker
             )
-    balances = _BALANCES.all(session.pk)
+    balances = read["balances"]
     # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
     # otherwise), whatever the number of offers and bids.
     succession = None

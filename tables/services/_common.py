@@ -78,7 +78,7 @@ def cagnotte_settings(session: TableSession) -> tuple[Fraction, int, Rounding]:
 _LOCK_SESSION = Prepared(
     lambda pk: TableSession.objects.select_for_update(of=("self",)).select_related("table").filter(pk=pk)
 )
-_ACTIVE_BANK = Prepared(
+ACTIVE_BANK = Prepared(
     lambda session_id: (
         Bank.objects.select_for_update(of=("self",))
         .select_related("seat", "banker")
@@ -152,7 +152,7 @@ def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
 
 
 def active_bank(session: TableSession) -> Bank | None:
-    return _ACTIVE_BANK.first(session.pk)
+    return ACTIVE_BANK.first(session.pk)
 
 
 def active_shoe(session: TableSession) -> Shoe | None:

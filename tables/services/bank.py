@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from audit.services import HEAD as AUDIT_HEAD
 from audit.services import batch as audit_batch
+from audit.services import held_head
 from config import prepared
 from config.errors import ApplicationError, Conflict
 from config.transactions import service_atomic
@@ -53,10 +55,16 @@ def bank_open(
     or a withdrawal) to a seated or standing patron. `origin` is the seam for the succession
     and the auction (§5): "succession" by default, or "auction" / "continuation"."""
     session = lock_session(session, by)
-    # The session's places and bars, read once: the checks use them and the answer shows them.
-    seats, bars = SEATS.all(session.pk), BARS.all(session.pk)
     with audit_batch():  # its events (a lapsed succession, the bank) in one write
-        bank = _bank_open(session, by, patron, amount, origin, seats, bars)
+        # The session's places and bars (the checks use them and the answer shows them), its
+        # last bank and its audit stream's head, locked for the batch: one round trip
+        # (config.prepared.read).
+        sid = session.pk
+        seats, bars, lasts, heads = prepared.read(
+            (SEATS, (sid,)), (BARS, (sid,)), (LAST_BANK, (sid,)), (AUDIT_HEAD, (session.audit_stream,))
+        )
+        held_head(heads[0] if heads else None)
+        bank = _bank_open(session, by, patron, amount, origin, seats, bars, lasts[0] if lasts else None)
     # The answer's game state reads what this holds no more (tables.selectors.GameRows).
     bank.game_rows = GameRows(session=session, last_bank=bank, seats=seats, bars=bars)
     return bank
@@ -70,10 +78,10 @@ def _bank_open(
     origin: str | None,
     seats: list[Seat],
     bars: list[FauxTirageBar],
+    last: Bank | None,
 ) -> Bank:
     profile = profile_of(session)
     # The last bank is the active one when one is (a bank opens only when none is active).
-    last = LAST_BANK.first(session.pk)
     if last is not None and last.status == Bank.Status.ACTIVE:
         raise Conflict("bank_already_active", "A bank is active at this table.")
     # place_of's answer from the places read (the first active place of the patron).

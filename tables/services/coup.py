@@ -19,19 +19,20 @@ from typing import Any
 
 from django.db.models import Case, Value, When
 
+from audit.services import HEAD as AUDIT_HEAD
 from audit.services import batch as audit_batch
+from audit.services import held_head
 from config import prepared
 from config.errors import ApplicationError, Conflict
 from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
-from tables.selectors import BARS, LAST_COUP, MARKS, SEATS, GameRows
+from tables.selectors import ACTIVE_SHOE, BARS, LAST_COUP, MARKS, SEATS, GameRows
 
 from ..models import BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
+    ACTIVE_BANK,
     User,
-    active_bank,
-    active_shoe,
     audit,
     engine_errors,
     lock_coup,
@@ -168,10 +169,19 @@ def _played(session: TableSession, coup: Coup, by: User, step, *args) -> Coup:
 def _coup_open(play: _Play) -> Coup:
     session, by = play.session, play.by
     profile_of(session)
-    bank = active_bank(session)
+    # What opening needs, the places, bars and marks every coup reads (its bets, the punta,
+    # the answer's game state) and the audit stream's head, locked for the events the caller's
+    # batch writes: one round trip (config.prepared.read).
+    sid = session.pk
+    banks, shoes, previous, play._seats, play._bars, play._marks, heads = prepared.read(
+        (ACTIVE_BANK, (sid,)), (ACTIVE_SHOE, (sid,)), (LAST_COUP, (sid,)),
+        (SEATS, (sid,)), (BARS, (sid,)), (MARKS, (sid,)), (AUDIT_HEAD, (session.audit_stream,)),
+    )  # fmt: skip
+    held_head(heads[0] if heads else None)
+    bank = banks[0] if banks else None
     if bank is None:
         raise Conflict("no_active_bank", "No bank is active at this table.")
-    shoe = active_shoe(session)
+    shoe = shoes[0] if shoes else None
     if shoe is None:
         raise Conflict("no_shoe", "No shoe is loaded at this table.")
     if shoe.stop_card_reached_at is not None:
@@ -181,7 +191,7 @@ def _coup_open(play: _Play) -> Coup:
             "The stop card has appeared: load a new shoe.",
             details={"shoe": shoe.pk, "seq": shoe.seq},
         )
-    previous = LAST_COUP.first(session.pk)
+    previous = previous[0] if previous else None
     if previous is not None and previous.state != Coup.State.SETTLED:
         raise Conflict(
             "coup_in_progress",

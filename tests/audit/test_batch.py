@@ -97,7 +97,7 @@ def test_one_lock_one_insert_one_update_per_stream():
     sql = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
     # lock both heads; then insert all and update each head, in one round trip where the
     # database allows it (config.prepared.write), else one by one
-    assert len(sql) == 1 + (1 if prepared._one_round_trip(connection) else 1 + 2), sql
+    assert len(sql) == 1 + (1 if prepared._joined(connection) else 1 + 2), sql
     assert sum("FOR UPDATE" in s for s in sql) == 1
     assert [e.payload["i"] for e in AuditEvent.objects.filter(stream__name="a").order_by("seq")[1:]] == [
         i for i in range(10) if i % 3
@@ -105,6 +105,29 @@ def test_one_lock_one_insert_one_update_per_stream():
     assert AuditStream.objects.get(name="a").seq == 1 + 6
     assert AuditStream.objects.get(name="b").seq == 1 + 4
     assert chain_verify().ok
+
+
+@pytest.mark.django_db
+def test_a_held_head_is_not_read_again_and_chains_as_usual():
+    """A caller that read the head itself (services.HEAD, locked) hands it to the batch
+    (held_head): the batch writes the same chain without reading the head a second time."""
+    with transaction.atomic():
+        record(stream="held", actor=None, action="x", data={"i": 0})
+    with CaptureQueriesContext(connection) as ctx, transaction.atomic(), batch():
+        services.held_head(services.HEAD.first("held"))
+        services.held_head(None)  # no such stream yet: ignored
+        events = [record(stream="held", actor=None, action="x", data={"i": i}) for i in (1, 2)]
+    heads_read = [q["sql"] for q in ctx.captured_queries if 'FROM "audit_auditstream"' in q["sql"]]
+    assert len(heads_read) == 1  # the caller's read only
+    assert [e.seq for e in events] == [2, 3] and all(e.pk for e in events)
+    assert AuditStream.objects.get(name="held").seq == 3
+    assert chain_verify().ok
+
+
+@pytest.mark.django_db
+def test_held_head_outside_a_batch_is_refused():
+    with transaction.atomic(), pytest.raises(RuntimeError, match=r"open audit\.batch"):
+        services.held_head(None)
 
 
 @pytest.mark.django_db

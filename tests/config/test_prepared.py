@@ -90,6 +90,46 @@ def test_refuses_what_it_cannot_replay(commissario):
         Prepared(lambda pk: Patron.objects.filter(pk=pk).annotate(n=Count("seats"))).all(1)
 
 
+def test_read_gives_each_querys_rows_in_one_round_trip(table_session, commissario):
+    for n in (2, 1):
+        _seat(table_session, commissario, n)
+    PatronFactory(first_name="Bruno", last_name="Zeno", created_by=commissario)
+    PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    by_pk = Prepared(lambda pk: Patron.objects.filter(pk=pk))
+    with CaptureQueriesContext(connection) as ctx:
+        seats, names, nobody, empty = prepared.read(
+            (SEATS, (table_session.pk,)), (NAMES, ("Zeno",)), (by_pk, (-5,)), (SEATS, (-1,))
+        )
+    assert [s.seat_number for s in seats] == [1, 2]
+    assert [s.patron.full_name for s in seats] == [s.patron.full_name for s in SEATS.all(table_session.pk)]
+    assert names == NAMES.all("Zeno") == [{"first_name": "Aldo"}, {"first_name": "Bruno"}]
+    assert nobody == [] and empty == []
+    # one text on PostgreSQL with client-side binding; counted one by one otherwise
+    assert len(ctx.captured_queries) == (1 if prepared._joined(connection) else 4)
+    assert prepared.read((NAMES, ("Zeno",))) == [NAMES.all("Zeno")]
+    assert prepared.read() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_read_holds_the_lock_of_a_select_for_update(commissario):
+    """A SELECT ... FOR UPDATE sent in a read locks its rows until the transaction ends, as
+    when sent alone: another connection cannot take them meanwhile."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL")
+    import psycopg
+
+    locked = Prepared(lambda pk: Patron.objects.select_for_update().filter(pk=pk))
+    patron = PatronFactory(first_name="Aldo", created_by=commissario)
+    params = connection.get_connection_params()
+    with psycopg.connect(**params, autocommit=True) as other:
+        with transaction.atomic():
+            (row,), names = prepared.read((locked, (patron.pk,)), (NAMES, (patron.last_name,)))
+            assert row == patron and names == [{"first_name": "Aldo"}]
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                other.execute("SELECT 1 FROM floor_patron WHERE id = %s FOR UPDATE NOWAIT", [patron.pk])
+        assert other.execute("SELECT 1 FROM floor_patron WHERE id = %s FOR UPDATE NOWAIT", [patron.pk]).fetchone()
+
+
 def test_insert_sets_keys_like_bulk_create(commissario):
     many = [PatronFactory.build(created_by=commissario) for _ in range(3)]
     one = [PatronFactory.build(created_by=commissario)]
@@ -131,8 +171,8 @@ def test_write_runs_statements_in_one_round_trip_on_postgresql(commissario):
             [prepared.insert_sql(new), prepared.update_sql(a, ["notes"]), prepared.update_sql(b, ["notes"])]
         )
     prepared.saved(new, [row[0] for row in rows])
-    # one round trip on PostgreSQL with client-side binding; one by one elsewhere
-    assert len(ctx.captured_queries) == (1 if prepared._one_round_trip(connection) else 3)
+    # one text on PostgreSQL with client-side binding; counted one by one otherwise
+    assert len(ctx.captured_queries) == (1 if prepared._joined(connection) else 3)
     assert [Patron.objects.get(pk=p.pk).document_number for p in new] == [p.document_number for p in new]
     assert set(Patron.objects.filter(pk__in=[a.pk, b.pk]).values_list("notes", flat=True)) == {
         "first",
@@ -219,3 +259,37 @@ def test_insert_and_write_sets_keys_and_runs_the_rest(commissario, monkeypatch):
     a.refresh_from_db()
     assert a.notes == "written"
     prepared.insert_and_write([], [])  # nothing to do
+
+
+def test_pipeline_mode_gives_the_same_rows_and_errors(table_session, commissario, monkeypatch):
+    """Under server-side binding the batched reads and writes go in one psycopg pipeline
+    (prepared._batching "pipeline"): the same rows, each statement counted, a failing
+    statement raising as it would alone."""
+    if connection.vendor != "postgresql":
+        pytest.skip("pipeline mode: PostgreSQL")
+    monkeypatch.setattr(prepared, "_batching", lambda connection: "pipeline")
+    for n in (2, 1):
+        _seat(table_session, commissario, n)
+    PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    with CaptureQueriesContext(connection) as ctx:
+        seats, names, empty = prepared.read((SEATS, (table_session.pk,)), (NAMES, ("Zeno",)), (SEATS, (-1,)))
+    assert [s.seat_number for s in seats] == [1, 2] and seats[0].patron.full_name
+    assert names == [{"first_name": "Aldo"}] and empty == []
+    assert len(ctx.captured_queries) == 3
+    a = PatronFactory(created_by=commissario)
+    new = [PatronFactory.build(created_by=commissario) for _ in range(2)]
+    a.notes = "piped"
+    rows = prepared.write([prepared.insert_sql(new), prepared.update_sql(a, ["notes"])])
+    prepared.saved(new, [row[0] for row in rows])
+    assert [Patron.objects.get(pk=p.pk).document_number for p in new] == [p.document_number for p in new]
+    assert Patron.objects.get(pk=a.pk).notes == "piped"
+    b = PatronFactory(notes="kept", created_by=commissario)
+    b.notes = "never"
+    with pytest.raises(DatabaseError), transaction.atomic():
+        prepared.write([("SELECT 1 / 0", []), prepared.update_sql(b, ["notes"])])
+    assert Patron.objects.get(pk=b.pk).notes == "kept"
+    clash = PatronFactory.build(created_by=commissario, document_number=b.document_number,
+                                document_type=b.document_type, nationality=b.nationality)  # fmt: skip
+    with pytest.raises(IntegrityError), transaction.atomic():  # Django's, as from a cursor
+        prepared.write([prepared.update_sql(b, ["notes"]), prepared.insert_sql([clash, new[0]])])
+    assert Patron.objects.get(pk=b.pk).notes == "kept"

@@ -26,18 +26,27 @@ BET_QUERIES = 0
 # test_bet_place_is_constant.
 BET_PLACE_QUERIES = 6
 # A one-shot coup with 4 cards and its settlement, whatever the number of bettors: the
-# session, bank, shoe and previous coup, the coup INSERT, the places, the bets INSERT, the bars
-# and Regola marks, then in one round trip each (config.prepared.write) the shoe's cards and
-# state, and the postings, bank and coup; the audit batch (the head's lock, then the events and
-# the head) and the savepoint (2). It ran 82 queries with 2 bettors (130 with 8) before the
-# writes were batched, 21 before they shared round trips.
-RECORD_QUERIES = 15
+# session; then in one round trip (config.prepared.read) the bank, shoe, previous coup,
+# places, bars, Regola marks and the audit stream's head (locked); the coup INSERT, the bets
+# INSERT; then in one round trip each (config.prepared.write) the shoe's cards and state, the
+# postings, bank and coup, and the audit events and head; and the savepoint (2). It ran 82
+# queries with 2 bettors (130 with 8) before the writes were batched, 21 before they shared
+# round trips, 15 before the reads did.
+RECORD_QUERIES = 9
+# Statements sent one by one, not in one round trip, under server-side binding or on SQLite:
+# 4 writes and 6 reads.
+RECORD_ONE_BY_ONE = 10
+# The tablet's game state, read fresh: the session, last bank, shoe, last coup with its bets
+# and banco calls, places, marks, bars and balances, in one round trip (10 statements).
+STATE_QUERIES = 1
+STATE_ONE_BY_ONE = 9
 
 
 def _one_by_one(extra: int) -> int:
-    """The statements config.prepared.write sends in one round trip on PostgreSQL with
-    client-side binding (the default), and one by one otherwise (server-side binding)."""
-    return 0 if prepared._one_round_trip(connection) else extra
+    """The statements config.prepared sends as one text on PostgreSQL with client-side
+    binding (the default), counted one by one otherwise (a pipeline under server-side
+    binding, each statement alone on SQLite)."""
+    return 0 if prepared._joined(connection) else extra
 
 
 def bettors(game, n):
@@ -82,7 +91,8 @@ def test_constant_queries_2_vs_8_bettors(make_game):
     two = measure(make_game, 2)
     eight = measure(make_game, 8)
     assert two == eight, (two, eight)
-    assert eight["state_dealing"] <= 12
+    for state in ("state_betting", "state_dealing", "state_after"):
+        assert eight[state] == STATE_QUERIES + _one_by_one(STATE_ONE_BY_ONE), (state, eight)
 
 
 def test_bet_place_is_constant(game):
@@ -116,7 +126,7 @@ def test_one_shot_coup_query_budget(make_game):
     audit events in one batch, the coup and the shoe written once each before the
     settlement), and no more with 8 bettors."""
     two, eight = one_shot(make_game, 2), one_shot(make_game, 8)
-    assert two <= RECORD_QUERIES + _one_by_one(4), two
+    assert two == RECORD_QUERIES + _one_by_one(RECORD_ONE_BY_ONE), two
     assert eight == two
 
 
