@@ -21,7 +21,9 @@ What it does:
 4. phase "trivial": the same K threads on GET /api/me/ (one authenticated query) for T seconds;
 5. prints coups/s, p50/p95/p99 latency and errors for both, their ratio, the targets
    (p95 < 100 ms, coups/s >= 1/4 of the trivial endpoint's, zero errors), and checks that
-   every coup was recorded exactly once (rows vs successful answers, ids and keys unique).
+   every coup was recorded exactly once (rows vs successful answers, ids and keys unique);
+   with each phase, the CPU time the app server (gunicorn's processes) and PostgreSQL spent
+   per coup and per request (from /proc), which says where a coup's cost goes.
 
 Options: --tablets (16) --seconds (30) --workers (gunicorn processes, 3) --threads (per
 worker, 6) --port (8765) --bettors (max per coup, 3) --profile (one worker under cProfile,
@@ -325,15 +327,51 @@ class Tablet(threading.Thread):
             self.bank = game["bank"]["amount"]
 
 
-def run_phase(tables, args, run: str, trivial: bool) -> tuple[float, list[Tablet]]:
+def cpu_seconds(server_pgid: int) -> dict[str, float]:
+    """CPU time (user + system) used so far by the app server (gunicorn's process group) and
+    by PostgreSQL's processes, from /proc (Linux; empty elsewhere). Sampled around a phase:
+    the difference is what the phase cost each of them."""
+    out = {"gunicorn": 0.0, "postgres": 0.0}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()  # from field 3 (state) on
+        used = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14, 15)
+        if int(fields[2]) == server_pgid:  # pgrp (field 5)
+            out["gunicorn"] += used
+        elif name == "postgres" or name.startswith("postgres:"):
+            out["postgres"] += used
+    return out
+
+
+def run_phase(tables, args, run: str, trivial: bool, server_pgid: int) -> tuple[float, list[Tablet], dict]:
     until = time.time() + args.seconds
     tablets = [Tablet(t, args.port, run, until, args.bettors, trivial) for t in tables]
+    before = cpu_seconds(server_pgid)
     started = time.perf_counter()
     for tablet in tablets:
         tablet.start()
     for tablet in tablets:
         tablet.join()
-    return time.perf_counter() - started, tablets
+    seconds = time.perf_counter() - started
+    after = cpu_seconds(server_pgid)
+    return seconds, tablets, {k: after[k] - before[k] for k in after}
+
+
+def cpu_line(label: str, cpu: dict[str, float], seconds: float, done: int, unit: str) -> None:
+    if not done or not any(cpu.values()):
+        return
+    print(
+        f"{'':9} CPU per {unit}: app server {cpu['gunicorn'] / done * 1000:5.1f} ms, PostgreSQL "
+        f"{cpu['postgres'] / done * 1000:5.1f} ms (cores busy: app {cpu['gunicorn'] / seconds:.2f}, "
+        f"PostgreSQL {cpu['postgres'] / seconds:.2f}; {label})"
+    )
 
 
 def figures(label: str, seconds: float, tablets: list[Tablet], unit: str) -> tuple[float, float, int]:
@@ -391,8 +429,8 @@ def main() -> int:
     env.pop("REDIS_URL", None)  # the coup path does not use the cache; keep Redis out of the figures
     server, profile_dir = start_server(args, env)
     try:
-        coup_seconds, coup_tablets = run_phase(tables, args, run, trivial=False)
-        me_seconds, me_tablets = run_phase(tables, args, run, trivial=True)
+        coup_seconds, coup_tablets, coup_cpu = run_phase(tables, args, run, False, server.pid)
+        me_seconds, me_tablets, me_cpu = run_phase(tables, args, run, True, server.pid)
     finally:
         stop_server(server)
 
@@ -401,6 +439,8 @@ def main() -> int:
     me_rate, _me_p95, me_errors = figures("GET /me", me_seconds, me_tablets, "requests")
     others = sum(t.other_requests for t in coup_tablets)
     print(f"          (also {others} bank / shoe requests during the coup phase, not in the figures)")
+    cpu_line("bank / shoe requests included", coup_cpu, coup_seconds, round(coup_rate * coup_seconds), "coup")
+    cpu_line("GET /api/me/", me_cpu, me_seconds, round(me_rate * me_seconds), "request")
 
     # Every coup recorded exactly once.
     from floor.models import IdempotencyKey
