@@ -16,6 +16,7 @@ query counting (assertNumQueries) and the debug cursor see them as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -174,7 +175,7 @@ def read(*queries: tuple[Prepared, tuple[Any, ...]], using: str = "default") -> 
     else:
         results = []
         with connection.cursor() as cursor:
-            cursor.execute("; ".join(c.sql for c in compiled), [p for ps in params for p in ps])
+            _execute_text(cursor, [c.sql for c in compiled], params)
             for i in range(len(compiled)):
                 if i and not cursor.nextset():
                     raise DatabaseError("prepared.read: a statement returned no result set")
@@ -356,6 +357,56 @@ def _pipelined(connection, sqls: list[str], params: list[list[Any]]) -> list[lis
             cursor.close()
 
 
+_PLACEHOLDER = re.compile("%[s%]")
+_TEMPLATES_MAX = 512  # statement texts kept per connection (the hot paths use a few dozen)
+
+
+def _template(connection, sql: str) -> list[str]:
+    """`sql` cut at its %s placeholders, "%%" turned into "%": the pieces the values go
+    between, worked out once per connection and text."""
+    cache = connection.__dict__.setdefault("_chemin_prepared_templates", {})
+    pieces = cache.get(sql)
+    if pieces is None:
+        pieces, text, start = [], [], 0
+        for match in _PLACEHOLDER.finditer(sql):
+            text.append(sql[start : match.start()])
+            if match.group() == "%%":
+                text.append("%")
+            else:
+                pieces.append("".join(text))
+                text = []
+            start = match.end()
+        text.append(sql[start:])
+        pieces.append("".join(text))
+        if len(cache) >= _TEMPLATES_MAX:
+            cache.clear()
+        cache[sql] = pieces
+    return pieces
+
+
+def _execute_text(cursor, sqls: list[str], params: list[list[Any]]) -> None:
+    """Execute these statements as one text with their values quoted in, as psycopg's
+    client-side binding does (the same literals: its own quoting, in C), but with each
+    statement's split at its placeholders kept per connection: psycopg keeps it only for
+    statements under 4 KB and 50 values, and the batched ones are longer."""
+    from psycopg.adapt import Transformer
+
+    connection = cursor.db
+    quote, encoding = Transformer(cursor.cursor).as_literal, cursor.connection.info.encoding
+    out = []
+    for sql, values in zip(sqls, params, strict=True):
+        pieces = _template(connection, sql)
+        if len(pieces) != len(values) + 1:
+            raise DatabaseError(f"prepared: {len(values)} values for {len(pieces) - 1} placeholders")
+        if out:
+            out.append("; ")
+        out.append(pieces[0])
+        for value, piece in zip(values, pieces[1:], strict=True):
+            out.append("NULL" if value is None else quote(value).decode(encoding))
+            out.append(piece)
+    cursor.execute("".join(out))
+
+
 def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> list[tuple] | None:
     """Run these writes in order, in one round trip where the database allows it (else one
     by one); return the rows the first statement returns (RETURNING), if it returns any.
@@ -364,12 +415,12 @@ def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> li
     statements = [(sql, params) for sql, params in statements if sql]
     if not statements:
         return None
-    mode = _batching(connection) if len(statements) > 1 else None
-    if mode == "pipeline":
+    mode = _batching(connection)
+    if mode == "pipeline" and len(statements) > 1:
         return _pipelined(connection, [sql for sql, _ in statements], [ps for _, ps in statements])[0]
     with connection.cursor() as cursor:
         if mode == "text":
-            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, ps in statements for p in ps])
+            _execute_text(cursor, [sql for sql, _ in statements], [ps for _, ps in statements])
             return cursor.fetchall() if cursor.description is not None else None
         rows = None
         for i, (sql, params) in enumerate(statements):

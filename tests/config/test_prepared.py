@@ -293,3 +293,32 @@ def test_pipeline_mode_gives_the_same_rows_and_errors(table_session, commissario
     with pytest.raises(IntegrityError), transaction.atomic():  # Django's, as from a cursor
         prepared.write([prepared.update_sql(b, ["notes"]), prepared.insert_sql([clash, new[0]])])
     assert Patron.objects.get(pk=b.pk).notes == "kept"
+
+
+def test_values_quoted_into_the_text_as_psycopg_quotes_them():
+    """The batched statements' values are quoted in by prepared itself (its split of each
+    text kept per connection): the same rows as psycopg's own client-side binding, "%%" a
+    percent sign, a statement long enough that psycopg would not keep its split."""
+    if not prepared._joined(connection):
+        pytest.skip("client-side binding on PostgreSQL")
+    import datetime as dt
+    from decimal import Decimal
+
+    from psycopg.types.json import Jsonb
+
+    values = [
+        7, -2**40, "it's", "back\\slash %s %% \u00e8\u20ac", "", None, True, Decimal("12.50"),
+        dt.date(2026, 11, 30), dt.datetime(2026, 11, 30, 21, 5, 7, 123456, tzinfo=dt.UTC),
+        Jsonb({"a": [1, "x'y"], "b": None}), [1, 2, 3], ["a", "b'c", None], b"\x00\xffbytes",
+    ]  # fmt: skip
+    sql = "SELECT " + ", ".join(["%s"] * len(values)) + ", '100%%' AS pct, '" + "x" * 5000 + "' AS long"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        expected = cursor.fetchall()
+        prepared._execute_text(cursor, [sql, "SELECT %s"], [values, ["second"]])
+        first = cursor.fetchall()
+        assert cursor.nextset() and cursor.fetchall() == [("second",)]
+    assert first == expected
+    assert first[0][len(values)] == "100%"
+    with connection.cursor() as cursor, pytest.raises(DatabaseError, match="placeholders"):
+        prepared._execute_text(cursor, ["SELECT %s, %s"], [[1]])
