@@ -21,11 +21,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .cards import Card, parse_card
+from .cards import ALL_CARDS, Card, parse_card
 from .errors import EngineError
 from .profiles import Profile
 
 CARDS_PER_DECK = 52
+_CANONICAL = frozenset(ALL_CARDS)
 
 
 class Shoe:
@@ -182,11 +183,26 @@ class Shoe:
             raise EngineError("bad_shoe", f"not a shoe state: {exc}") from None
         if burned:
             shoe.burn(burned)
-        for card in drawn:
-            shoe._take(card)
+        if not shoe._take_all(drawn):
+            for card in drawn:
+                shoe._take(card)
         for card in voided:
             shoe.void_drawn(card)
         return shoe
+
+    def _take_all(self, drawn: Any) -> bool:
+        """from_dict's usual case at C speed: every card a canonical code, none out more times
+        than there are decks, no more than the shoe can deal. False (nothing taken) when
+        anything is off: the card-by-card replay then refuses it with its own error."""
+        if type(drawn) is not list or not all(type(card) is str for card in drawn):
+            return False
+        if not _CANONICAL.issuperset(drawn) or len(drawn) > self.dealable:
+            return False
+        out = self._out + Counter(drawn)
+        if any(n > self.decks for n in out.values()):
+            return False
+        self._out, self.drawn = out, list(drawn)
+        return True
 
     def _restore(self, data: dict[str, Any]) -> None:
         other = Shoe.from_dict(data)

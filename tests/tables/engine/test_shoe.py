@@ -177,3 +177,38 @@ def test_property_a_shoe_never_yields_a_card_more_than_decks_times(decks, picks)
         assert shoe.times_out(card) <= decks
     assert shoe.cards_left == decks * 52 - sum(seen.values())
     assert Shoe.from_dict(shoe.to_dict()).to_dict() == shoe.to_dict()
+
+
+def _replayed(data: dict) -> Shoe:
+    """from_dict's meaning, card by card (what its bulk path must equal)."""
+    shoe = Shoe(data["decks"], burn_cards=data.get("burn_cards", 0), stop_card_from_end=data.get("stop_card_from_end", 7))
+    if data.get("burned"):
+        shoe.burn(data["burned"])
+    for card in data.get("drawn", []):
+        shoe._take(card)
+    for card in data.get("voided", []):
+        shoe.void_drawn(card)
+    return shoe
+
+
+def _outcome(make, data):
+    try:
+        shoe = make(data)
+    except EngineError as exc:
+        return ("refused", exc.code)
+    return ("ok", shoe.to_dict(), dict(shoe._out), shoe.cards_left, shoe.dealable)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    decks=st.integers(1, 2),
+    drawn=st.lists(st.sampled_from([*ALL_CARDS, "kh", "10h", "1H", 7, None]), max_size=120),
+    burned=st.sampled_from([[], ["KH"], [None, "2S"]]),
+)
+def test_from_dict_equals_the_card_by_card_replay(decks, drawn, burned):
+    """The bulk path (canonical codes, counts checked at once) gives the same shoe, and the
+    same refusal, as replaying every card: valid states, spellings, exhausted cards, an
+    overfull shoe, garbage."""
+    data = {"decks": decks, "burn_cards": len(burned), "stop_card_from_end": 7, "burned": burned,
+            "drawn": drawn, "voided": drawn[:1]}  # fmt: skip
+    assert _outcome(Shoe.from_dict, data) == _outcome(_replayed, data)
