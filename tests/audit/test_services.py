@@ -77,6 +77,7 @@ def test_record_outside_a_transaction_raises_and_writes_nothing():
         ({"data": {"pot": math.inf}}, TypeError, "no floats"),
         ({"data": {"note": "a\x00b"}}, ValueError, "NUL"),
         ({"data": {"a\x00": 1}}, ValueError, "NUL"),
+        ({"data": {"deep": [{"x": ["ok", "a\x00"]}]}}, ValueError, "NUL"),
         ({"stream": ""}, ValueError, "stream name"),
         ({"stream": "x" * 201}, ValueError, "stream name"),
         ({"action": ""}, ValueError, "action code"),
@@ -95,6 +96,13 @@ def test_record_refuses_bad_input_before_writing_anything(kwargs, error, match):
         record(**arguments)
     assert not AuditEvent.objects.exists()
     assert not AuditStream.objects.exists()
+
+
+def test_the_text_of_an_escaped_nul_is_no_nul():
+    """A payload may say "\\u0000" in words (a backslash, then u0000): only a real NUL is refused."""
+    with transaction.atomic():
+        event = record(stream="table:1", actor=None, action="coup.recorded", data={"note": "\\u0000 typed"})
+    assert AuditEvent.objects.get(pk=event.pk).payload == {"note": "\\u0000 typed"}
 
 
 def test_a_rolled_back_change_leaves_no_event_and_the_head_unmoved(chain):
