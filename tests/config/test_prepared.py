@@ -322,3 +322,48 @@ def test_values_quoted_into_the_text_as_psycopg_quotes_them():
     assert first[0][len(values)] == "100%"
     with connection.cursor() as cursor, pytest.raises(DatabaseError, match="placeholders"):
         prepared._execute_text(cursor, ["SELECT %s, %s"], [[1]])
+
+
+def _server_prepared_text(connection) -> bool:
+    return prepared._joined(connection) and prepared._server_prepared()
+
+
+def test_reads_run_as_prepared_statements_once_prepared(table_session, commissario, settings):
+    """With client-side binding the compiled reads are PREPAREd once per database session,
+    in the same round trip as their first EXECUTE, and give the rows the plain SQL gives."""
+    if not _server_prepared_text(connection):
+        pytest.skip("client-side binding on PostgreSQL, prepared statements on")
+    for n in (2, 1):
+        _seat(table_session, commissario, n)
+    PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    fresh = Prepared(lambda session_id: Seat.objects.filter(session_id=session_id).order_by("-seat_number"))
+    with CaptureQueriesContext(connection) as ctx:
+        first = prepared.read((fresh, (table_session.pk,)), (NAMES, ("Zeno",)))
+        again = prepared.read((fresh, (table_session.pk,)), (NAMES, ("Zeno",)))
+        single = fresh.all(table_session.pk)
+    sent = [q["sql"] for q in ctx.captured_queries]
+    assert len(sent) == 3 and "PREPARE" in sent[0] and "EXECUTE" in sent[0]
+    assert "PREPARE" not in sent[1] and "PREPARE" not in sent[2] and 'FROM "floor_seat"' in sent[1]  # the comment
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    plain = prepared.read((fresh, (table_session.pk,)), (NAMES, ("Zeno",)))
+    assert [s.seat_number for s in first[0]] == [s.seat_number for s in again[0]] == [2, 1]
+    assert [s.pk for s in single] == [s.pk for s in plain[0]] == [s.pk for s in first[0]]
+    assert first[1] == again[1] == plain[1] == [{"first_name": "Aldo"}]
+
+
+def test_a_failed_text_prepares_afresh(commissario):
+    """PREPARE outlives a rolled-back transaction: after a text fails, the statements are
+    prepared again under new names (a new database session starts with none: the names are
+    kept on psycopg's connection object)."""
+    if not _server_prepared_text(connection):
+        pytest.skip("client-side binding on PostgreSQL, prepared statements on")
+    patron = PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    failing = Prepared(lambda pk: Patron.objects.filter(pk=pk).extra(where=["1 / (id - id) = 1"]))
+    fresh = Prepared(lambda last_name: Patron.objects.filter(last_name=last_name).values("pk"), args=(str,))
+    raw = connection.connection
+    with pytest.raises(DatabaseError), transaction.atomic():
+        prepared.read((fresh, ("Zeno",)), (failing, (patron.pk,)))
+    generation = raw._chemin_generation
+    assert generation >= 1 and not raw._chemin_prepared
+    assert prepared.read((fresh, ("Zeno",)), (NAMES, ("Zeno",))) == [[{"pk": patron.pk}], [{"first_name": "Aldo"}]]
+    assert raw._chemin_prepared and all(n.startswith(f"chemin_{generation}_") for n in raw._chemin_prepared)
