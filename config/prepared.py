@@ -165,9 +165,8 @@ def read(*queries: tuple[Prepared, tuple[Any, ...]], using: str = "default") -> 
     """`[p.all(*args) for p, args in queries]`, in one round trip where the database allows
     it (PostgreSQL: with client-side binding the SELECTs go as one text, run in order, and
     each result set is read in turn; with server-side binding they go in one pipeline);
-    one by one on SQLite. A SELECT ... FOR UPDATE among
-    them takes its lock before the statements after it run (each statement has its own
-    snapshot, as when sent alone)."""
+    one by one on SQLite. A SELECT ... FOR UPDATE among them takes its lock before the
+    statements after it run (each statement has its own snapshot, as when sent alone)."""
     connection = connections[using]
     mode = _batching(connection) if len(queries) > 1 else None
     if mode is None:
@@ -391,16 +390,21 @@ def _template(connection, sql: str) -> list[str]:
     return pieces
 
 
+def _quoter(cursor) -> Callable[[Any], str]:
+    """A value as the SQL literal psycopg's client-side binding writes for it (its own
+    quoting, in C), for this cursor's adapters and encoding."""
+    from psycopg.adapt import Transformer
+
+    as_literal, encoding = Transformer(cursor.cursor).as_literal, cursor.connection.info.encoding
+    return lambda value: "NULL" if value is None else as_literal(value).decode(encoding)
+
+
 def _execute_text(cursor, sqls: list[str], params: list[list[Any]]) -> None:
     """Execute these statements as one text with their values quoted in, as psycopg's
     client-side binding does (the same literals: its own quoting, in C), but with each
     statement's split at its placeholders kept per connection: psycopg keeps it only for
     statements under 4 KB and 50 values, and the batched ones are longer."""
-    from psycopg.adapt import Transformer
-
-    connection = cursor.db
-    quote, encoding = Transformer(cursor.cursor).as_literal, cursor.connection.info.encoding
-    out = []
+    connection, quote, out = cursor.db, _quoter(cursor), []
     for sql, values in zip(sqls, params, strict=True):
         pieces = _template(connection, sql)
         if len(pieces) != len(values) + 1:
@@ -409,7 +413,7 @@ def _execute_text(cursor, sqls: list[str], params: list[list[Any]]) -> None:
             out.append("; ")
         out.append(pieces[0])
         for value, piece in zip(values, pieces[1:], strict=True):
-            out.append("NULL" if value is None else quote(value).decode(encoding))
+            out.append(quote(value))
             out.append(piece)
     cursor.execute("".join(out))
 
@@ -438,8 +442,6 @@ def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]
     one database session to several clients in turn (set DATABASE_PREPARED_STATEMENTS=0)."""
     import hashlib
 
-    from psycopg.adapt import Transformer
-
     connection = cursor.db
     raw = connection.connection
     known = getattr(raw, "_chemin_prepared", None)
@@ -447,7 +449,7 @@ def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]
         known = raw._chemin_prepared = set()
         raw._chemin_generation = 0
     generation = raw._chemin_generation
-    quote, encoding = Transformer(cursor.cursor).as_literal, cursor.connection.info.encoding
+    quote = _quoter(cursor)
     head, body, new = [], [], set()
     for c, values in zip(compiled, params, strict=True):
         if c.server is None:
@@ -464,7 +466,7 @@ def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]
         if name not in known and name not in new:
             head.append(f"PREPARE {name} AS {sql}")
             new.add(name)
-        literals = ", ".join("NULL" if v is None else quote(v).decode(encoding) for v in values)
+        literals = ", ".join(quote(v) for v in values)
         comment = "" if "*/" in c.sql or "/*" in c.sql else f" /* {c.sql} */"
         body.append(f"EXECUTE {name}({literals}){comment}" if values else f"EXECUTE {name}{comment}")
     try:
