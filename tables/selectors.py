@@ -112,13 +112,29 @@ _OFFERS = Prepared(
     .order_by("order")
 )
 _BIDS = Prepared(lambda auction_id: Bid.objects.filter(auction_id=auction_id).select_related("patron").order_by("seq"))
-# Each patron's running balance at the session (the house's under None).
+# Each patron's running balance at the session (the house's under None): the postings summed
+# first, the names apart (joined before the sum, PostgreSQL hashed every patron of the casino).
 _BALANCES = Prepared(
     lambda session_id: Posting.objects.filter(session_id=session_id)
-    .values("patron_id", "patron__first_name", "patron__last_name")
+    .values("patron_id")
     .annotate(total=Sum("amount"))
     .order_by("patron_id")
 )
+# The names of the session's players: a patron with postings held a place at it (a bet or a
+# bank needs one), and a place's row stays when he leaves.
+_PLAYER_NAMES = Prepared(
+    lambda session_id: Seat.objects.filter(session_id=session_id).values(
+        "patron_id", "patron__first_name", "patron__last_name"
+    )
+)
+
+
+def _balance_names(balances: list[dict[str, Any]], players: list[dict[str, Any]]) -> dict[int, str]:
+    names = {r["patron_id"]: f"{r['patron__first_name']} {r['patron__last_name']}" for r in players}
+    missing = [r["patron_id"] for r in balances if r["patron_id"] is not None and r["patron_id"] not in names]
+    if missing:  # a posting without a place at the table: not expected, read rather than fail
+        names.update({p.pk: p.full_name for p in Patron.objects.filter(pk__in=missing)})
+    return names
 
 
 def _name(patron: Patron | None) -> dict[str, Any] | None:
@@ -297,6 +313,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
         if getattr(rows, name) is None:
             wanted[name] = (query, (sid,))
     wanted["balances"] = (_BALANCES, (sid,))
+    wanted["players"] = (_PLAYER_NAMES, (sid,))
     read = dict(zip(wanted, prepared.read(*wanted.values()), strict=True))
     if fresh:
         if not read["session"]:
@@ -326,6 +343,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
                 last_bank.banker
             )
     balances = read["balances"]
+    names = _balance_names(balances, read["players"])
     # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
     # otherwise), whatever the number of offers and bids.
     succession = None
@@ -384,11 +402,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
         "regola_marks": [{"patron": _name(m.patron), "declared": m.declared} for m in marks],
         "bars": [{"patron": _name(b.patron), "reason": b.reason, "at": b.at.isoformat()} for b in bars],
         "balances": [
-            {
-                "patron": r["patron_id"],
-                "name": f"{r['patron__first_name']} {r['patron__last_name']}",
-                "balance": r["total"],
-            }
+            {"patron": r["patron_id"], "name": names[r["patron_id"]], "balance": r["total"]}
             for r in balances
             if r["patron_id"] is not None
         ],

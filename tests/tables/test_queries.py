@@ -37,9 +37,10 @@ RECORD_QUERIES = 9
 # 4 writes and 6 reads.
 RECORD_ONE_BY_ONE = 10
 # The tablet's game state, read fresh: the session, last bank, shoe, last coup with its bets
-# and banco calls, places, marks, bars and balances, in one round trip (10 statements).
+# and banco calls, places, marks, bars, balances and the players' names, in one round trip
+# (11 statements).
 STATE_QUERIES = 1
-STATE_ONE_BY_ONE = 9
+STATE_ONE_BY_ONE = 10
 
 
 def _one_by_one(extra: int) -> int:
@@ -169,3 +170,25 @@ def test_a_session_the_view_locked_is_not_read_again(game):
         with CaptureQueriesContext(connection) as ctx:
             services.regola_mark(session=locked, by=game.capo, patron=game.seat(3), declared=False)
         assert session_reads(ctx) == 1
+
+
+def test_balances_name_a_patron_without_a_place_too(game):
+    """The balances take their names from the session's places (every patron with postings
+    held one); a posting of a patron who never held a place is still named (one more query)."""
+    from django.utils import timezone
+
+    from tables.models import Posting
+    from tests.factories import PatronFactory
+
+    coup = services.coup_record(
+        session=game.session, by=game.capo, cards=["7H", "7S", "KH", "KD"], punta_draws=False,
+        bets=[{"patron": game.seat(2), "amount": 10_00}],
+    )  # fmt: skip
+    state = selectors.session_game_state(game.session)
+    seated = {b["patron"]: b["name"] for b in state["balances"]}
+    assert seated[game.seat(2).pk] == game.seat(2).full_name
+    outsider = PatronFactory(first_name="Nessuno", last_name="Fuori", created_by=game.commissario)
+    Posting.objects.create(coup=coup, session=game.session, patron=outsider, role=Posting.Role.BETTOR,
+                           amount=0, at=timezone.now())  # fmt: skip
+    names = {b["patron"]: b["name"] for b in selectors.session_game_state(game.session)["balances"]}
+    assert names[outsider.pk] == "Nessuno Fuori" and names[game.seat(2).pk] == game.seat(2).full_name
