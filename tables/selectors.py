@@ -75,27 +75,20 @@ ACTIVE_SHOE = Prepared(
 LAST_COUP = Prepared(
     lambda session_id: Coup.objects.filter(session_id=session_id).select_related("punta").order_by("-number")[:1]
 )
-COUP_BETS = Prepared(
-    lambda coup_id: Bet.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
-)
-# The session's last coup's bets and banco calls, read with the coup itself (prepared.read).
+def _in_order(model, coup_id) -> QuerySet:
+    """A coup's bets or banco calls in order, their patrons and places loaded."""
+    return model.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
+
+
 def _last_coup_id(session_id: int) -> Subquery:
     return Subquery(Coup.objects.filter(session_id=session_id).order_by("-number").values("pk")[:1])
 
 
-LAST_COUP_BETS = Prepared(
-    lambda session_id: Bet.objects.filter(coup_id=_last_coup_id(session_id))
-    .select_related("patron", "seat")
-    .order_by("order")
-)
-LAST_COUP_CALLS = Prepared(
-    lambda session_id: BancoCall.objects.filter(coup_id=_last_coup_id(session_id))
-    .select_related("patron", "seat")
-    .order_by("order")
-)
-COUP_CALLS = Prepared(
-    lambda coup_id: BancoCall.objects.filter(coup_id=coup_id).select_related("patron", "seat").order_by("order")
-)
+COUP_BETS = Prepared(lambda coup_id: _in_order(Bet, coup_id))
+COUP_CALLS = Prepared(lambda coup_id: _in_order(BancoCall, coup_id))
+# The session's last coup's bets and banco calls, read with the coup itself (prepared.read).
+LAST_COUP_BETS = Prepared(lambda session_id: _in_order(Bet, _last_coup_id(session_id)))
+LAST_COUP_CALLS = Prepared(lambda session_id: _in_order(BancoCall, _last_coup_id(session_id)))
 SEATS = Prepared(
     lambda session_id: Seat.objects.filter(session_id=session_id, left_at__isnull=True).select_related("patron")
 )

@@ -24,8 +24,7 @@ from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, Profile, get_profile
 from tables.engine.profiles import Rounding
 
-from ..models import Bank, Coup, FauxTirageBar, Shoe
-from ..selectors import ACTIVE_SHOE
+from ..models import Bank, Coup, FauxTirageBar
 
 User = AbstractBaseUser
 
@@ -153,10 +152,6 @@ def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
 
 def active_bank(session: TableSession) -> Bank | None:
     return ACTIVE_BANK.first(session.pk)
-
-
-def active_shoe(session: TableSession) -> Shoe | None:
-    return ACTIVE_SHOE.first(session.pk)
 
 
 def coup_in_play(session: TableSession) -> Coup | None:
