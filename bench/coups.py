@@ -18,8 +18,8 @@ What it does:
    the cards dealt from a real shuffled 6-deck shoe kept by the tablet, the punta and the
    banker drawing as a player would; a new bank after a lost one, a new shoe once the stop
    card appears (as the answer's game state says);
-4. phase "trivial": the same K threads on GET /api/me/ (authenticated: the token with its user,
-   then the roles, two queries) for T seconds;
+4. phase "trivial": the same K threads on GET /api/me/ (authenticated: the token with its user
+   and roles, one query) for T seconds;
 4b. phase "paced" (--paced S, default 2; 0 skips it): the K tablets go on recording coups at
    their tables, each one coup every S seconds instead of back to back, for T seconds: the
    latency a tablet sees below saturation, counted from when each coup was due (a tablet that

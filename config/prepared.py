@@ -32,6 +32,7 @@ _MAX_PARAMS = 20_000  # below every backend's limit on the parameters of one sta
 
 class _Compiled:
     __slots__ = (
+        "annotations",
         "compiler",
         "converters",
         "end",
@@ -87,8 +88,7 @@ class Prepared:
             c.start, c.end = fields[0], fields[-1] + 1
             c.init_list = [f[0].target.attname for f in select[c.start : c.end]]
             c.populators = get_related_populators(klass_info, select, using)
-            if compiler.annotation_col_map:
-                raise ValueError("Prepared model queries do not support annotations")
+            c.annotations = tuple(compiler.annotation_col_map.items())  # set on each instance, as the ORM does
         elif queryset._iterable_class is ValuesIterable:
             c.kind = "values"
             query = queryset.query
@@ -123,13 +123,16 @@ class Prepared:
             names = compiled.names
             return [dict(zip(names, row, strict=True)) for row in rows]
         out = []
-        model, start, end, init_list, populators = (
+        model, start, end, init_list, populators, annotations = (
             compiled.model, compiled.start, compiled.end, compiled.init_list, compiled.populators,
+            compiled.annotations,
         )  # fmt: skip
         for row in rows:
             obj = model.from_db(using, init_list, row[start:end])
             for populator in populators:
                 populator.populate(row, obj)
+            for name, position in annotations:
+                setattr(obj, name, row[position])
             out.append(obj)
         return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -15,6 +16,12 @@ class Role(StrEnum):
 
 
 ALL_ROLES = tuple(Role)
+
+
+def cache_roles(user: Any, roles: Iterable[str]) -> None:
+    """Remember `roles` as the user's for this request (read along with the user: see
+    floor.authentication), so that user_roles does not query them."""
+    user._chemin_roles = frozenset(str(role) for role in roles)
 
 
 def user_roles(user: Any) -> frozenset[str]:

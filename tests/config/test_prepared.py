@@ -86,8 +86,32 @@ def test_refuses_what_it_cannot_replay(commissario):
         Prepared(lambda pk: Patron.objects.all()).all(1)
     with pytest.raises(ValueError, match="model instances or values"):
         Prepared(lambda pk: Patron.objects.filter(pk=pk).values_list("pk")).all(1)
-    with pytest.raises(ValueError, match="annotations"):
-        Prepared(lambda pk: Patron.objects.filter(pk=pk).annotate(n=Count("seats"))).all(1)
+
+
+def test_model_annotations_are_set_as_the_orm_sets_them(table_session, commissario):
+    seated = _seat(table_session, commissario, 1)
+    alone = PatronFactory(created_by=commissario)
+    counted = Prepared(
+        lambda session_id: (
+            Seat.objects.filter(session_id=session_id)
+            .select_related("patron")
+            .annotate(places=Count("patron__seats"))
+        )
+    )
+    (seat,) = counted.all(table_session.pk)
+    (orm,) = (
+        Seat.objects.filter(session_id=table_session.pk)
+        .select_related("patron")
+        .annotate(places=Count("patron__seats"))
+    )
+    assert (
+        (seat.pk, seat.places, seat.patron.pk)
+        == (orm.pk, orm.places, orm.patron.pk)
+        == (seated.pk, 1, seated.patron_id)
+    )
+    per_patron = Prepared(lambda pk: Patron.objects.filter(pk=pk).annotate(n=Count("seats")))
+    assert per_patron.get(alone.pk).n == 0
+    assert per_patron.get(seated.patron_id).n == 1
 
 
 def test_read_gives_each_querys_rows_in_one_round_trip(table_session, commissario):
@@ -127,7 +151,9 @@ def test_read_holds_the_lock_of_a_select_for_update(commissario):
             assert row == patron and names == [{"first_name": "Aldo"}]
             with pytest.raises(psycopg.errors.LockNotAvailable):
                 other.execute("SELECT 1 FROM floor_patron WHERE id = %s FOR UPDATE NOWAIT", [patron.pk])
-        assert other.execute("SELECT 1 FROM floor_patron WHERE id = %s FOR UPDATE NOWAIT", [patron.pk]).fetchone()
+        assert other.execute(
+            "SELECT 1 FROM floor_patron WHERE id = %s FOR UPDATE NOWAIT", [patron.pk]
+        ).fetchone()
 
 
 def test_insert_sets_keys_like_bulk_create(commissario):
@@ -343,7 +369,9 @@ def test_reads_run_as_prepared_statements_once_prepared(table_session, commissar
         single = fresh.all(table_session.pk)
     sent = [q["sql"] for q in ctx.captured_queries]
     assert len(sent) == 3 and "PREPARE" in sent[0] and "EXECUTE" in sent[0]
-    assert "PREPARE" not in sent[1] and "PREPARE" not in sent[2] and 'FROM "floor_seat"' in sent[1]  # the comment
+    assert (
+        "PREPARE" not in sent[1] and "PREPARE" not in sent[2] and 'FROM "floor_seat"' in sent[1]
+    )  # the comment
     settings.DATABASE_PREPARED_STATEMENTS = False
     plain = prepared.read((fresh, (table_session.pk,)), (NAMES, ("Zeno",)))
     assert [s.seat_number for s in first[0]] == [s.seat_number for s in again[0]] == [2, 1]
@@ -365,5 +393,8 @@ def test_a_failed_text_prepares_afresh(commissario):
         prepared.read((fresh, ("Zeno",)), (failing, (patron.pk,)))
     generation = raw._chemin_generation
     assert generation >= 1 and not raw._chemin_prepared
-    assert prepared.read((fresh, ("Zeno",)), (NAMES, ("Zeno",))) == [[{"pk": patron.pk}], [{"first_name": "Aldo"}]]
+    assert prepared.read((fresh, ("Zeno",)), (NAMES, ("Zeno",))) == [
+        [{"pk": patron.pk}],
+        [{"first_name": "Aldo"}],
+    ]
     assert raw._chemin_prepared and all(n.startswith(f"chemin_{generation}_") for n in raw._chemin_prepared)

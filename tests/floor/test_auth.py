@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory, force_authenticate
@@ -86,6 +88,39 @@ def test_me_shows_the_roles(api_client_for, make_user):
         "id": both.pk, "username": "both", "first_name": "Giulia", "last_name": "Contarini",
         "roles": ["capo_partita", "changeur"],
     }
+
+
+def test_a_token_request_reads_the_user_and_his_roles_in_one_query(api_client_for, make_user):
+    both = make_user("both", Role.CAPO_PARTITA, Role.CHANGEUR)
+    client = api_client_for(both, token=True)
+    client.get("/api/me/")  # the first on this connection compiles the query
+    with CaptureQueriesContext(connection) as captured:
+        body = client.get("/api/me/").json()
+    assert body["roles"] == ["capo_partita", "changeur"]
+    assert len(captured) == 1, [q["sql"] for q in captured]
+    auditor = make_user("reader", Role.AUDITOR)
+    assert api_client_for(auditor, token=True).get("/api/me/").json()["roles"] == ["auditor"]
+    nobody = make_user("nobody")  # no role: refused, as before
+    assert api_client_for(nobody, token=True).get("/api/me/").status_code == 403
+
+
+@pytest.mark.parametrize("key", ["0" * 40, "short", "nul\x00key"])
+def test_an_unknown_token_is_refused(key):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    refused = client.get("/api/me/")
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "authentication_failed"
+
+
+def test_an_inactive_users_token_is_refused(api_client_for, make_user):
+    gone = make_user("gone", Role.COMMISSARIO)
+    client = api_client_for(gone, token=True)
+    gone.is_active = False
+    gone.save(update_fields=["is_active"])
+    refused = client.get("/api/me/")
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "authentication_failed"
 
 
 def test_failed_logins_are_throttled_even_with_the_right_password(throttle, commissario):
