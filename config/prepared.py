@@ -88,7 +88,9 @@ class Prepared:
             c.start, c.end = fields[0], fields[-1] + 1
             c.init_list = [f[0].target.attname for f in select[c.start : c.end]]
             c.populators = get_related_populators(klass_info, select, using)
-            c.annotations = tuple(compiler.annotation_col_map.items())  # set on each instance, as the ORM does
+            c.annotations = tuple(
+                compiler.annotation_col_map.items()
+            )  # set on each instance, as the ORM does
         elif queryset._iterable_class is ValuesIterable:
             c.kind = "values"
             query = queryset.query
@@ -141,7 +143,12 @@ class Prepared:
         compiled = self._compiled(connection, using)
         with connection.cursor() as cursor:
             if _batching(connection) == "text" and _server_prepared():
-                _execute_prepared(cursor, [compiled], [self._params(compiled, args)])
+                _execute_prepared(
+                    cursor,
+                    [compiled.sql],
+                    [self._params(compiled, args)],
+                    _compiled_forms(connection, [compiled]),
+                )
             else:
                 cursor.execute(compiled.sql, self._params(compiled, args))
             rows = cursor.fetchall()
@@ -182,7 +189,9 @@ def read(*queries: tuple[Prepared, tuple[Any, ...]], using: str = "default") -> 
         results = []
         with connection.cursor() as cursor:
             if _server_prepared():
-                _execute_prepared(cursor, compiled, params)
+                _execute_prepared(
+                    cursor, [c.sql for c in compiled], params, _compiled_forms(connection, compiled)
+                )
             else:
                 _execute_text(cursor, [c.sql for c in compiled], params)
             for i in range(len(compiled)):
@@ -200,6 +209,7 @@ def _cached_sql(connection, key: tuple, make: Callable[[], str]) -> str:
     sql = cache.get(key)
     if sql is None:
         sql = cache[key] = make()
+        _preparable(connection, sql)
     return sql
 
 
@@ -318,8 +328,12 @@ def update_sql(
 def update(obj: Any, fields: list[str] | tuple[str, ...], using: str = "default") -> None:
     """`obj.save(update_fields=fields)` for a row known to exist (update_sql; no signals)."""
     sql, params = update_sql(obj, fields, using)
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, params)
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if _batching(connection) == "text" and _server_prepared():
+            _execute_prepared(cursor, [sql], [params], _write_forms(connection, [sql]))
+        else:
+            cursor.execute(sql, params)
         if cursor.rowcount != 1:
             raise DatabaseError(f"{type(obj)._meta.object_name} {obj.pk}: the update changed no row")
 
@@ -423,28 +437,64 @@ def _execute_text(cursor, sqls: list[str], params: list[list[Any]]) -> None:
 
 def _server_prepared() -> bool:
     """settings.DATABASE_PREPARED_STATEMENTS (on unless DATABASE_PREPARED_STATEMENTS=0): the
-    compiled reads run as PostgreSQL prepared statements (_execute_prepared)."""
+    compiled reads, and the writes built by insert_sql and update_sql, run as PostgreSQL
+    prepared statements (_execute_prepared)."""
     from django.conf import settings
 
     return getattr(settings, "DATABASE_PREPARED_STATEMENTS", True)
 
 
-def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]) -> None:
-    """Run compiled reads as PostgreSQL prepared statements, in one round trip: PostgreSQL
+def _server_form(connection, sql: str) -> tuple[str, str, int]:
+    """A statement's prepared form: its name's digest, its text with $1..$n for %s, and its
+    count of values."""
+    import hashlib
+
+    pieces = _template(connection, sql)
+    numbered = [pieces[0]]
+    for i, piece in enumerate(pieces[1:], 1):
+        numbered += [f"${i}", piece]
+    text = "".join(numbered)
+    return hashlib.sha256(text.encode()).hexdigest()[:20], text, len(pieces) - 1
+
+
+def _preparable(connection, sql: str) -> None:
+    """Mark a write's SQL, built once per connection (insert_sql, update_sql), as one to run
+    as a prepared statement (_execute_prepared)."""
+    connection.__dict__.setdefault("_chemin_preparable", {})[sql] = None
+
+
+def _write_forms(connection, sqls: list[str]) -> list[tuple[str, str, int] | None]:
+    """The prepared form of each of these writes, None for one not built here (run as text)."""
+    forms = connection.__dict__.get("_chemin_preparable", {})
+    out = []
+    for sql in sqls:
+        if sql not in forms:
+            out.append(None)
+            continue
+        form = forms[sql]
+        if form is None:
+            form = forms[sql] = _server_form(connection, sql)
+        out.append(form)
+    return out
+
+
+def _execute_prepared(
+    cursor, sqls: list[str], params: list[list[Any]], forms: list[tuple[str, str, int] | None]
+) -> None:
+    """Run statements as PostgreSQL prepared statements, in one round trip: PostgreSQL
     parses and plans each once per database session instead of on every run (measured:
-    about 40% of its CPU on the coup path went to parsing and planning).
+    about 40% of its CPU on the coup path went to parsing and planning). `forms` gives each
+    statement's prepared form (_server_form); one with None goes as text (_execute_text).
 
     Each is PREPAREd the first time this database session runs it, at the head of the same
     text (so the count of queries does not change), then run with EXECUTE name(values),
     the values quoted as _execute_text quotes them; a comment after each EXECUTE carries the
-    statement's SQL for the logs. The cursor is left on the first EXECUTE's result.
+    statement's SQL for the logs. The cursor is left on the first statement's result.
 
     PREPARE outlives the transaction it runs in (PostgreSQL does not roll it back): a text
     that fails may or may not have prepared its statements, so the session's names then
     start afresh (a new generation) and are prepared again. Not behind a pooler that hands
     one database session to several clients in turn (set DATABASE_PREPARED_STATEMENTS=0)."""
-    import hashlib
-
     connection = cursor.db
     raw = connection.connection
     known = getattr(raw, "_chemin_prepared", None)
@@ -454,23 +504,25 @@ def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]
     generation = raw._chemin_generation
     quote = _quoter(cursor)
     head, body, new = [], [], set()
-    for c, values in zip(compiled, params, strict=True):
-        if c.server is None:
-            pieces = _template(connection, c.sql)
-            numbered = [pieces[0]]
-            for i, piece in enumerate(pieces[1:], 1):
-                numbered += [f"${i}", piece]
-            sql = "".join(numbered)
-            c.server = (hashlib.sha256(sql.encode()).hexdigest()[:20], sql, len(pieces) - 1)
-        digest, sql, count = c.server
+    for sql, values, form in zip(sqls, params, forms, strict=True):
+        if form is None:
+            pieces = _template(connection, sql)
+            if len(pieces) != len(values) + 1:
+                raise DatabaseError(f"prepared: {len(values)} values for {len(pieces) - 1} placeholders")
+            text = [pieces[0]]
+            for value, piece in zip(values, pieces[1:], strict=True):
+                text += [quote(value), piece]
+            body.append("".join(text))
+            continue
+        digest, numbered, count = form
         if count != len(values):
             raise DatabaseError(f"prepared: {len(values)} values for {count} placeholders")
         name = f"chemin_{generation}_{digest}"
         if name not in known and name not in new:
-            head.append(f"PREPARE {name} AS {sql}")
+            head.append(f"PREPARE {name} AS {numbered}")
             new.add(name)
         literals = ", ".join(quote(v) for v in values)
-        comment = "" if "*/" in c.sql or "/*" in c.sql else f" /* {c.sql} */"
+        comment = "" if "*/" in sql or "/*" in sql else f" /* {sql} */"
         body.append(f"EXECUTE {name}({literals}){comment}" if values else f"EXECUTE {name}{comment}")
     try:
         cursor.execute("; ".join(head + body))
@@ -479,8 +531,15 @@ def _execute_prepared(cursor, compiled: list[_Compiled], params: list[list[Any]]
         raw._chemin_generation = generation + 1
         raise
     known.update(new)
-    for _ in head:  # past the PREPAREs' results, to the first EXECUTE's
+    for _ in head:  # past the PREPAREs' results, to the first statement's
         cursor.nextset()
+
+
+def _compiled_forms(connection, compiled: list[_Compiled]) -> list[tuple[str, str, int]]:
+    for c in compiled:
+        if c.server is None:
+            c.server = _server_form(connection, c.sql)
+    return [c.server for c in compiled]
 
 
 def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> list[tuple] | None:
@@ -496,7 +555,11 @@ def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> li
         return _pipelined(connection, [sql for sql, _ in statements], [ps for _, ps in statements])[0]
     with connection.cursor() as cursor:
         if mode == "text":
-            _execute_text(cursor, [sql for sql, _ in statements], [ps for _, ps in statements])
+            sqls, params = [sql for sql, _ in statements], [ps for _, ps in statements]
+            if _server_prepared():
+                _execute_prepared(cursor, sqls, params, _write_forms(connection, sqls))
+            else:
+                _execute_text(cursor, sqls, params)
             return cursor.fetchall() if cursor.description is not None else None
         rows = None
         for i, (sql, params) in enumerate(statements):

@@ -398,3 +398,49 @@ def test_a_failed_text_prepares_afresh(commissario):
         [{"first_name": "Aldo"}],
     ]
     assert raw._chemin_prepared and all(n.startswith(f"chemin_{generation}_") for n in raw._chemin_prepared)
+
+
+def test_writes_run_as_prepared_statements_once_prepared(commissario, settings):
+    """The INSERTs and UPDATEs built here (insert_sql, update_sql) are PREPAREd once per
+    database session too; other SQL in the same write goes as text. Same rows, same keys,
+    same refusal of an update that changes nothing."""
+    if not _server_prepared_text(connection):
+        pytest.skip("client-side binding on PostgreSQL, prepared statements on")
+    a = PatronFactory(notes="before", created_by=commissario)
+    connection.ensure_connection()
+    raw = connection.connection  # as after a failed text: names start afresh, none prepared yet
+    raw._chemin_prepared, raw._chemin_generation = set(), getattr(raw, "_chemin_generation", 0) + 1
+    rounds = []
+    for n in range(2):
+        new = [PatronFactory.build(created_by=commissario, notes=f"it's {n}") for _ in range(3)]
+        a.notes = f"round {n}"
+        with CaptureQueriesContext(connection) as ctx:
+            rows = prepared.write(
+                [
+                    prepared.insert_sql(new),
+                    prepared.update_sql(a, ["notes"]),
+                    ("UPDATE floor_patron SET last_name = %s WHERE id = %s", ["Zeno", a.pk]),
+                ]
+            )
+        prepared.saved(new, [row[0] for row in rows])
+        rounds.append(ctx.captured_queries[0]["sql"])
+        assert len(ctx.captured_queries) == 1
+        assert [Patron.objects.get(pk=p.pk).notes for p in new] == [f"it's {n}"] * 3
+    assert rounds[0].count("PREPARE") == 2 and "PREPARE" not in rounds[1]
+    assert rounds[1].count("EXECUTE") == 2 and "UPDATE floor_patron SET last_name = 'Zeno'" in rounds[1]
+    a.refresh_from_db()
+    assert (a.notes, a.last_name) == ("round 1", "Zeno")
+    a.notes = "alone"
+    with CaptureQueriesContext(connection) as ctx:
+        prepared.update(a, ["notes"])
+    assert "EXECUTE" in ctx.captured_queries[0]["sql"] and "PREPARE" not in ctx.captured_queries[0]["sql"]
+    a.refresh_from_db()
+    assert a.notes == "alone"
+    with pytest.raises(DatabaseError, match="changed no row"):
+        prepared.update(Patron(pk=-1, notes="x"), ["notes"])
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    plain = [PatronFactory.build(created_by=commissario)]
+    with CaptureQueriesContext(connection) as ctx:
+        prepared.insert(plain)
+    assert "EXECUTE" not in ctx.captured_queries[0]["sql"]
+    assert Patron.objects.get(pk=plain[0].pk).document_number == plain[0].document_number
