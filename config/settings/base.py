@@ -83,9 +83,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
         server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5)
     )
 # The hot reads compiled once per connection and the inserts and updates built for the hot
-# paths (config/prepared.py) run as PostgreSQL prepared statements, parsed and planned once per database session. Set DATABASE_PREPARED_STATEMENTS=0
-# behind a pooler that hands one database session to several clients (PgBouncer in
-# transaction mode): their PREPAREs would land on other sessions.
+# paths (config/prepared.py) run as PostgreSQL prepared statements, parsed and planned once
+# per database session. Set DATABASE_PREPARED_STATEMENTS=0 behind a pooler that hands one
+# database session to several clients (PgBouncer in transaction mode): their PREPAREs would
+# land on other sessions.
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
