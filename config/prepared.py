@@ -88,9 +88,8 @@ class Prepared:
             c.start, c.end = fields[0], fields[-1] + 1
             c.init_list = [f[0].target.attname for f in select[c.start : c.end]]
             c.populators = get_related_populators(klass_info, select, using)
-            c.annotations = tuple(
-                compiler.annotation_col_map.items()
-            )  # set on each instance, as the ORM does
+            # set on each instance as the ORM sets them
+            c.annotations = tuple(compiler.annotation_col_map.items())
         elif queryset._iterable_class is ValuesIterable:
             c.kind = "values"
             query = queryset.query
@@ -416,23 +415,27 @@ def _quoter(cursor) -> Callable[[Any], str]:
     return lambda value: "NULL" if value is None else as_literal(value).decode(encoding)
 
 
+def _quoted(connection, quote: Callable[[Any], str], sql: str, values: list[Any]) -> str:
+    """The statement with its values quoted in at its placeholders (split once: _template)."""
+    pieces = _template(connection, sql)
+    if len(pieces) != len(values) + 1:
+        raise DatabaseError(f"prepared: {len(values)} values for {len(pieces) - 1} placeholders")
+    out = [pieces[0]]
+    for value, piece in zip(values, pieces[1:], strict=True):
+        out.append(quote(value))
+        out.append(piece)
+    return "".join(out)
+
+
 def _execute_text(cursor, sqls: list[str], params: list[list[Any]]) -> None:
     """Execute these statements as one text with their values quoted in, as psycopg's
     client-side binding does (the same literals: its own quoting, in C), but with each
     statement's split at its placeholders kept per connection: psycopg keeps it only for
     statements under 4 KB and 50 values, and the batched ones are longer."""
-    connection, quote, out = cursor.db, _quoter(cursor), []
-    for sql, values in zip(sqls, params, strict=True):
-        pieces = _template(connection, sql)
-        if len(pieces) != len(values) + 1:
-            raise DatabaseError(f"prepared: {len(values)} values for {len(pieces) - 1} placeholders")
-        if out:
-            out.append("; ")
-        out.append(pieces[0])
-        for value, piece in zip(values, pieces[1:], strict=True):
-            out.append(quote(value))
-            out.append(piece)
-    cursor.execute("".join(out))
+    connection, quote = cursor.db, _quoter(cursor)
+    cursor.execute(
+        "; ".join(_quoted(connection, quote, sql, values) for sql, values in zip(sqls, params, strict=True))
+    )
 
 
 def _server_prepared() -> bool:
@@ -506,13 +509,7 @@ def _execute_prepared(
     head, body, new = [], [], set()
     for sql, values, form in zip(sqls, params, forms, strict=True):
         if form is None:
-            pieces = _template(connection, sql)
-            if len(pieces) != len(values) + 1:
-                raise DatabaseError(f"prepared: {len(values)} values for {len(pieces) - 1} placeholders")
-            text = [pieces[0]]
-            for value, piece in zip(values, pieces[1:], strict=True):
-                text += [quote(value), piece]
-            body.append("".join(text))
+            body.append(_quoted(connection, quote, sql, values))
             continue
         digest, numbered, count = form
         if count != len(values):
