@@ -102,6 +102,9 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
 
     Without a key (an old page, a script) the post runs unprotected, like the API's
     optional header. A refusal never raises out of here: it comes back as an Outcome."""
+    if any("\x00" in name or any("\x00" in value for value in values) for name, values in request.POST.lists()):
+        # as the API refuses them (nothing stored: PostgreSQL and the audit trail hold no NUL)
+        return Outcome(False, _("Null characters are not allowed."), "null_characters", 400)
     raw = request.POST.get(KEY_FIELD) or request.headers.get(HEADER)
     try:
         key = validate_key(raw, required=False)

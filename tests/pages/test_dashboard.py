@@ -111,3 +111,13 @@ def test_open_the_gaming_day(client_for, commissario, casino):
     response = client_for(commissario).post(f"/floor/casinos/{casino.pk}/open-day/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200
     assert floor_services.GamingDay.objects.filter(casino=casino, closed_at__isnull=True).exists()
+
+
+@pytest.mark.parametrize(("action", "data"), [("minimum", {"minimum": "200", "reason": "a\x00b"}), ("interrupt", {"reason": "a\x00b"})])
+def test_a_null_character_in_a_floor_form_is_refused_and_writes_nothing(client_for, game, action, data):
+    response = post(client_for(game.commissario), game.session.table, action, session=game.session.pk, **data)
+    assert response.status_code == 400
+    assert "Null characters are not allowed." in response.content.decode()
+    game.session.refresh_from_db()
+    assert not MinimumChange.objects.exists()
+    assert game.session.status == TableSession.Status.OPEN

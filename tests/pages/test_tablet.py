@@ -156,3 +156,25 @@ def test_unknown_action_is_404(client_for, game):
 
 def test_patron_factory_is_usable(db):
     assert PatronFactory().full_name
+
+
+@pytest.mark.parametrize(
+    ("action", "data"),
+    [
+        ("bar", {"reason": "a\x00b"}),
+        ("void", {"rank": "2", "suit": "H", "reason": "a\x00b"}),
+        ("shoe-load", {"number": "\x00"}),
+    ],
+)
+def test_a_null_character_in_a_form_is_refused_and_writes_nothing(client_for, game, action, data):
+    from audit.models import AuditEvent
+    from tables.models import FauxTirageBar, Shoe, ShoeCard
+
+    if action == "bar":
+        data = {**data, "patron": game.seat(3).pk}
+    before = (AuditEvent.objects.count(), FauxTirageBar.objects.count(), Shoe.objects.count(), ShoeCard.objects.count())
+    response = post(client_for(game.capo), game.session, action, **data)
+    assert response.status_code == 400
+    assert "Null characters are not allowed." in response.content.decode()
+    after = (AuditEvent.objects.count(), FauxTirageBar.objects.count(), Shoe.objects.count(), ShoeCard.objects.count())
+    assert after == before
