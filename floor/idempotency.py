@@ -59,8 +59,10 @@ from .models import IdempotencyKey
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 200
-# Printable ASCII (space to tilde): a UUID, a ULID or "tablet-7:coup-123" all fit.
-_KEY_RE = re.compile(rf"[\x20-\x7e]{{1,{MAX_KEY_LENGTH}}}")
+# Printable ASCII (space to tilde) but the comma: a UUID, a ULID or "tablet-7:coup-123" all
+# fit. No comma because a header sent twice reaches the app as its values joined by commas:
+# two keys would pass for one, another one if the client sent them in the other order.
+_KEY_RE = re.compile(rf"[\x20-\x2b\x2d-\x7e]{{1,{MAX_KEY_LENGTH}}}")
 
 # Refusals that say nothing about the request itself: a role granted, a login, a throttle
 # window passing must let the same key run. 5xx are never stored either (see _storable).
@@ -129,7 +131,8 @@ def validate_key(raw: str | None, *, required: bool) -> str | None:
     if not _KEY_RE.fullmatch(raw):
         raise ApplicationError(
             "bad_idempotency_key",
-            f"The {HEADER} header must be 1 to {MAX_KEY_LENGTH} printable ASCII characters.",
+            f"The {HEADER} header must be one value of 1 to {MAX_KEY_LENGTH} printable ASCII "
+            "characters other than the comma.",
             details={"max_length": MAX_KEY_LENGTH},
         )
     return raw
@@ -239,7 +242,8 @@ def idempotency_key_parameter(*, required: bool) -> OpenApiParameter:
         location=OpenApiParameter.HEADER,
         required=required,
         description=(
-            f"1 to {MAX_KEY_LENGTH} printable ASCII characters, unique per intended operation (a UUID). "
+            f"1 to {MAX_KEY_LENGTH} printable ASCII characters other than the comma (the header is "
+            "sent once), unique per intended operation (a UUID). "
             "A retry with the same key and the same request gets the first answer again, with the "
             f"header `{REPLAYED_HEADER}: true`, and changes nothing. The same key with another "
             "request: 422 `idempotency_key_reused`. Keys are scoped to the user and kept for days "

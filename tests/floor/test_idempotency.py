@@ -254,7 +254,11 @@ def test_a_200_character_key_is_accepted(world, commissario, api_client_for):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("key", ["", "k" * 201, "clé", "tab\there", "\x7f"], ids=["empty", "201", "accent", "tab", "del"])
+@pytest.mark.parametrize(
+    "key",
+    ["", "k" * 201, "clé", "tab\there", "\x7f", "dup-a,dup-b"],
+    ids=["empty", "201", "accent", "tab", "del", "comma: the header sent twice, as the server joins it"],
+)
 def test_a_malformed_key_is_a_400_and_writes_nothing(key, world, commissario, api_client_for):
     before = everything()
     response = post(api_client_for(commissario), PATRONS, patron_body(), key=key)
