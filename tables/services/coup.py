@@ -932,7 +932,14 @@ def coup_record(
             else:
                 _card_deal(play, pending.pop(0))
         if pending:
-            _card_deal(play, pending[0])  # refused with the engine's code
+            # More cards than the coup as played takes: the engine's refusal (too_many_cards,
+            # card_after_natural), settled or waiting for its reconstruction, whose shoe cards
+            # go in next_cards.
+            with engine_errors():
+                live.deal(coup.cards, pending[0], punta_draws=coup.punta_draws, banker_draws=coup.banker_draws)
+            raise ApplicationError(  # the engine refuses a card to a complete coup; never reached
+                "too_many_cards", "The coup is complete: no side takes another card.", details={"unused": pending}
+            )
         extra = list(next_cards or ())
         rec = dict(reconstruction or {})
         while coup.state == Coup.State.PENDING:

@@ -71,6 +71,18 @@ def test_a_fourth_card_to_a_side(game, tablet, closed, refused_api):
     refused_api(400, "too_many_cards", lambda: tablet.post(f"/api/sessions/{sid}/coups/record/", body))
 
 
+def test_an_extra_card_in_a_one_shot_coup_that_waits_for_its_reconstruction(game, tablet, refused_api):
+    """The as-played coup is complete and pending (the punta alla Regola stood on 4): a card
+    after its last is refused as too many, not as a step of the pending coup; the
+    reconstruction's shoe cards go in next_cards."""
+    sid = game.session.pk
+    tablet.ok(tablet.post(f"/api/sessions/{sid}/regola/", {"patron": game.seat(2).pk, "declared": True}))
+    body = {"cards": ["2H", "KS", "2C", "5D", "9D", "3H"], "punta_draws": False,
+            "bets": [{"patron": game.seat(2).pk, "amount": 100_00}]}  # fmt: skip
+    err = refused_api(400, "too_many_cards", lambda: tablet.post(f"/api/sessions/{sid}/coups/record/", body))
+    assert err["details"]["count"] == 5
+
+
 def test_card_after_a_natural_and_declaration_order(game, tablet, closed, refused_api):
     deal(tablet, closed, ["KH", "5S", "3C"])
     refused_api(400, "cards_missing", lambda: tablet.post(f"/api/coups/{closed}/declaration/", {"draws": True}))
