@@ -579,6 +579,9 @@ class CoupSummarySerializer(serializers.ModelSerializer):
     punta = serializers.SerializerMethodField()
     bank_number = serializers.IntegerField(source="bank.number")
     shoe_seq = serializers.IntegerField(source="shoe.seq")
+    winner = serializers.SerializerMethodField(
+        help_text="punta | banker | tie; null until settled, as in the game state."
+    )
 
     class Meta:
         model = Coup
@@ -616,6 +619,9 @@ class CoupSummarySerializer(serializers.ModelSerializer):
     @extend_schema_field(GamePatronRefSerializer(allow_null=True))
     def get_punta(self, coup) -> dict | None:
         return None if coup.punta is None else {"id": coup.punta.pk, "name": coup.punta.full_name}
+
+    def get_winner(self, coup) -> str | None:
+        return coup.winner or None
 
 
 class CoupDetailSerializer(CoupSummarySerializer):

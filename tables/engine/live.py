@@ -144,12 +144,12 @@ def decide(cards: Sequence[Card], *, punta_draws: bool | None, banker_draws: boo
         return
     if step.need == COMPLETE and step.natural:
         raise EngineError("card_after_natural", "a natural was shown: the banker has no decision")
-    raise EngineError(
-        "decision_not_expected",
-        f"the coup needs {step.need} now, not the banker's decision",
-        need=step.need,
-        side=step.side,
+    message = (
+        "the coup is complete: the banker has no decision to make"
+        if step.need == COMPLETE
+        else f"the coup needs {step.need} now, not the banker's decision"
     )
+    raise EngineError("decision_not_expected", message, need=step.need, side=step.side)
 
 
 def decision_hint(

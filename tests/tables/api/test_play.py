@@ -324,3 +324,12 @@ def test_answers_match_their_documented_serializers(game, tablet):
     _conforms(CoupAnswerSerializer(), answer)
     _conforms(GameStateSerializer(), tablet.ok(tablet.get(f"/api/sessions/{sid}/game/")))
     assert Coup.objects.filter(session=game.session).count() == 2
+
+
+def test_a_coup_in_play_has_no_winner_yet_in_the_record_as_in_the_game_state(game, tablet):
+    sid = game.session.pk
+    answer = tablet.ok(tablet.post(f"/api/sessions/{sid}/coups/"), 201)
+    cid = answer["coup"]["id"]
+    assert answer["coup"]["winner"] is None
+    assert tablet.ok(tablet.get(f"/api/coups/{cid}/"))["winner"] is None
+    assert [c["winner"] for c in tablet.ok(tablet.get(f"/api/sessions/{sid}/coups/"))["results"]] == [None]

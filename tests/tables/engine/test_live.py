@@ -87,9 +87,11 @@ def test_banker_stands_completes_and_draws_waits_for_his_card():
     with pytest.raises(EngineError) as exc:
         decide(cards, punta_draws=False, banker_draws=False)
     assert exc.value.code == "decision_not_expected"
+    assert exc.value.message == "the coup is complete: the banker has no decision to make"
     with pytest.raises(EngineError) as exc:
         decide(cards[:3], punta_draws=None, banker_draws=None)
     assert exc.value.code == "decision_not_expected"
+    assert exc.value.message == "the coup needs card now, not the banker's decision"
     with pytest.raises(EngineError) as exc:
         declare(cards[:3], punta_draws=None)
     assert exc.value.code == "cards_missing"
