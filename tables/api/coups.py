@@ -168,7 +168,8 @@ class ShoeLoadApi(_TableApi):
         summary="Load a new shoe",
         description="The previous shoe ends; the banker does not change (RULES.md §1). Codes: "
         "`coup_in_progress`, `shoe_number_required`, `shoe_number_mismatch` (the first shoe is the "
-        "session's), `bad_shoe` (decks), `bad_card` / `bad_burn` (burn)." + WRITE_NOTE,
+        "session's), `shoe_in_use` (in play at another table, §6), `bad_shoe` (decks), `bad_card` / "
+        "`bad_burn` (burn)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+
+from django.db import transaction
 
 from config import prepared
 from config.errors import ApplicationError, Conflict
@@ -175,6 +178,7 @@ def shoe_load(
             "The first shoe is the one assigned to the session.",
             details={"number": number, "session_shoe_number": session.shoe_number},
         )
+    _refuse_shoe_in_use(session, number)
     decks = session.table.decks if decks is None else decks
     with engine_errors():
         state = EngineShoe.for_profile(profile, decks)
@@ -214,6 +218,37 @@ def shoe_load(
         },
     )
     return shoe
+
+
+def _refuse_shoe_in_use(session: TableSession, number: str) -> None:
+    """A numbered sabot is at one table at a time (RULES.md §6): refused if it is the shoe in
+    play at another open session of the gaming day. Shoe loads of one gaming day take turns
+    on a transaction-scoped advisory lock (PostgreSQL), so two tables cannot both load it;
+    it waits on no other lock, so it cannot deadlock with the session locks."""
+    connection = transaction.get_connection()
+    if connection.vendor == "postgresql":
+        key = int.from_bytes(
+            hashlib.sha256(f"chemin:shoe-numbers:{session.gaming_day_id}".encode()).digest()[:8],
+            "big",
+            signed=True,
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    elsewhere = (
+        Shoe.objects.filter(
+            number=number, finished_at__isnull=True, session__gaming_day_id=session.gaming_day_id
+        )
+        .exclude(session_id=session.pk)
+        .exclude(session__status=TableSession.Status.CLOSED)
+        .values_list("session_id", flat=True)
+        .first()
+    )
+    if elsewhere is not None:
+        raise Conflict(
+            "shoe_in_use",
+            "This shoe is in play at another table.",
+            details={"shoe_number": number, "session": elsewhere},
+        )
 
 
 @service_atomic

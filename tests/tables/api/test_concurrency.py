@@ -114,3 +114,19 @@ def test_the_same_one_shot_from_two_tablets_records_one_coup(game):
     assert all(r.json() == responses[0].json() for r in responses)
     assert sorted(r.headers.get("Idempotent-Replayed", "") for r in responses) == ["", "true", "true", "true"]
     assert Coup.objects.filter(session=game.session).count() == 1
+
+
+def test_two_tables_load_the_same_sabot_at_once(make_game):
+    """A numbered sabot is at one table at a time (RULES.md §6): of two tables loading the
+    same number at the same moment, one gets it and the other is refused."""
+    one, two = make_game("venezia"), make_game("venezia")
+    responses = race(
+        one.capo,
+        [post(f"/api/sessions/{game.session.pk}/shoes/", {"number": "S-77"}) for game in (one, two)],
+    )
+    assert sorted(r.status_code for r in responses) == [201, 409], responses
+    refused = next(r for r in responses if r.status_code == 409)
+    assert refused.json()["error"]["code"] == "shoe_in_use"
+    from tables.models import Shoe
+
+    assert Shoe.objects.filter(number="S-77", finished_at__isnull=True).count() == 1

@@ -114,6 +114,18 @@ def test_betting_before_the_cards(game, tablet, betting, refused_api):
     refused_api(409, "coup_in_progress", lambda: tablet.post(f"/api/banks/{game.bank.pk}/withdraw/"))
 
 
+def test_a_sabot_in_play_at_another_table(make_game, tablet, refused_api):
+    one, two = make_game("venezia"), make_game("venezia")
+    other = two.session.shoe_number  # the shoe in play at table two
+    err = refused_api(409, "shoe_in_use",
+                      lambda: tablet.post(f"/api/sessions/{one.session.pk}/shoes/", {"number": other}))  # fmt: skip
+    assert err["details"] == {"shoe_number": other, "session": two.session.pk}
+    # the same sabot reshuffled at its own table, then free once another is loaded there
+    tablet.ok(tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": other}), 201)
+    tablet.ok(tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": "S-99"}), 201)
+    tablet.ok(tablet.post(f"/api/sessions/{one.session.pk}/shoes/", {"number": other}), 201)
+
+
 def test_coup_on_an_interrupted_or_closed_table(game, tablet, commissario, refused_api):
     sid = game.session.pk
     body = {"cards": TIE, "punta_draws": False, "bets": [{"patron": game.seat(2).pk, "amount": 10_00}]}
