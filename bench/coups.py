@@ -29,7 +29,9 @@ What it does:
    phase), the paced phase's figures, and checks that every coup of both coup phases was
    recorded exactly once (rows vs successful answers, ids and keys unique);
    with each phase, the CPU time the app server (gunicorn's processes) and PostgreSQL spent
-   per coup and per request (from /proc), which says where a coup's cost goes.
+   per coup and per request (from /proc), which says where a coup's cost goes, and the
+   bounds these put on the targets (the ratio that PostgreSQL's share of a coup alone
+   allows; the CPU per coup a 100 ms wait needs).
 
 Options: --tablets (16) --seconds (30) --workers (gunicorn processes, 3) --threads (per
 worker, 6) --port (8765) --bettors (max per coup, 3) --paced (seconds between a tablet's
@@ -430,6 +432,31 @@ def figures(label: str, seconds: float, tablets: list[Tablet], unit: str) -> tup
     return rate, q[94], sum(errors.values())
 
 
+def bounds(
+    tablets: int, coup_rate: float, coup_seconds: float, coup_cpu: dict[str, float],
+    me_rate: float, me_seconds: float, me_cpu: dict[str, float],
+) -> None:  # fmt: skip
+    """What the CPU figures say the targets need. Both back-to-back phases keep the machine's
+    cores busy, so each rate is the cores divided by the CPU per request, and the ratio is
+    the trivial request's CPU over the coup's; PostgreSQL's share of a coup alone bounds it.
+    With K tablets recording back to back a coup waits K / rate on average (Little's law)."""
+    coups, requests = round(coup_rate * coup_seconds), round(me_rate * me_seconds)
+    if not (coups and requests and coup_cpu["postgres"] and me_cpu["gunicorn"]):
+        return  # no figures (no /proc, or a phase with no success)
+    coup = (coup_cpu["gunicorn"] + coup_cpu["postgres"]) / coups
+    request = (me_cpu["gunicorn"] + me_cpu["postgres"]) / requests
+    database = coup_cpu["postgres"] / coups
+    cores = os.cpu_count() or 1
+    print(
+        f"\nbounds: ratio ~ CPU per GET /api/me/ / CPU per coup = {request * 1000:.1f} / {coup * 1000:.1f} ms = "
+        f"{request / coup:.3f}; with no app server CPU at all, PostgreSQL's {database * 1000:.1f} ms per coup "
+        f"would still cap it at {request / database:.3f}.\n"
+        f"        {tablets} tablets back to back wait {tablets} / {coup_rate:.1f} coups/s = "
+        f"{tablets / coup_rate * 1000:.0f} ms on average; 100 ms needs {tablets / 0.1:.0f} coups/s, "
+        f"{cores / (tablets / 0.1) * 1000:.1f} ms of CPU per coup on {cores} cores (now {coup * 1000:.1f})."
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tablets", type=int, default=16)
@@ -524,6 +551,7 @@ def main() -> int:
     if paced_p95 is not None:
         print(f"         (paced, one coup every {args.paced:g} s per tablet: p95 {paced_p95 * 1000:.1f} ms; "
               "the targets above are for the back-to-back phase)")  # fmt: skip
+    bounds(args.tablets, coup_rate, coup_seconds, coup_cpu, me_rate, me_seconds, me_cpu)
     if profile_dir:
         import pstats
 
