@@ -51,6 +51,21 @@ class NotAllowed(ApplicationError):
     status_code = status.HTTP_403_FORBIDDEN
 
 
+def clean_text(value: str | None, model: Any, field: str) -> str:
+    """A free text for `model.field` (a reason, a note, a number), stripped, within the
+    column's max_length: the services check it themselves, for the pages and commands as
+    for the API (PostgreSQL would refuse a longer one with a 500; SQLite would keep it)."""
+    text = (value or "").strip()
+    limit = model._meta.get_field(field).max_length
+    if limit is not None and len(text) > limit:
+        raise ApplicationError(
+            "text_too_long",
+            f"{field.replace('_', ' ').capitalize()} is at most {limit} characters.",
+            details={"field": field, "max_length": limit, "length": len(text)},
+        )
+    return text
+
+
 _DRF_CODES: list[tuple[type[exceptions.APIException], str]] = [
     (exceptions.NotAuthenticated, "not_authenticated"),
     (exceptions.AuthenticationFailed, "authentication_failed"),

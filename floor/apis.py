@@ -419,7 +419,11 @@ class SeatReleaseApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
-        request=None, responses={200: SeatSerializer, **WRITE_ERRORS}, description="Code: `seat_already_released`."
+        request=None,
+        responses={200: SeatSerializer, **WRITE_ERRORS},
+        description="Codes: `seat_already_released`; `patron_holds_the_bank` (he withdraws first) and "
+        "`patron_in_coup` (a bet or banco call in the coup in play): a player whose money is on the "
+        "table does not leave it (RULES.md §6).",
     )
     def post(self, request, pk: int):
         seat = get_object_or_404(Seat, pk=pk)

@@ -15,6 +15,12 @@ Contract of a "before a table session closes" hook, `hook(*, session, by) -> Non
 - it takes its own locks only after those (the lock order: gaming day -> table session ->
   bank -> coup), and it must be safe to run again for another close attempt.
 
+Contract of a "before a place is released" hook, `hook(*, seat, by) -> None`: it runs
+inside seat_release's transaction, after the session and the seat rows are locked and
+before the seat is released; it refuses the release by raising ApplicationError / Conflict
+(a patron who holds the bank or has a stake in the coup in play cannot leave the table, or
+he could sit at another while his money is on this one, RULES.md §6).
+
 Hooks run in registration order. Registering the same callable twice registers it once
 (ready() may run more than once in a test process)."""
 
@@ -24,8 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 SessionCloseHook = Callable[..., None]
+SeatReleaseHook = Callable[..., None]
 
 _before_session_close: list[SessionCloseHook] = []
+_before_seat_release: list[SeatReleaseHook] = []
 
 
 def register_before_session_close(hook: SessionCloseHook) -> SessionCloseHook:
@@ -49,3 +57,16 @@ def run_before_session_close(*, session: Any, by: Any) -> None:
     """Called by floor.services.table_session_close inside its transaction (see above)."""
     for hook in tuple(_before_session_close):
         hook(session=session, by=by)
+
+
+def register_before_seat_release(hook: SeatReleaseHook) -> SeatReleaseHook:
+    """Register `hook(*, seat, by)`; usable as a decorator. Returns the hook."""
+    if hook not in _before_seat_release:
+        _before_seat_release.append(hook)
+    return hook
+
+
+def run_before_seat_release(*, seat: Any, by: Any) -> None:
+    """Called by floor.services.seat_release inside its transaction (see above)."""
+    for hook in tuple(_before_seat_release):
+        hook(seat=seat, by=by)

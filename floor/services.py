@@ -19,10 +19,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import record
-from config.errors import ApplicationError, Conflict
+from config.errors import ApplicationError, Conflict, clean_text
 from tables.engine.profiles import PROFILES, Rounding
 
-from .hooks import run_before_session_close
+from .hooks import run_before_seat_release, run_before_session_close
 from .models import (
     MIN_STAKE_CENTS,
     Casino,
@@ -399,7 +399,7 @@ def table_session_open(
         )
     if not has_role(changeur, Role.CHANGEUR):
         raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": changeur.pk})
-    shoe_number = (shoe_number or "").strip()
+    shoe_number = clean_text(shoe_number, TableSession, "shoe_number")
     if not shoe_number:
         raise ApplicationError("shoe_number_required", "The session's shoe number is required.")
     _check_stakes(minimum=minimum, maximum=maximum)
@@ -465,7 +465,7 @@ def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> 
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
     if not session.is_open:
         raise Conflict("session_not_open", "The table session is interrupted already.", details={"session": session.pk})
-    reason = (reason or "").strip()
+    reason = clean_text(reason, SessionInterruption, "reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why play is interrupted.")
     now = timezone.now()
@@ -497,9 +497,10 @@ def table_session_resume(*, session: TableSession, by: User, reason: str = "") -
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
     if session.status != TableSession.Status.INTERRUPTED:
         raise Conflict("session_not_interrupted", "The table session is not interrupted.", details={"session": session.pk})
+    resume_reason = clean_text(reason, SessionInterruption, "resume_reason")
     interruption = session.interruptions.select_for_update().get(resumed_at__isnull=True)
     now = timezone.now()
-    interruption.resumed_at, interruption.resumed_by, interruption.resume_reason = now, by, (reason or "").strip()
+    interruption.resumed_at, interruption.resumed_by, interruption.resume_reason = now, by, resume_reason
     interruption.save(update_fields=["resumed_at", "resumed_by", "resume_reason"])
     old, session.status = session.status, TableSession.Status.OPEN
     session.save(update_fields=["status"])
@@ -567,7 +568,7 @@ def table_minimum_change(*, session: TableSession, by: User, minimum: int, reaso
     session = _lock_session(session)
     if session.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
-    reason = (reason or "").strip()
+    reason = clean_text(reason, MinimumChange, "reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the minimum changes.")
     _check_stakes(minimum=minimum, maximum=session.maximum)
@@ -609,7 +610,7 @@ def patron_register(
     birth_date: dt.date | None = None,
     notes: str = "",
 ) -> Patron:
-    first_name, last_name = (first_name or "").strip(), (last_name or "").strip()
+    first_name, last_name = clean_text(first_name, Patron, "first_name"), clean_text(last_name, Patron, "last_name")
     document_number = _normalize_document(document_number)
     nationality = (nationality or "").strip().upper()
     if not first_name or not last_name:
@@ -747,6 +748,7 @@ def seat_release(*, seat: Seat, by: User) -> Seat:
     seat = Seat.objects.select_for_update().get(pk=seat.pk)
     if seat.left_at is not None:
         raise Conflict("seat_already_released", "This place was released already.", details={"seat": seat.pk})
+    run_before_seat_release(seat=seat, by=by)  # the table's refusals (floor/hooks.py)
     seat.left_at, seat.left_by = timezone.now(), by
     seat.save(update_fields=["left_at", "left_by"])
     record(

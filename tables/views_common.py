@@ -68,6 +68,9 @@ REFUSALS = {
     "no_open_gaming_day": gettext_lazy("The casino has no open gaming day."),
     "gaming_day_already_open": gettext_lazy("The casino has an open gaming day already."),
     "idempotency_key_reused": gettext_lazy("This form was already sent for another entry: reload the page."),
+    "patron_holds_the_bank": gettext_lazy("This player holds the bank: he withdraws before leaving the table."),
+    "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),
+    "text_too_long": gettext_lazy("A text is too long."),
 }
 
 
@@ -125,15 +128,18 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
             if name not in _NOT_FINGERPRINTED:
                 data.setlist(name, request.POST.getlist(name))
         path = request.get_full_path()
-        response = idempotent_response(
-            user=request.user,
-            key=key,
-            method="POST",
-            path=request.path,
-            fingerprint=request_fingerprint(method="POST", path=path, data=data),
-            run=call,
-            handle_exception=_as_outcome_response,
-        )
+        try:
+            response = idempotent_response(
+                user=request.user,
+                key=key,
+                method="POST",
+                path=request.path,
+                fingerprint=request_fingerprint(method="POST", path=path, data=data),
+                run=call,
+                handle_exception=_as_outcome_response,
+            )
+        except ApplicationError as exc:  # idempotency_key_reused: the key was sent with another form
+            return Outcome(False, str(exc.message), exc.code, exc.status_code)
     body: dict[str, Any] = response.data
     if "error" in body:  # idempotency_key_reused: the API's error shape
         error = body["error"]

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from audit.models import CagnotteCount, ControlRegister, DayReport
 from audit.services import record
-from config.errors import ApplicationError, Conflict, NotAllowed
+from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from floor import selectors as floor_selectors
 from floor.models import GamingDay, Table
 from floor.roles import ALL_ROLES, Role, has_role
@@ -120,7 +120,7 @@ def cagnotte_count_record(
                 counted_by=by,
                 witness=witness,
                 counted_at=timezone.now(),
-                note=(note or "").strip(),
+                note=clean_text(note, CagnotteCount, "note"),
             )
     except IntegrityError:
         raise Conflict("already_counted", "This table's cagnotte is counted already.") from None
@@ -138,7 +138,7 @@ def cagnotte_count_correct(
     _check_witness(by, witness)
     if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
         raise ApplicationError("invalid_amount", "The counted cagnotte is a whole number of cents, >= 0.")
-    note = (note or "").strip()
+    note = clean_text(note, CagnotteCount, "note")
     if not note:
         raise ApplicationError("reason_required", "Say why the count is corrected.")
     day = _lock_closed_day(count.gaming_day)
@@ -356,7 +356,7 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
     """A later correction of a signed register: a new register, from the counts in force,
     that refers to it. It needs its own two signatures."""
     _require_direzione(by, "correct the control register")
-    reason = (reason or "").strip()
+    reason = clean_text(reason, ControlRegister, "reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the register is corrected.")
     day = _lock_closed_day(register.gaming_day)

@@ -3,7 +3,7 @@ faux-tirage bar (§4, art. 60)."""
 
 from __future__ import annotations
 
-from config.errors import ApplicationError, Conflict
+from config.errors import ApplicationError, Conflict, clean_text
 from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 
@@ -54,7 +54,7 @@ def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: 
     """Bar a player from holding the cards for the rest of the session: the only sanction
     for a false draw (RULES.md §4). He may still bet."""
     session = lock_session(session, by, play=False)
-    reason = (reason or "").strip()
+    reason = clean_text(reason, FauxTirageBar, "reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the player is barred.")
     if FauxTirageBar.objects.filter(session=session, patron=patron).exists():

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from config import prepared
-from config.errors import ApplicationError, Conflict
+from config.errors import ApplicationError, Conflict, clean_text
 from config.transactions import service_atomic
 from floor.models import TableSession
 from tables.engine import Shoe as EngineShoe
@@ -169,7 +169,7 @@ def shoe_load(
     last_seq = (
         Shoe.objects.filter(session=session).order_by("-seq").values_list("seq", flat=True).first() or 0
     )
-    number = (number or "").strip() or (session.shoe_number if last_seq == 0 else "")
+    number = clean_text(number, Shoe, "number") or (session.shoe_number if last_seq == 0 else "")
     if not number:
         raise ApplicationError("shoe_number_required", "Give the number of the shoe being loaded.")
     if last_seq == 0 and number != session.shoe_number:
@@ -255,7 +255,7 @@ def _refuse_shoe_in_use(session: TableSession, number: str) -> None:
 def card_void(*, session: TableSession, by: User, card: str, reason: str) -> ShoeCard:
     """A card seen face up in the sabot, or dropped: void, out of the shoe, to the sibilla (§1)."""
     session = lock_session(session, by)
-    reason = (reason or "").strip()
+    reason = clean_text(reason, ShoeCard, "void_reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the card is void.")
     shoe = Shoe.objects.select_for_update().filter(session=session, finished_at__isnull=True).first()

@@ -121,3 +121,45 @@ def test_a_null_character_in_a_floor_form_is_refused_and_writes_nothing(client_f
     game.session.refresh_from_db()
     assert not MinimumChange.objects.exists()
     assert game.session.status == TableSession.Status.OPEN
+
+
+@pytest.mark.parametrize(
+    ("action", "data"),
+    [
+        ("minimum", {"minimum": "200", "reason": "y" * 5000}),
+        ("interrupt", {"reason": "y" * 201}),
+    ],
+)
+def test_an_over_long_text_in_a_floor_form_is_refused_and_writes_nothing(client_for, game, action, data):
+    """The services check the column's length themselves: a 400 on the page (PostgreSQL would
+    refuse the row with a 500; SQLite would keep it)."""
+    response = post(client_for(game.commissario), game.session.table, action, session=game.session.pk, **data)
+    assert response.status_code == 400
+    assert "A text is too long." in response.content.decode()
+    game.session.refresh_from_db()
+    assert not MinimumChange.objects.exists()
+    assert game.session.status == TableSession.Status.OPEN
+
+
+def test_a_form_key_sent_again_with_other_values_is_refused_not_a_500(client_for, game):
+    client, key = client_for(game.commissario), str(uuid.uuid4())
+    data = {"session": game.session.pk, "reason": "busy evening"}
+    assert post(client, game.session.table, "minimum", key=key, minimum="200", **data).status_code == 200
+    again = post(client, game.session.table, "minimum", key=key, minimum="300", **data)
+    assert again.status_code == 422
+    assert "already sent for another entry" in again.content.decode()
+    game.session.refresh_from_db()
+    assert game.session.minimum == 200_00 and MinimumChange.objects.count() == 1
+    refused_first = str(uuid.uuid4())  # the same when the first use was refused
+    assert post(client, game.session.table, "minimum", key=refused_first, minimum="abc", **data).status_code == 400
+    assert post(client, game.session.table, "minimum", key=refused_first, minimum="250", **data).status_code == 422
+
+
+def test_the_services_check_the_length_of_a_free_text(game):
+    from config.errors import ApplicationError
+
+    with pytest.raises(ApplicationError) as refused:
+        floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason="r" * 201)
+    assert refused.value.code == "text_too_long"
+    assert refused.value.details == {"field": "reason", "max_length": 200, "length": 201}
+    floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason=" " + "r" * 200 + " ")

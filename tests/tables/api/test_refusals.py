@@ -274,3 +274,22 @@ def test_malformed_json_and_bad_filters(game, tablet, betting):
     assert (response.status_code, error(response)) == (400, "invalid_input")
     response = tablet.get(f"/api/sessions/{game.session.pk}/coups/", page="99")
     assert (response.status_code, error(response)) == (404, "not_found")
+
+
+def test_a_player_whose_money_is_on_the_table_keeps_his_place(game, tablet, commissario, api_client_for, refused_api):
+    """RULES.md §6: no places at two tables; the banker withdraws first, a bettor waits for
+    the settlement."""
+    from floor.models import Seat
+
+    floor = api_client_for(commissario)
+    banker_seat = Seat.objects.get(session=game.session, patron=game.banker, left_at__isnull=True)
+    bettor_seat = Seat.objects.get(session=game.session, patron=game.seat(2), left_at__isnull=True)
+    err = refused_api(409, "patron_holds_the_bank", lambda: floor.post(f"/api/seats/{banker_seat.pk}/release/",
+                      HTTP_IDEMPOTENCY_KEY="rel-1"))  # fmt: skip
+    assert err["details"] == {"patron": game.banker.pk, "bank": game.bank.pk}
+    coup = tablet.ok(tablet.post(f"/api/sessions/{game.session.pk}/coups/"), 201)["coup"]["id"]
+    tablet.ok(tablet.post(f"/api/coups/{coup}/bets/", {"patron": game.seat(2).pk, "amount": 100_00}), 201)
+    refused_api(409, "patron_in_coup", lambda: floor.post(f"/api/seats/{bettor_seat.pk}/release/",
+                HTTP_IDEMPOTENCY_KEY="rel-2"))  # fmt: skip
+    other = Seat.objects.get(session=game.session, patron=game.seat(3), left_at__isnull=True)
+    assert floor.post(f"/api/seats/{other.pk}/release/", HTTP_IDEMPOTENCY_KEY="rel-3").status_code == 200

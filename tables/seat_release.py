@@ -1,0 +1,42 @@
+"""The table's part of releasing a patron's place, registered into floor/hooks.py by
+tables/apps.py (floor never imports tables).
+
+Runs inside floor.services.seat_release's transaction, after it locked the session and the
+seat: a patron whose money is on this table cannot leave it, or he could be seated at
+another table while he still holds this one's bank or has a stake in its coup in play
+(RULES.md §6: no one holds places at several tables). The banker withdraws first (between
+coups, RULES.md §4); a bettor waits for the coup to be settled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config.errors import Conflict
+
+from .models import BancoCall, Bank, Bet, Coup
+
+
+def before_seat_release(*, seat: Any, by: Any) -> None:
+    session_id, patron_id = seat.session_id, seat.patron_id
+    bank = Bank.objects.filter(session_id=session_id, banker_id=patron_id, status=Bank.Status.ACTIVE).first()
+    if bank is not None:
+        raise Conflict(
+            "patron_holds_the_bank",
+            "This player holds the bank: he withdraws (or loses it) before leaving the table.",
+            details={"patron": patron_id, "bank": bank.pk},
+        )
+    in_play = (
+        Coup.objects.filter(session_id=session_id)
+        .exclude(state=Coup.State.SETTLED)
+        .values("pk", "number")
+        .first()
+    )
+    if in_play is not None and (
+        Bet.objects.filter(coup_id=in_play["pk"], patron_id=patron_id).exists()
+        or BancoCall.objects.filter(coup_id=in_play["pk"], patron_id=patron_id).exists()
+    ):
+        raise Conflict(
+            "patron_in_coup",
+            "This player has a stake in the coup in play: release his place once it is settled.",
+            details={"patron": patron_id, "coup": in_play["pk"], "number": in_play["number"]},
+        )
