@@ -21,7 +21,7 @@ from . import selectors, services
 from .auth import TooManyFailedLogins, client_address, login_blocked, login_failed, login_succeeded
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
-from .models import Casino, GamingDay, Patron, Seat, Site, Table, TableSession
+from .models import MAX_STAKE_CENTS, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .serializers import (
     CasinoSerializer,
@@ -40,7 +40,7 @@ User = get_user_model()
 
 # Amounts are cents in a PostgreSQL integer column: bound them in the serializer so an
 # absurd number is a 400, never a database error.
-MAX_CENTS = 2_000_000_000
+MAX_CENTS = MAX_STAKE_CENTS
 
 _E = ERROR_RESPONSE  # for the few endpoints that document other statuses (400, 429)
 

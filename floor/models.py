@@ -17,6 +17,9 @@ from tables.engine.profiles import DEFAULT_PROFILE, PROFILES, Rounding
 
 # RULES.md §6 (art. 58): the table minimum is never below 1 euro.
 MIN_STAKE_CENTS = 100
+# The stakes are cents in an integer column (PostgreSQL: at most 2,147,483,647): a bound
+# every way in (API, pages, commands) checks, so an absurd amount is a refusal, never a 500.
+MAX_STAKE_CENTS = 2_000_000_000
 
 _venezia = PROFILES[DEFAULT_PROFILE]
 

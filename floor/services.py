@@ -24,6 +24,7 @@ from tables.engine.profiles import PROFILES, Rounding
 
 from .hooks import run_before_seat_release, run_before_session_close
 from .models import (
+    MAX_STAKE_CENTS,
     MIN_STAKE_CENTS,
     Casino,
     GamingDay,
@@ -358,11 +359,17 @@ def gaming_days_close_due(*, now: dt.datetime | None = None) -> dict[str, list[i
 
 def _check_stakes(*, minimum: int, maximum: int | None) -> None:
     # RULES.md §6 (art. 58): the minimum is never below 1 euro; an optional house maximum.
-    if minimum < MIN_STAKE_CENTS or (maximum is not None and minimum > maximum):
+    if maximum is not None and not MIN_STAKE_CENTS <= maximum <= MAX_STAKE_CENTS:
+        raise ApplicationError(
+            "maximum_out_of_range",
+            "The maximum must be at least 1 euro (100 cents) and at most 20,000,000 euro.",
+            details={"maximum": maximum, "lowest": MIN_STAKE_CENTS, "highest": MAX_STAKE_CENTS},
+        )
+    if minimum < MIN_STAKE_CENTS or minimum > MAX_STAKE_CENTS or (maximum is not None and minimum > maximum):
         raise ApplicationError(
             "minimum_out_of_range",
-            "The minimum must be at least 1 euro (100 cents) and not above the maximum.",
-            details={"minimum": minimum, "maximum": maximum, "lowest": MIN_STAKE_CENTS},
+            "The minimum must be at least 1 euro (100 cents), at most 20,000,000 euro, and not above the maximum.",
+            details={"minimum": minimum, "maximum": maximum, "lowest": MIN_STAKE_CENTS, "highest": MAX_STAKE_CENTS},
         )
 
 

@@ -9,6 +9,7 @@ outcome back and writes nothing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -58,7 +59,10 @@ REFUSALS = {
     ),
     "shoe_empty": gettext_lazy("The sabot is empty."),
     "reason_required": gettext_lazy("Give the reason."),
-    "minimum_out_of_range": gettext_lazy("The minimum must be at least 1 euro and not above the maximum."),
+    "minimum_out_of_range": gettext_lazy(
+        "The minimum must be at least 1 euro, at most 20,000,000 euro, and not above the maximum."
+    ),
+    "maximum_out_of_range": gettext_lazy("The maximum must be at least 1 euro and at most 20,000,000 euro."),
     "minimum_unchanged": gettext_lazy("The minimum is this amount already."),
     "seat_taken": gettext_lazy("This seat is taken."),
     "patron_already_seated": gettext_lazy("The patron holds a place already; release it first."),
@@ -169,12 +173,13 @@ def is_htmx(request: HttpRequest) -> bool:
 def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
     """'150', '150.5', '150,50' -> cents. Money is an integer in cents (ARCHITECTURE.md)."""
     text = (raw or "").strip().replace(" ", "").replace(",", ".")
+    # digits with an optional sign and decimals: not Decimal's exponents ('1e9'), NaN or Infinity
+    if not _EUROS.fullmatch(text):
+        raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw})
     try:
         value = Decimal(text)
     except InvalidOperation:
         raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw}) from None
-    if not value.is_finite():  # NaN, sNaN (whose arithmetic raises) and Infinity
-        raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw})
     if abs(value) > MAX_EUROS:  # the API's bound too: never a database overflow
         raise BadForm("bad_amount", _("This amount is too large."), details={field: raw})
     cents = value * 100
@@ -184,6 +189,7 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
 
 
 MAX_EUROS = Decimal(10**10)  # 10^12 cents: ten billion euro
+_EUROS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
 
 
 def int_field(raw: str | None, *, field: str) -> int:

@@ -163,3 +163,11 @@ def test_the_services_check_the_length_of_a_free_text(game):
     assert refused.value.code == "text_too_long"
     assert refused.value.details == {"field": "reason", "max_length": 200, "length": 201}
     floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason=" " + "r" * 200 + " ")
+
+
+@pytest.mark.parametrize(("minimum", "code"), [("1e9", "Enter an amount in euros"), ("30000000", "at most 20,000,000 euro")])
+def test_an_absurd_minimum_from_the_floor_form_is_refused(client_for, game, minimum, code):
+    response = post(client_for(game.commissario), game.session.table, "minimum", session=game.session.pk, minimum=minimum, reason="x")
+    assert response.status_code == 400
+    assert code in response.content.decode()
+    assert not MinimumChange.objects.exists()

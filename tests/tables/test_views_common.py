@@ -18,7 +18,9 @@ def test_euros_become_cents(raw, cents):
 
 
 @pytest.mark.parametrize(
-    "raw", ["", None, "abc", "1.005", "NaN", "sNaN", "-sNaN", "Infinity", "-Inf", "1e30", "10000000000.01", "-1e11"]
+    "raw",
+    ["", None, "abc", "1.005", "NaN", "sNaN", "-sNaN", "Infinity", "-Inf", "1e30", "10000000000.01", "-1e11",
+     "1e9", "1E2", "0x10", "1.2.3", "--5"],
 )
 def test_odd_amounts_are_form_errors(raw):
     with pytest.raises(BadForm) as refused:
