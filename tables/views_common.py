@@ -71,6 +71,8 @@ REFUSALS = {
     "shoe_in_use": gettext_lazy("This sabot is assigned to another table's session."),
     "no_open_gaming_day": gettext_lazy("The casino has no open gaming day."),
     "gaming_day_already_open": gettext_lazy("The casino has an open gaming day already."),
+    "sessions_still_open": gettext_lazy("Tables are still in play: close their sessions first."),
+    "gaming_day_closed": gettext_lazy("The gaming day is closed already."),
     "idempotency_key_reused": gettext_lazy("This form was already sent for another entry: reload the page."),
     "patron_holds_the_bank": gettext_lazy("This player holds the bank: he withdraws before leaving the table."),
     "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from floor import selectors as floor_selectors
 from floor import services as floor_services
-from floor.models import Casino, Patron, Seat, Table, TableSession
+from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
 from floor.roles import Role, has_role
 from tables.selectors import session_game_state
 
@@ -277,5 +277,25 @@ def gaming_day_open(request: HttpRequest, pk: int) -> HttpResponse:
     def run() -> str:
         day = floor_services.gaming_day_open(casino=casino, by=request.user)
         return _("Gaming day %(date)s open.") % {"date": day.date.isoformat()}
+
+    return _page(request, form_post(request, run))
+
+
+@login_required
+@require_POST
+def gaming_day_close(request: HttpRequest, pk: int) -> HttpResponse:
+    """The Commissario closes the gaming day (its sessions closed first: refused otherwise, as
+    by the API); the end-of-day report is then built (Celery)."""
+    if not has_role(request.user, Role.COMMISSARIO):
+        return forbidden(request, _("Only the Commissario di Gioco may do this."))
+    day = get_object_or_404(GamingDay, pk=pk)
+
+    def run() -> str:
+        if request.POST.get("confirm") != "yes":
+            raise BadForm("confirm_required", _("Tick the box to confirm the close."))
+        closed = floor_services.gaming_day_close(gaming_day=day, by=request.user, open_sessions="refuse")
+        return _("Gaming day %(date)s closed: the end-of-day report is being built.") % {
+            "date": closed.date.isoformat()
+        }
 
     return _page(request, form_post(request, run))

@@ -171,3 +171,27 @@ def test_an_absurd_minimum_from_the_floor_form_is_refused(client_for, game, mini
     assert response.status_code == 400
     assert code in response.content.decode()
     assert not MinimumChange.objects.exists()
+
+
+def test_close_the_gaming_day_from_the_floor(client_for, game, auditor):
+    day = game.session.gaming_day
+    client = client_for(game.commissario)
+    page = client.get("/floor/").content.decode()
+    assert f"/floor/days/{day.pk}/close/" in page and "Close the gaming day" in page
+
+    def close(who, **data):
+        return who.post(f"/floor/days/{day.pk}/close/", {"idempotency_key": str(uuid.uuid4()), **data})
+
+    assert close(client_for(auditor), confirm="yes").status_code == 403
+    unconfirmed = close(client)
+    assert unconfirmed.status_code == 400 and "Tick the box" in unconfirmed.content.decode()
+    in_play = close(client, confirm="yes")  # the session is still open: refused, as by the API
+    assert in_play.status_code == 409 and "close their sessions first" in in_play.content.decode()
+    day.refresh_from_db()
+    assert day.closed_at is None
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    closed = close(client, confirm="yes")
+    assert closed.status_code == 200 and "closed: the end-of-day report" in closed.content.decode()
+    day.refresh_from_db()
+    assert day.closed_at is not None
+    assert "Open the gaming day" in client.get("/floor/").content.decode()
