@@ -219,7 +219,7 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     @extend_schema(
         request=GamingDayOpenInput,
         responses={201: GamingDaySerializer, **WRITE_ERRORS},
-        description="Opens the gaming day. Codes: `gaming_day_already_open`, `gaming_day_exists`.",
+        description="Opens the gaming day. Codes: `gaming_day_already_open`, `gaming_day_exists`, `gaming_day_date_out_of_range` (today, or a day either side), `gaming_day_out_of_order` (before the casino's last day).",
     )
     def post(self, request):
         data = self.GamingDayOpenInput(data=request.data)

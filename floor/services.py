@@ -248,9 +248,25 @@ def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) ->
             "The casino has an open gaming day; close it first.",
             details={"gaming_day": open_day.pk, "date": open_day.date.isoformat()},
         )
+    today = timezone.localdate()
+    if not today - dt.timedelta(days=1) <= date <= today + dt.timedelta(days=1):
+        # The day opens on its date (the casino's local date); a day either side for an
+        # opening around midnight. Never a date far off, which would sort every register.
+        raise ApplicationError(
+            "gaming_day_date_out_of_range",
+            "A gaming day opens on its date: today, or the day before or after.",
+            details={"date": date.isoformat(), "today": today.isoformat()},
+        )
     if GamingDay.objects.filter(casino=casino, date=date).exists():
         raise Conflict(
             "gaming_day_exists", "A gaming day with this date exists already.", details={"date": date.isoformat()}
+        )
+    last = GamingDay.objects.filter(casino=casino).order_by("-date").values_list("date", flat=True).first()
+    if last is not None and date < last:
+        raise Conflict(
+            "gaming_day_out_of_order",
+            "A gaming day comes after the casino's last one.",
+            details={"date": date.isoformat(), "last": last.isoformat()},
         )
     day = GamingDay.objects.create(casino=casino, date=date, opened_at=timezone.now(), opened_by=by)
     record(

@@ -489,3 +489,19 @@ def test_constraints_catch_what_a_service_would_miss(table_session, commissario,
             capo_partita=commissario, changeur=commissario, shoe_number="X", minimum=100,
             opened_at=now, opened_by=commissario,
         )
+
+
+def test_a_gaming_day_opens_on_its_date_after_the_last_one(casino, commissario):
+    today = timezone.localdate()
+    for far in (dt.date(1, 1, 1), dt.date(9999, 12, 31), today - dt.timedelta(2), today + dt.timedelta(2)):
+        with pytest.raises(ApplicationError) as refused:
+            services.gaming_day_open(casino=casino, by=commissario, date=far)
+        assert refused.value.code == "gaming_day_date_out_of_range"
+    day = services.gaming_day_open(casino=casino, by=commissario, date=today)
+    services.gaming_day_close(gaming_day=day, by=commissario)
+    with pytest.raises(Conflict) as refused:
+        services.gaming_day_open(casino=casino, by=commissario, date=today - dt.timedelta(1))
+    assert refused.value.code == "gaming_day_out_of_order"
+    assert refused.value.details == {"date": (today - dt.timedelta(1)).isoformat(), "last": today.isoformat()}
+    assert GamingDay.objects.filter(casino=casino).count() == 1
+    assert services.gaming_day_open(casino=casino, by=commissario, date=today + dt.timedelta(1)).is_open
