@@ -459,7 +459,7 @@ class PatronListApi(IdempotentMixin, _ListApi):
     @extend_schema(
         request=PatronRegisterInput,
         responses={201: PatronSerializer, **WRITE_ERRORS},
-        description="Codes: `patron_already_registered`, `invalid_nationality`, `invalid_birth_date`.",
+        description="Codes: `patron_already_registered`, `invalid_nationality`, `invalid_birth_date` (in the future, before 1900), `patron_under_age` (under 18).",
     )
     def post(self, request):
         data = self.PatronRegisterInput(data=request.data)

@@ -285,6 +285,8 @@ def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) ->
 # tests) and is sent to the broker by name otherwise (Celery's send_task).
 REPORT_BUILD_TASK = "audit.tasks.report_build"
 CLOSE_OPEN_SESSIONS_CHOICES = ("refuse", "close")
+ADULT_AGE = 18
+EARLIEST_BIRTH_DATE = dt.date(1900, 1, 1)
 
 
 def _enqueue_report_build(gaming_day_id: int) -> None:
@@ -646,8 +648,22 @@ def patron_register(
         )
     if len(nationality) != 2 or not nationality.isalpha():
         raise ApplicationError("invalid_nationality", "Nationality is a two-letter ISO country code.")
-    if birth_date is not None and birth_date > timezone.localdate():
-        raise ApplicationError("invalid_birth_date", "The birth date is in the future.")
+    if birth_date is not None:
+        today = timezone.localdate()
+        if birth_date > today:
+            raise ApplicationError("invalid_birth_date", "The birth date is in the future.")
+        if birth_date < EARLIEST_BIRTH_DATE:
+            raise ApplicationError(
+                "invalid_birth_date", "The birth date is before 1900.", details={"birth_date": birth_date.isoformat()}
+            )
+        # Gaming rooms admit adults only (Italian law: 18): a minor's document is refused.
+        age = today.year - birth_date.year - ((today.month, today.day) < (birth_date.month, birth_date.day))
+        if age < ADULT_AGE:
+            raise ApplicationError(
+                "patron_under_age",
+                f"A patron is at least {ADULT_AGE} years old.",
+                details={"birth_date": birth_date.isoformat(), "age": age, "minimum_age": ADULT_AGE},
+            )
     existing = Patron.objects.filter(document_type=document_type, document_number=document_number).first()
     if existing is not None:
         raise Conflict(

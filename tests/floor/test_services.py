@@ -505,3 +505,20 @@ def test_a_gaming_day_opens_on_its_date_after_the_last_one(casino, commissario):
     assert refused.value.details == {"date": (today - dt.timedelta(1)).isoformat(), "last": today.isoformat()}
     assert GamingDay.objects.filter(casino=casino).count() == 1
     assert services.gaming_day_open(casino=casino, by=commissario, date=today + dt.timedelta(1)).is_open
+
+
+def test_a_patron_is_an_adult_born_after_1900(commissario):
+    today = timezone.localdate()
+    body = {"first_name": "Aldo", "last_name": "Zeno", "document_type": "passport", "nationality": "IT"}
+    body["by"] = commissario
+    leap_day = (today.month, today.day) == (2, 29)
+    eighteen_years_ago = dt.date(today.year - 18, 3, 1) if leap_day else today.replace(year=today.year - 18)
+    turns_18_tomorrow = eighteen_years_ago + dt.timedelta(1)
+    for n, (born, code) in enumerate(
+        [(turns_18_tomorrow, "patron_under_age"), (dt.date(2020, 1, 1), "patron_under_age"), (dt.date(1, 1, 1), "invalid_birth_date")]
+    ):
+        with pytest.raises(ApplicationError) as refused:
+            services.patron_register(document_number=f"U{n}", birth_date=born, **body)
+        assert refused.value.code == code
+    adult = services.patron_register(document_number="A1", birth_date=turns_18_tomorrow - dt.timedelta(1), **body)
+    assert adult.pk is not None
