@@ -124,10 +124,13 @@ def _cols(*spec: tuple[str, str, str]) -> list[Column]:
 
 
 def build_document(
-    *, day: GamingDay, version: int, seal: str, streams: list[str], register=None, counts=(), tick: Tick = lambda: None
+    *, day: GamingDay, version: int, seal: str, streams: list[str], register=None, counts=(), count_history=None,
+    tick: Tick = lambda: None,
 ) -> Built:
     """The report of a closed day. `register` is the signed control register a version >= 2
-    includes; `counts` the cagnotte counts in force (CagnotteCount rows)."""
+    includes; `counts` the cagnotte counts in force (CagnotteCount rows), which the figures
+    use; `count_history` every count of the day, corrected ones included, which its section
+    lists (nothing is edited: a correction is a new count; default: the counts in force)."""
     day_id = day.pk
     tables = {t.pk: t for t in floor_selectors.day_tables(gaming_day_id=day_id)}
     figures = rs.table_figures(gaming_day_id=day_id)
@@ -264,16 +267,21 @@ def build_document(
                                 [Column(c, c.replace("_", " ").capitalize(), "text") for c in columns],
                                 _streamed(qs, tick, lambda row: [_dumps(v) if isinstance(v, dict | list) else v
                                                                  for v in row])))  # fmt: skip
+    listed = list(counts.values()) if count_history is None else list(count_history)
+    corrected = {c.corrects_id: c.pk for c in listed if c.corrects_id is not None}
     count_rows = [
-        [tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried,
-         c.counted_by.get_username(), c.witness.get_username(), c.counted_at, c.corrects_id, c.note]
-        for c in sorted(counts.values(), key=lambda c: tables[c.table_id].number)
+        [c.pk, tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried,
+         c.counted_by.get_username(), c.witness.get_username(), c.counted_at, c.corrects_id, corrected.get(c.pk),
+         c.note]
+        for c in sorted(listed, key=lambda c: (tables[c.table_id].number, c.counted_at, c.pk))
     ]  # fmt: skip
-    sections.append(Section("cagnotte_counts", "Cagnotte counts (art. 70)", _cols(
+    sections.append(Section("cagnotte_counts", "Cagnotte counts (art. 70; a corrected count stays, with its correction)", _cols(
+        ("count", "Count", "int"),
         ("table", "Table", "int"), ("expected", "Expected", "money"), ("counted", "Counted", "money"),
         ("surplus", "Surplus (extra levy)", "money"), ("shortfall", "Shortfall (borne by the casino)", "money"),
         ("carried", "Carried", "money"), ("counted_by", "Counted by", "text"), ("witness", "Witness", "text"),
-        ("counted_at", "At", "datetime"), ("corrects", "Corrects count", "int"), ("note", "Note", "text"),
+        ("counted_at", "At", "datetime"), ("corrects", "Corrects count", "int"),
+        ("corrected_by", "Corrected by count", "int"), ("note", "Note", "text"),
     ), _listed(count_rows, tick), note="" if counted_all else "Not every table is counted yet."))  # fmt: skip
 
     facts = [

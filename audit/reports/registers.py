@@ -84,6 +84,15 @@ def current_counts(*, gaming_day_id: int):
     )
 
 
+def day_counts(*, gaming_day_id: int):
+    """Every cagnotte count of the day, the corrected ones with their corrections."""
+    return (
+        CagnotteCount.objects.filter(gaming_day_id=gaming_day_id)
+        .select_related("table", "counted_by", "witness")
+        .order_by("table__number", "counted_at", "pk")
+    )
+
+
 @transaction.atomic
 def cagnotte_count_record(
     *, gaming_day: GamingDay, table: Table, by: User, witness: User, counted: int, note: str = ""

@@ -311,6 +311,22 @@ def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, ap
     assert CagnotteCount.objects.filter(pk=old.pk, counted=e2 - 5_00).exists()
     reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
     assert reg.total == e1 + 1_00 + e2 + 2_00
+    # The report lists the corrected count with its correction; its figures use the latter.
+    from audit.reports.builder import build_document
+
+    built = build_document(
+        day=closed.day, version=2, seal="s", streams=[],
+        counts=list(registers.current_counts(gaming_day_id=closed.day.pk)),
+        count_history=list(registers.day_counts(gaming_day_id=closed.day.pk)),
+    )  # fmt: skip
+    section = next(s for s in built.document.sections if s.key == "cagnotte_counts")
+    keys = [c.key for c in section.columns]
+    rows = [dict(zip(keys, row, strict=True)) for row in section.rows()]
+    new_pk = r.json()["id"]
+    assert [(row["count"], row["counted"], row["corrects"], row["corrected_by"]) for row in rows if row["table"] == t2.number] == [
+        (old.pk, e2 - 5_00, None, new_pk), (new_pk, e2 + 2_00, old.pk, None)
+    ]
+    assert built.summary["counted"] == e1 + 1_00 + e2 + 2_00
 
 
 def test_cagnotte_register_api(closed, api, auditor, outsider):
