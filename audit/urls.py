@@ -12,7 +12,7 @@ urlpatterns = [
     # End of day (RULES.md §8): reports, cagnotte counts and register, control register.
     path("reports/", reports.ReportListApi.as_view(), name="report-list"),
     path("reports/<int:pk>/", reports.ReportDetailApi.as_view(), name="report-detail"),
-    path("reports/<int:pk>/files/<str:fmt>/", reports.ReportFileDownloadApi.as_view(), name="report-file"),
+    path("reports/<int:pk>/files/<slug:fmt>/", reports.ReportFileDownloadApi.as_view(), name="report-file"),
     path("reports/<int:pk>/verify/", reports.ReportVerifyApi.as_view(), name="report-verify"),
     path("gaming-days/<int:pk>/report/", reports.GamingDayReportApi.as_view(), name="gaming-day-report"),
     path("gaming-days/<int:pk>/cagnotte-counts/", reports.CagnotteCountListApi.as_view(), name="cagnotte-counts"),

@@ -40,6 +40,7 @@ REFUSALS = {
     "avec_la_table_taken": gettext_lazy("Banco avec la table is taken for this coup."),
     "patron_barred": gettext_lazy("A barred player may not hold the cards (faux tirage)."),
     "patron_already_barred": gettext_lazy("This player is barred already."),
+    "regola_unchanged": gettext_lazy("The player's Regola is so already."),
     "not_enough_players": gettext_lazy("The game starts when enough seats are taken."),
     "not_first_banker_seat": gettext_lazy("The first bank goes to the player at seat 1."),
     "bank_below_minimum": gettext_lazy("A new bank is at least the table minimum."),
@@ -74,6 +75,46 @@ REFUSALS = {
     "sessions_still_open": gettext_lazy("Tables are still in play: close their sessions first."),
     "gaming_day_closed": gettext_lazy("The gaming day is closed already."),
     "idempotency_key_reused": gettext_lazy("This form was already sent for another entry: reload the page."),
+    # the play's and the floor's own refusals, said in the user's language too
+    "betting_open": gettext_lazy("Close betting (rien ne va plus) before the cards."),
+    "coup_not_betting": gettext_lazy("Betting is not open on this coup."),
+    "no_bets": gettext_lazy("No bet is placed: the coup cannot close its betting."),
+    "banco_already_called": gettext_lazy("This player has called banco already."),
+    "banker_cannot_bet": gettext_lazy("The banker does not bet against his own bank."),
+    "bad_kind": gettext_lazy("A bet is individual or avec la table (banco: call it)."),
+    "card_after_natural": gettext_lazy("A natural was shown: no further card or decision."),
+    "cards_missing": gettext_lazy("The coup needs its cards first."),
+    "too_many_cards": gettext_lazy("The coup is complete: no side takes another card."),
+    "coup_pending": gettext_lazy("The coup is complete; its reconstruction waits."),
+    "declaration_not_expected": gettext_lazy("The punta has no declaration to make now."),
+    "decision_not_expected": gettext_lazy("The banker has no decision to make now."),
+    "decision_required": gettext_lazy("The reconstruction needs a decision first."),
+    "bad_decision": gettext_lazy("Choose carte or non."),
+    "bad_side": gettext_lazy("Choose the punta or the banker."),
+    "reconstruction_not_pending": gettext_lazy("This coup has no pending reconstruction."),
+    "no_eligible_punta": gettext_lazy("No bettor may hold the cards for the punta."),
+    "bank_not_active": gettext_lazy("This bank has ended."),
+    "regola_not_allowed": gettext_lazy("This table's profile has no Regola to declare."),
+    "shoe_number_required": gettext_lazy("Give the number of the sabot."),
+    "shoe_number_mismatch": gettext_lazy("The first sabot is the one assigned to the session."),
+    "bad_shoe": gettext_lazy("This sabot cannot be loaded at this table (its decks)."),
+    "not_session_capo_partita": gettext_lazy("Only the Capo Partita assigned to this table session records its play."),
+    "profile_not_supported": gettext_lazy("This table's profile is not chemin de fer."),
+    "not_a_capo_partita": gettext_lazy("This user is not a Capo Partita."),
+    "not_a_changeur": gettext_lazy("This user is not a changeur."),
+    "seat_out_of_range": gettext_lazy("There is no such seat at this table."),
+    "seat_number_required": gettext_lazy("Choose a seat, or standing."),
+    "invalid_seat": gettext_lazy("A standing player has no seat number."),
+    "seat_already_released": gettext_lazy("This place was released already."),
+    "session_not_open": gettext_lazy("Play is interrupted at this table already."),
+    "session_not_interrupted": gettext_lazy("Play is not interrupted at this table."),
+    "table_inactive": gettext_lazy("The table is not active."),
+    "gaming_day_exists": gettext_lazy("A gaming day with this date exists already."),
+    "gaming_day_date_out_of_range": gettext_lazy("A gaming day opens on its date: today, or the day before or after."),
+    "gaming_day_out_of_order": gettext_lazy("A gaming day comes after the casino's last one."),
+    "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
+    "register_not_signed": gettext_lazy("The control register is not signed yet."),
+    "invalid_amount": gettext_lazy("The counted cagnotte is an amount of at least 0 euro."),
     "patron_holds_the_bank": gettext_lazy("This player holds the bank: he withdraws before leaving the table."),
     "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),
     "text_too_long": gettext_lazy("A text is too long."),
@@ -87,9 +128,10 @@ class Outcome:
     code: str = ""
     status: int = 200
     replayed: bool = False
+    localized: bool = False  # the page's own refusal (BadForm), said precisely already
 
     def __post_init__(self) -> None:
-        if not self.ok and self.code in REFUSALS:
+        if not self.ok and not self.localized and self.code in REFUSALS:
             self.message = str(REFUSALS[self.code])
 
 
@@ -100,9 +142,10 @@ class BadForm(ApplicationError):
 def _as_outcome_response(exc: Exception) -> Response:
     if isinstance(exc, ApplicationError):
         return Response(
-            {"ok": False, "code": exc.code, "message": str(exc.message), "details": exc.details},
+            {"ok": False, "code": exc.code, "message": str(exc.message), "details": exc.details,
+             "localized": isinstance(exc, BadForm)},
             status=exc.status_code,
-        )
+        )  # fmt: skip
     raise exc
 
 
@@ -114,6 +157,9 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
     if any("\x00" in name or any("\x00" in value for value in values) for name, values in request.POST.lists()):
         # as the API refuses them (nothing stored: PostgreSQL and the audit trail hold no NUL)
         return Outcome(False, _("Null characters are not allowed."), "null_characters", 400)
+    twice = sorted(name for name, values in request.POST.lists() if len(values) > 1)
+    if twice:  # every form field holds one value: a second one is not the user's entry
+        return Outcome(False, _("A field was sent twice."), "field_repeated", 400)
     raw = request.POST.get(KEY_FIELD) or request.headers.get(HEADER)
     try:
         key = validate_key(raw, required=False)
@@ -156,6 +202,7 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
         body.get("code", ""),
         response.status_code,
         replayed=response.headers.get("Idempotent-Replayed") == "true",
+        localized=bool(body.get("localized")),
     )
 
 
@@ -191,11 +238,13 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
 
 
 MAX_EUROS = Decimal(10**10)  # 10^12 cents: ten billion euro
-_EUROS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
+_EUROS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)  # ASCII digits: not Arabic-Indic ones
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
 
 
 def int_field(raw: str | None, *, field: str) -> int:
-    try:
-        return int((raw or "").strip())
-    except ValueError:
-        raise BadForm("bad_input", _("A whole number is expected."), details={field: raw}) from None
+    text = (raw or "").strip()
+    # ASCII digits only: int() also reads other scripts' digits (Arabic-Indic four is 4)
+    if not _INT.fullmatch(text):
+        raise BadForm("bad_input", _("A whole number is expected."), details={field: raw})
+    return int(text)

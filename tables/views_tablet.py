@@ -370,7 +370,10 @@ def act_bank_open(request, session, user):
 
 
 def act_bank_withdraw(request, session, user):
-    bank = get_object_or_404(Bank, pk=int_field(request.POST.get("bank"), field="bank"), session=session)
+    pk = int_field(request.POST.get("bank"), field="bank")
+    bank = Bank.objects.filter(pk=pk, session=session).first()
+    if bank is None:
+        raise BadForm("unknown_bank", _("This bank is not at this table."), details={"bank": pk})
     services.bank_withdraw(bank=bank, by=user)
     return _("The banker withdrew, taking the bank.")
 
@@ -549,12 +552,19 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     session = get_object_or_404(TableSession.objects.select_related("table"), pk=pk)
     writable = session_writable_by(request.user, session)
     floor = action in FLOOR_ACTIONS and _commissario(request)
-    if not (writable or floor):
+    # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
+    closed_to_its_capo = (
+        session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)
+    )
+    if not (writable or floor or closed_to_its_capo):
         return forbidden(request, _("Only the Capo Partita assigned to this table session may record its play."))
     if handler is None:
         return render(request, "404.html", status=404)
-    outcome = form_post(request, lambda: handler(request, session, request.user))
-    if not outcome.ok and outcome.code in SUCCESSION_REFUSALS:
+    if closed_to_its_capo and not floor:
+        outcome = Outcome(False, "", "session_closed", 409)
+    else:
+        outcome = form_post(request, lambda: handler(request, session, request.user))
+    if not outcome.ok and not outcome.localized and outcome.code in SUCCESSION_REFUSALS:
         outcome.message = str(SUCCESSION_REFUSALS[outcome.code])
     session.refresh_from_db()
     context = _context(session, writable, outcome, floor_writable=_commissario(request))

@@ -495,7 +495,7 @@ class RegolaMarkApi(_TableApi):
         responses={200: MarkAnswerSerializer, **WRITE_ERRORS},
         summary="Mark (or unmark) a player alla Regola",
         description="venezia only; applies from the next rien ne va plus. Codes: `regola_not_allowed`, "
-        "`patron_not_at_table`." + WRITE_NOTE,
+        "`patron_not_at_table`, `regola_unchanged` (409: he is so already)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)

@@ -29,6 +29,12 @@ def regola_mark(*, session: TableSession, by: User, patron: Patron, declared: bo
     place_of(session, patron)
     mark = RegolaMark.objects.filter(session=session, patron=patron).first()
     old = None if mark is None else mark.declared
+    if bool(old) == declared:  # nothing to record (never declared counts as not alla Regola)
+        raise Conflict(
+            "regola_unchanged",
+            "This player plays alla Regola already." if declared else "This player does not play alla Regola.",
+            details={"patron": patron.pk, "declared": declared},
+        )
     if mark is None:
         mark = RegolaMark(session=session, patron=patron)
     mark.declared, mark.set_at, mark.set_by = declared, now(), by

@@ -167,3 +167,9 @@ def test_no_inline_script_csp_and_weight(client_for, closed, direzione):
 def test_the_desk_in_italian(client_for, closed, auditor):
     html = client_for(auditor).get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert 'lang="it"' in html and "Verificare" in html
+
+
+def test_a_file_format_that_is_not_a_word_is_not_found(client_for, auditor, api_client_for):
+    """Exploratory testing: a NUL byte in the format reached PostgreSQL (a 500)."""
+    assert client_for(auditor).get("/desk/reports/1/files/%00/").status_code == 404
+    assert api_client_for(auditor).get("/api/reports/1/files/%00/").status_code == 404

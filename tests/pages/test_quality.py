@@ -92,6 +92,29 @@ def test_a_refusal_is_said_in_italian(client_for, game):
     )
     assert response.status_code == 400
     assert "Le puntate supererebbero il banco." in response.content.decode()
+    # the play's own refusals too (a card before rien ne va plus)
+    response = client.post(
+        f"/tablet/sessions/{game.session.pk}/card/",
+        {"coup": coup.pk, "rank": "5", "suit": "H", "idempotency_key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 409
+    assert "Chiudere le puntate (rien ne va plus) prima delle carte." in response.content.decode()
+
+
+def test_every_refusal_the_pages_say_has_its_italian():
+    """Every message the pages give by code has a translation in the catalogue."""
+    from django.utils import translation
+
+    from tables.views_common import REFUSALS
+    from tables.views_tablet import SUCCESSION_REFUSALS
+
+    def said(message, language: str) -> str:
+        with translation.override(language):
+            return str(message)
+
+    messages = {**REFUSALS, **SUCCESSION_REFUSALS}
+    untranslated = [code for code, message in messages.items() if said(message, "it") == said(message, "en")]
+    assert untranslated == []
 
 
 def test_the_compiled_catalogue_is_committed_with_its_source():

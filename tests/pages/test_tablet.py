@@ -178,3 +178,42 @@ def test_a_null_character_in_a_form_is_refused_and_writes_nothing(client_for, ga
     assert "Null characters are not allowed." in response.content.decode()
     after = (AuditEvent.objects.count(), FauxTirageBar.objects.count(), Shoe.objects.count(), ShoeCard.objects.count())
     assert after == before
+
+
+def test_odd_form_values_are_refused_and_write_nothing(client_for, game):
+    """Exploratory testing: a field sent twice, digits of another script, an unknown bank,
+    a Regola mark that changes nothing."""
+    from audit.models import AuditEvent
+
+    client, two = client_for(game.capo), game.seat(2).pk
+    before = AuditEvent.objects.count()
+    twice = client.post(f"/tablet/sessions/{game.session.pk}/regola/",
+                        {"patron": [two, two], "declared": ["true", "false"], "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert twice.status_code == 400 and "A field was sent twice." in twice.content.decode()
+    arabic_four = "\u0664"
+    assert post(client, game.session, "bar", patron=arabic_four, reason="false draw").status_code == 400
+    unknown = post(client, game.session, "bank-withdraw", bank="999999")
+    assert unknown.status_code == 400 and "This bank is not at this table." in unknown.content.decode()
+    unchanged = post(client, game.session, "regola", patron=two, declared="false")
+    assert unchanged.status_code == 409 and "Regola is so already" in unchanged.content.decode()
+    assert AuditEvent.objects.count() == before
+    assert not RegolaMark.objects.exists()
+
+
+def test_a_precise_amount_refusal_is_kept_on_the_tablet(client_for, game):
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    response = post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="100.001")
+    assert response.status_code == 400 and "An amount has at most two decimals." in response.content.decode()
+
+
+def test_its_capo_partita_is_told_the_session_is_closed(client_for, game):
+    from floor import services as floor_services
+
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    response = post(client_for(game.capo), game.session, "coup-open")
+    assert response.status_code == 409 and "The table session is closed." in response.content.decode()
+    assert not Coup.objects.filter(session=game.session).exists()
+    other = UserFactory(username="capo-other", roles=["capo_partita"])
+    assert post(client_for(other), game.session, "coup-open").status_code == 403
