@@ -435,7 +435,7 @@ def table_session_open(
         )
     # A numbered shoe is at one table at a time (RULES.md §6); the day lock makes this check safe.
     shoe_busy = (
-        TableSession.objects.filter(gaming_day=day, shoe_number=shoe_number)
+        TableSession.objects.filter(gaming_day=day, shoe_number__iexact=shoe_number)
         .exclude(status=TableSession.Status.CLOSED)
         .first()
     )

@@ -172,12 +172,14 @@ def shoe_load(
     number = clean_text(number, Shoe, "number") or (session.shoe_number if last_seq == 0 else "")
     if not number:
         raise ApplicationError("shoe_number_required", "Give the number of the shoe being loaded.")
-    if last_seq == 0 and number != session.shoe_number:
+    if last_seq == 0 and number.casefold() != session.shoe_number.casefold():
         raise ApplicationError(
             "shoe_number_mismatch",
             "The first shoe is the one assigned to the session.",
             details={"number": number, "session_shoe_number": session.shoe_number},
         )
+    if last_seq == 0:
+        number = session.shoe_number  # as assigned, whatever the case typed
     _refuse_shoe_in_use(session, number)
     decks = session.table.decks if decks is None else decks
     with engine_errors():
@@ -236,7 +238,7 @@ def _refuse_shoe_in_use(session: TableSession, number: str) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
     elsewhere = (
         Shoe.objects.filter(
-            number=number, finished_at__isnull=True, session__gaming_day_id=session.gaming_day_id
+            number__iexact=number, finished_at__isnull=True, session__gaming_day_id=session.gaming_day_id
         )
         .exclude(session_id=session.pk)
         .exclude(session__status=TableSession.Status.CLOSED)
