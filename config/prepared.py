@@ -16,6 +16,7 @@ query counting (assertNumQueries) and the debug cursor see them as before.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,7 @@ from django.db.models.query import ModelIterable, ValuesIterable, get_related_po
 # Stand-ins for the arguments while compiling: values no query here ever uses.
 _INT_BASE = -7_390_013_000_000
 _STR_BASE = "\x1fprepared-arg-"
+_SERIALS = itertools.count(1)
 _MAX_PARAMS = 20_000  # below every backend's limit on the parameters of one statement
 
 
@@ -55,7 +57,9 @@ class Prepared:
 
     def __init__(self, build: Callable[..., QuerySet], args: tuple[type, ...] = (int,)):
         self.build, self.args = build, args
-        self._attr = f"_chemin_prepared_{id(self)}"
+        # A serial, not id(self): the id of a Prepared that was garbage collected can be given
+        # to a new one, which would then run the old one's SQL compiled on the connection.
+        self._attr = f"_chemin_prepared_{next(_SERIALS)}"
 
     def _compile(self, using: str) -> _Compiled:
         stand_ins = [_INT_BASE - i if kind is int else f"{_STR_BASE}{i}" for i, kind in enumerate(self.args)]

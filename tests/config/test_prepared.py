@@ -444,3 +444,24 @@ def test_writes_run_as_prepared_statements_once_prepared(commissario, settings):
         prepared.insert(plain)
     assert "EXECUTE" not in ctx.captured_queries[0]["sql"]
     assert Patron.objects.get(pk=plain[0].pk).document_number == plain[0].document_number
+
+
+def test_a_new_prepared_query_never_runs_a_collected_ones_sql(commissario):
+    """The SQL compiled on a connection is kept under a serial per Prepared, never reused: a
+    new Prepared given a collected one's id() would otherwise run that one's SQL."""
+    import gc
+
+    patron = PatronFactory(first_name="Aldo", last_name="Zeno", created_by=commissario)
+    attrs = set()
+    for _ in range(50):
+        by_name = Prepared(lambda last_name: Patron.objects.filter(last_name=last_name).values("pk"), args=(str,))
+        assert by_name.all("Zeno") == [{"pk": patron.pk}]
+        attrs.add(by_name._attr)
+        del by_name
+        gc.collect()
+        by_pk = Prepared(lambda pk: Patron.objects.filter(pk=pk).values("first_name"))
+        assert by_pk.all(patron.pk) == [{"first_name": "Aldo"}]
+        attrs.add(by_pk._attr)
+        del by_pk
+        gc.collect()
+    assert len(attrs) == 100
