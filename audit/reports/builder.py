@@ -130,7 +130,12 @@ def build_document(
     """The report of a closed day. `register` is the signed control register a version >= 2
     includes; `counts` the cagnotte counts in force (CagnotteCount rows), which the figures
     use; `count_history` every count of the day, corrected ones included, which its section
-    lists (nothing is edited: a correction is a new count; default: the counts in force)."""
+    lists (nothing is edited: a correction is a new count; default: the counts in force).
+    Given the history alone, the counts in force are those no other count corrects."""
+    if count_history is not None and not counts:
+        count_history = list(count_history)
+        superseded = {c.corrects_id for c in count_history}
+        counts = [c for c in count_history if c.pk not in superseded]
     day_id = day.pk
     tables = {t.pk: t for t in floor_selectors.day_tables(gaming_day_id=day_id)}
     figures = rs.table_figures(gaming_day_id=day_id)

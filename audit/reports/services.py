@@ -35,7 +35,7 @@ from floor import selectors as floor_selectors
 from floor.models import GamingDay
 
 from .builder import build_document
-from .registers import books_stream, current_counts, day_counts
+from .registers import books_stream, day_counts
 
 logger = logging.getLogger(__name__)
 
@@ -180,8 +180,7 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     ticker = _Progress(0, progress)
     built = build_document(
         day=day, version=report.version, seal=seal, streams=streams, register=report.control_register,
-        counts=list(current_counts(gaming_day_id=day.pk)), count_history=list(day_counts(gaming_day_id=day.pk)),
-        tick=ticker.tick,
+        count_history=list(day_counts(gaming_day_id=day.pk)), tick=ticker.tick,
     )  # fmt: skip
     fmts = writers()
     ticker.total = max(built.rows * len(fmts), 1)
