@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from config.errors import Conflict
+from floor.models import TableSession
 
-from .models import BancoCall, Bank, Bet, Coup
+from .models import BancoCall, Bank, Bet
+from .services._common import coup_in_play
 
 
 def before_seat_release(*, seat: Any, by: Any) -> None:
@@ -25,18 +27,13 @@ def before_seat_release(*, seat: Any, by: Any) -> None:
             "This player holds the bank: he withdraws (or loses it) before leaving the table.",
             details={"patron": patron_id, "bank": bank.pk},
         )
-    in_play = (
-        Coup.objects.filter(session_id=session_id)
-        .exclude(state=Coup.State.SETTLED)
-        .values("pk", "number")
-        .first()
-    )
+    in_play = coup_in_play(TableSession(pk=session_id))
     if in_play is not None and (
-        Bet.objects.filter(coup_id=in_play["pk"], patron_id=patron_id).exists()
-        or BancoCall.objects.filter(coup_id=in_play["pk"], patron_id=patron_id).exists()
+        Bet.objects.filter(coup=in_play, patron_id=patron_id).exists()
+        or BancoCall.objects.filter(coup=in_play, patron_id=patron_id).exists()
     ):
         raise Conflict(
             "patron_in_coup",
             "This player has a stake in the coup in play: release his place once it is settled.",
-            details={"patron": patron_id, "coup": in_play["pk"], "number": in_play["number"]},
+            details={"patron": patron_id, "coup": in_play.pk, "number": in_play.number},
         )
