@@ -401,7 +401,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
         "rotation": _rotation(profile, session, last_bank, seats),
-        "succession": None if succession is None else _succession_state(succession, bars),
+        "succession": None if succession is None else _succession_state(succession, bars, session),
     }
 
 
@@ -471,8 +471,11 @@ def _auction_state(succession: Succession) -> dict[str, Any] | None:
     }
 
 
-def _succession_state(succession: Succession, bars: list[FauxTirageBar]) -> dict[str, Any]:
+def _succession_state(succession: Succession, bars: list[FauxTirageBar], session: TableSession) -> dict[str, Any]:
     offers = list(succession.offers.all())
+    # A new bank is taken at today's minimum (the Commissario may change it during play, §6):
+    # the offer shows the terms offer_accept applies, not those of when it was laid out.
+    new_bank = succession_rules.NEW_BANK_ROUNDS
     engine_offers = tuple(
         succession_rules.Offer(
             o.order,
@@ -515,7 +518,7 @@ def _succession_state(succession: Succession, bars: list[FauxTirageBar]) -> dict
                 "patron": _name(o.patron),
                 "seat_number": o.seat_number,
                 "standing": o.standing,
-                "amount_min": o.amount_min,
+                "amount_min": session.minimum if o.round in new_bank else o.amount_min,
                 "amount_max": o.amount_max,
                 "status": o.status,
                 "reason": o.reason or None,
@@ -547,5 +550,5 @@ def succession_state(*, session: TableSession) -> dict[str, Any]:
         if last_bank is None or last_bank.status != Bank.Status.ACTIVE
         else {"id": last_bank.pk, "banker": last_bank.banker_id, "amount": last_bank.amount},
         "rotation": _rotation(profile, session, last_bank, seats),
-        "succession": None if succession is None else _succession_state(succession, bars),
+        "succession": None if succession is None else _succession_state(succession, bars, session),
     }

@@ -640,3 +640,26 @@ def test_state_queries_do_not_grow_with_offers_or_bids(make_game):
     with_bank = count(selectors.session_game_state, session=game.session)
     assert with_bank <= count(selectors.session_game_state, session=large.session)
     assert count(selectors.succession_state, session=large.session) <= 7
+
+
+def test_offers_show_the_minimum_in_force_after_a_change(game):
+    """The Commissario may change the minimum during play (§6): a new bank is then taken at
+    the new one, and the offers say so (they used to show the minimum of when they were laid out)."""
+    from config.errors import ApplicationError
+
+    succ = lose(game)
+    state = selectors.succession_state(session=game.session)["succession"]
+    assert {o["amount_min"] for o in state["offers"]} == {100_00}
+    floor_services.table_minimum_change(session=game.session, by=game.commissario, minimum=300_00, reason="raise")
+    game.session.refresh_from_db()
+    for state in (
+        selectors.succession_state(session=game.session)["succession"],
+        selectors.session_game_state(game.session)["succession"],
+    ):
+        assert {o["amount_min"] for o in state["offers"]} == {300_00}
+    first = turn(succ)[0]
+    patron = SuccessionOffer.objects.get(succession=succ, patron_id=first).patron
+    with pytest.raises(ApplicationError) as exc:
+        accept(game, succ, patron, 200_00)
+    assert exc.value.code == "bank_below_minimum"
+    accept(game, succ, patron, 300_00)
