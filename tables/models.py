@@ -146,6 +146,10 @@ class Bank(models.Model):
         return f"bank {self.number} @ session {self.session_id}"
 
 
+# A coup no longer in play: settled, or annulled before its cards (no other may open meanwhile).
+COUP_FINISHED = ("settled", "annulled")
+
+
 class Coup(models.Model):
     """One coup (RULES.md §2): its bets, cards, declarations, the coup as played, its
     conformance, the reconstruction (§3.3) and the settlement (§4). Both versions are kept."""
@@ -156,6 +160,7 @@ class Coup(models.Model):
         DEALING = "dealing", "dealing"
         PENDING = "pending", "reconstruction pending"
         SETTLED = "settled", "settled"
+        ANNULLED = "annulled", "annulled"
 
     session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="coups")
     bank = models.ForeignKey(Bank, on_delete=models.PROTECT, related_name="coups")
@@ -192,13 +197,26 @@ class Coup(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True, help_text="Rien ne va plus.")
     settled_at = models.DateTimeField(null=True, blank=True)
     settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    annulled_at = models.DateTimeField(null=True, blank=True, help_text="Annulled before any card.")
+    # No index: every coup would maintain it, for a column almost always null that nothing looks up by.
+    annulled_by = models.ForeignKey(
+        _user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
+    )
+    annul_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["session_id", "number"]
         constraints = [
             models.UniqueConstraint(fields=["session", "number"], name="tables_coup_session_number_unique"),
             models.UniqueConstraint(
-                fields=["session"], condition=~Q(state="settled"), name="tables_coup_one_in_play_per_session"
+                fields=["session"],
+                condition=~Q(state__in=COUP_FINISHED),
+                name="tables_coup_one_in_play_per_session",
+            ),
+            # An annulled coup was never dealt: no card, no winner (tables.services.coup_annul).
+            models.CheckConstraint(
+                condition=~Q(state="annulled") | (Q(cards=[]) & Q(winner="") & Q(annulled_at__isnull=False)),
+                name="tables_coup_annulled_before_the_cards",
             ),
             # RULES.md §2.2: the total S never exceeds B.
             models.CheckConstraint(

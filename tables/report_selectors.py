@@ -90,15 +90,20 @@ def non_conforming_count(*, gaming_day_id: int) -> int:
     return _day_coups(gaming_day_id).filter(conforming=False).count()
 
 
+# The coups played: an annulled coup (before its cards, its bets returned) is counted apart.
+_PLAYED = ~Q(state=Coup.State.ANNULLED)
+
+
 def _figures(qs: QuerySet, key: str) -> dict[Any, dict[str, int]]:
     rows = qs.values(key).annotate(
-        coups=Count("pk"),
+        coups=Count("pk", filter=_PLAYED),
+        annulled=Count("pk", filter=Q(state=Coup.State.ANNULLED)),
         settled=Count("pk", filter=Q(state=Coup.State.SETTLED)),
         banker_wins=Count("pk", filter=Q(winner=BANKER)),
         punta_wins=Count("pk", filter=Q(winner=PUNTA)),
         ties=Count("pk", filter=Q(winner=TIE)),
         non_conforming=Count("pk", filter=Q(conforming=False)),
-        covered=Coalesce(Sum("covered"), 0, output_field=BigIntegerField()),
+        covered=Coalesce(Sum("covered", filter=_PLAYED), 0, output_field=BigIntegerField()),
         levies_recorded=Coalesce(Sum("cagnotte"), 0, output_field=BigIntegerField()),
     )
     return {r.pop(key): r for r in rows}
@@ -110,14 +115,14 @@ def _house(qs: QuerySet, key: str) -> dict[Any, int]:
 
 
 def table_figures(*, gaming_day_id: int) -> dict[int, dict[str, int]]:
-    """table id -> coups, settled, banker/punta wins, ties, non-conforming, covered, and the
+    """table id -> coups (played), annulled, settled, banker/punta wins, ties, non-conforming, covered, and the
     levies twice: as recorded on the coups and as posted to the house (the expected cagnotte
     is the latter, RULES.md §8 art. 70)."""
     figures = _figures(_day_coups(gaming_day_id), "session__table_id")
     house = _house(Posting.objects.filter(session__gaming_day_id=gaming_day_id), "session__table_id")
     for table_id in set(figures) | set(house):
         figures.setdefault(table_id, dict.fromkeys(
-            ("coups", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
+            ("coups", "annulled", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
              "levies_recorded"), 0))  # fmt: skip
         figures[table_id]["expected_cagnotte"] = house.get(table_id, 0)
     return figures
@@ -170,9 +175,11 @@ def bank_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
     return (
         banks.annotate(
             banker_name=_name("banker__"),
-            n_coups=Count("coups"),
+            n_coups=Count("coups", filter=~Q(coups__state=Coup.State.ANNULLED)),
             n_banker_wins=Count("coups", filter=Q(coups__winner=BANKER)),
-            sum_covered=Coalesce(Sum("coups__covered"), 0, output_field=BigIntegerField()),
+            sum_covered=Coalesce(
+                Sum("coups__covered", filter=~Q(coups__state=Coup.State.ANNULLED)), 0, output_field=BigIntegerField()
+            ),
             sum_levies=Coalesce(Sum("coups__cagnotte"), 0, output_field=BigIntegerField()),
             sum_net=Coalesce(Sum("coups__banker_net"), 0, output_field=BigIntegerField()),
         )

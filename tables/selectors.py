@@ -16,6 +16,7 @@ from tables.engine import Shoe as EngineShoe
 from tables.engine import succession as succession_rules
 
 from .models import (
+    COUP_FINISHED,
     Auction,
     BancoCall,
     Bank,
@@ -194,8 +195,12 @@ def _coup_state(coup: Coup, profile, bets: list[Bet], calls: list[BancoCall]) ->
         "next_cards": coup.next_cards,
         "winner": coup.winner or None,
         "cagnotte": coup.cagnotte,
+        "annul_reason": coup.annul_reason or None,
     }
     out["open"] = coup.bank_amount - out["covered"]
+    if coup.state == Coup.State.ANNULLED:  # before any card: its bets went back to the players
+        out["next"] = out["hands"] = out["rule"] = None
+        return out
     if coup.state == Coup.State.BETTING:
         out["next"] = {"need": "bets", "side": None, "natural": False}
         out["hands"] = None
@@ -342,7 +347,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     succession = None
     if bank is None:
         succession = _current_succession(session) if rows.succession is NOT_READ else rows.succession
-    in_play = coup is not None and coup.state != Coup.State.SETTLED
+    in_play = coup is not None and coup.state not in COUP_FINISHED
     reasons = []
     if not session.is_open:
         reasons.append("session_closed" if session.is_closed else "session_interrupted")

@@ -12,14 +12,14 @@ from typing import Any
 
 from config.errors import Conflict
 
-from .models import Coup
+from .models import COUP_FINISHED, Coup
 from .services import bank_end_for_session_close
 
 
 def before_table_session_close(*, session: Any, by: Any) -> None:
     in_play = (
         Coup.objects.filter(session_id=session.pk)
-        .exclude(state=Coup.State.SETTLED)
+        .exclude(state__in=COUP_FINISHED)
         .values("pk", "number", "state")
         .first()
     )

@@ -118,6 +118,10 @@ REFUSALS = {
     "patron_holds_the_bank": gettext_lazy("This player holds the bank: he withdraws before leaving the table."),
     "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),
     "text_too_long": gettext_lazy("A text is too long."),
+    "coup_not_annullable": gettext_lazy("A card is out: the coup is played to its end."),
+    "coup_annulled": gettext_lazy("This coup was annulled: open the next one."),
+    "bet_not_withdrawable": gettext_lazy("A bet made in time stands; only a bet carried to a replay may be taken back."),
+    "no_bet": gettext_lazy("This player has no bet on this coup."),
 }
 
 

@@ -300,6 +300,9 @@ def _context(
         "cannot_open": [REASONS.get(r, r) for r in state["cannot_open_because"]],
         "first_bank": bank is None and not state["last_coup"],
         "outcome": outcome,
+        # Before its first card a coup may be annulled, also while play is interrupted.
+        "annullable": writable and not session.is_closed and bool(coup)
+        and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
         "withdrawable": bank is not None and bank["coups_completed"] >= 1 and coup is None,
         "succession": _succession_panel(session, state, places) if bank is None else None,
         "rotation": state["rotation"],
@@ -398,9 +401,20 @@ def act_bet(request, session, user):
     return _("Bet recorded: %(name)s.") % {"name": patron.full_name}
 
 
+def act_bet_withdraw(request, session, user):
+    patron = _patron(request)
+    services.bet_withdraw(coup=_coup(request, session), by=user, patron=patron)
+    return _("%(name)s takes his bet back.") % {"name": patron.full_name}
+
+
 def act_rien_ne_va_plus(request, session, user):
     services.rien_ne_va_plus(coup=_coup(request, session), by=user)
     return _("Rien ne va plus.")
+
+
+def act_coup_annul(request, session, user):
+    coup = services.coup_annul(coup=_coup(request, session), by=user, reason=request.POST.get("reason", ""))
+    return _("Coup %(number)s annulled: the bets go back to the players.") % {"number": coup.number}
 
 
 def act_card(request, session, user):
@@ -529,6 +543,8 @@ ACTIONS: dict[str, Callable] = {
     "coup-open": act_coup_open,
     "bet": act_bet,
     "rien-ne-va-plus": act_rien_ne_va_plus,
+    "bet-withdraw": act_bet_withdraw,
+    "coup-annul": act_coup_annul,
     "card": act_card,
     "punta": act_punta,
     "banker-stand": act_banker_stand,

@@ -148,7 +148,7 @@ def build_document(
     table_rows = []
     for table_id, t in sorted(tables.items(), key=lambda kv: kv[1].number):
         f = figures.get(table_id) or dict.fromkeys(
-            ("coups", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
+            ("coups", "annulled", "settled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered",
              "levies_recorded", "expected_cagnotte"), 0)  # fmt: skip
         rate = banker_rate_check(profile=t.profile, decks=t.decks, usage=usage.get(table_id),
                                  banker_wins=f["banker_wins"], punta_wins=f["punta_wins"])  # fmt: skip
@@ -158,14 +158,14 @@ def build_document(
                                "carried": None if count is None else count.carried}  # fmt: skip
         table_rows.append([
             t.number, t.profile, t.decks, sum(1 for s in sessions if s.table_id == table_id), f["coups"],
-            f["banker_wins"], f["punta_wins"], f["ties"], rate["decided"], rate["observed"] or "",
+            f["annulled"], f["banker_wins"], f["punta_wins"], f["ties"], rate["decided"], rate["observed"] or "",
             rate["expected"], rate["low"] or "", rate["high"] or "", _rules_text(rate["rules"]), rate["flagged"],
             f["non_conforming"], f["levies_recorded"], f["expected_cagnotte"],
             None if count is None else count.counted, None if count is None else count.carried,
         ])  # fmt: skip
 
     total = {k: sum(f[k] for f in per_table.values()) for k in
-             ("coups", "banker_wins", "punta_wins", "ties", "non_conforming", "covered", "levies_recorded",
+             ("coups", "annulled", "banker_wins", "punta_wins", "ties", "non_conforming", "covered", "levies_recorded",
               "expected_cagnotte")}  # fmt: skip
     counted_all = len(counts) == len(tables) and bool(tables)
     carried = sum(c.carried for c in counts.values()) if counted_all else None
@@ -189,7 +189,8 @@ def build_document(
         f = session_figures.get(s.pk, {})
         session_rows.append([
             s.table.number, s.number, s.opened_at, s.closed_at, s.capo_partita.get_username(),
-            s.changeur.get_username(), s.shoe_number, s.minimum, f.get("coups", 0), f.get("banker_wins", 0),
+            s.changeur.get_username(), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
+            f.get("banker_wins", 0),
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
 
@@ -201,7 +202,8 @@ def build_document(
     sections: list[Section] = [
         Section("tables", "Tables: figures of the day and the banker's win rate", _cols(
             ("table", "Table", "int"), ("profile", "Profile", "text"), ("decks", "Decks", "int"),
-            ("sessions", "Sessions", "int"), ("coups", "Coups", "int"), ("banker_wins", "Banker wins", "int"),
+            ("sessions", "Sessions", "int"), ("coups", "Coups", "int"), ("annulled", "Annulled", "int"),
+            ("banker_wins", "Banker wins", "int"),
             ("punta_wins", "Punta wins", "int"), ("ties", "Ties", "int"), ("decided", "Decided", "int"),
             ("win_rate", "Banker win rate", "text"), ("expected", "Expected (exact)", "text"),
             ("low", "95% low", "text"), ("high", "95% high", "text"), ("rules", "Rules of the expectation", "text"),
@@ -214,7 +216,8 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
             ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupier", "text"),
             ("changeur", "Changeur", "text"), ("shoe_number", "Shoe (at opening)", "text"),
-            ("minimum", "Minimum", "money"), ("coups", "Coups", "int"), ("banker_wins", "Banker wins", "int"),
+            ("minimum", "Minimum", "money"), ("coups", "Coups", "int"), ("annulled", "Annulled", "int"),
+            ("banker_wins", "Banker wins", "int"),
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
         ), _listed(session_rows, tick)),
         Section("interruptions", "Interruptions and resumptions", _cols(
@@ -296,6 +299,7 @@ def build_document(
         ("Closed", day.closed_at.isoformat() if day.closed_at else ""),
         ("Sessions", str(len(sessions))),
         ("Coups", str(total["coups"])),
+        ("Coups annulled before their cards", str(total["annulled"])),
         ("Levies recorded", eur(total["levies_recorded"])),
         ("Expected cagnotte (sum of the house postings)", eur(total["expected_cagnotte"])),
         ("Counted cagnotte", eur(summary["counted"]) if counted_all else "not counted yet"),
@@ -340,7 +344,7 @@ def build_document(
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()
         + sum(rs.day_row_counts(gaming_day_id=day_id).values())
-        + total["coups"]
+        + total["coups"] + total["annulled"]  # the coups section lists the annulled ones too
         + total["non_conforming"]
         + (auctions[1].count() if auctions is not None else 0)
     )

@@ -44,6 +44,7 @@ from .coups_serializers import (
     BetPlaceInput,
     CardDealInput,
     CardVoidInput,
+    CoupAnnulInput,
     CoupAnswerSerializer,
     CoupBankSerializer,
     CoupDetailSerializer,
@@ -400,6 +401,22 @@ class BetPlaceApi(_CoupStepApi):
         return super().post(request, pk)
 
 
+class BetWithdrawApi(_CoupStepApi):
+    input_serializer = BancoCallInput  # {"patron"}
+    step = staticmethod(services.bet_withdraw)
+
+    @_step_schema(
+        BancoCallInput,
+        "Withdraw a bet carried to a chemmy-fi replay",
+        "chemmy-fi replays a tie, and the bettors may withdraw or change their bets (RULES.md §3.2): "
+        "this takes back the bet carried from the tie (to change it, place the new bet: it replaces "
+        "the carried one). Elsewhere a bet made in time stands. Codes: `bet_not_withdrawable` (409), "
+        "`no_bet`, `bet_after_rien_ne_va_plus`, `coup_annulled`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
 class RienNeVaPlusApi(_CoupStepApi):
     step = staticmethod(services.rien_ne_va_plus)
 
@@ -486,6 +503,23 @@ class ReconstructionDecideApi(_CoupStepApi):
         return super().post(request, pk)
 
 
+class CoupAnnulApi(_CoupStepApi):
+    input_serializer = CoupAnnulInput
+    step = staticmethod(services.coup_annul)
+
+    @_step_schema(
+        CoupAnnulInput,
+        "Annul a coup before its cards",
+        "While it takes bets or after rien ne va plus, before the first card: the bets go back to the "
+        "players, no money moves, the bank is unchanged and the next coup may open. Allowed while play "
+        "is interrupted, so that the session can then be closed. The coup keeps its number, bets and "
+        "reason for the record. Codes: `coup_not_annullable` (409: a card is out), `reason_required`, "
+        "`text_too_long`.",
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
 # --------------------------------------------------------------------------- marks
 
 
@@ -549,7 +583,9 @@ urlpatterns = [
     path("sessions/<int:pk>/coups/record/", CoupRecordApi.as_view(), name="session-coup-record"),
     path("coups/<int:pk>/", CoupDetailApi.as_view(), name="coup-detail"),
     path("coups/<int:pk>/banco/", BancoCallApi.as_view(), name="coup-banco"),
+    path("coups/<int:pk>/annul/", CoupAnnulApi.as_view(), name="coup-annul"),
     path("coups/<int:pk>/bets/", BetPlaceApi.as_view(), name="coup-bets"),
+    path("coups/<int:pk>/bets/withdraw/", BetWithdrawApi.as_view(), name="coup-bet-withdraw"),
     path("coups/<int:pk>/rien-ne-va-plus/", RienNeVaPlusApi.as_view(), name="coup-rien-ne-va-plus"),
     path("coups/<int:pk>/cards/", CardDealApi.as_view(), name="coup-cards"),
     path("coups/<int:pk>/declaration/", PuntaDeclareApi.as_view(), name="coup-declaration"),

@@ -144,6 +144,10 @@ class FauxTirageBarInput(serializers.Serializer):
     reason = serializers.CharField(max_length=200)
 
 
+class CoupAnnulInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=200, help_text="Why the coup is annulled (for the record).")
+
+
 class CoupRecordBetInput(serializers.Serializer):
     patron = serializers.IntegerField(min_value=1, help_text="Patron id.")
     amount = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
@@ -359,7 +363,7 @@ class GameCoupSerializer(serializers.Serializer):
     punta_draws = serializers.BooleanField(allow_null=True)
     banker_draws = serializers.BooleanField(allow_null=True)
     hands = GameHandsSerializer(allow_null=True)
-    next = GameNextSerializer(allow_null=True, help_text="null once settled.")
+    next = GameNextSerializer(allow_null=True, help_text="null once settled or annulled.")
     rule = GameRuleSerializer(allow_null=True, help_text="The rule in force for the decision awaited (hint).")
     needs = serializers.DictField(allow_null=True)
     as_played = GamePlayedSerializer(allow_null=True)
@@ -369,6 +373,9 @@ class GameCoupSerializer(serializers.Serializer):
     next_cards = serializers.ListField(child=serializers.CharField())
     winner = serializers.CharField(allow_null=True)
     cagnotte = serializers.IntegerField()
+    annul_reason = serializers.CharField(
+        allow_null=True, help_text="Why the coup was annulled before its cards; null otherwise."
+    )
 
 
 class GameSessionSerializer(serializers.Serializer):
@@ -609,6 +616,8 @@ class CoupSummarySerializer(serializers.ModelSerializer):
             "opened_at",
             "closed_at",
             "settled_at",
+            "annulled_at",
+            "annul_reason",
         ]
 
     @extend_schema_field(GamePatronRefSerializer)

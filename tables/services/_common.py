@@ -24,7 +24,7 @@ from floor.models import Patron, Seat, TableSession
 from tables.engine import EngineError, Profile, get_profile
 from tables.engine.profiles import Rounding
 
-from ..models import Bank, Coup, FauxTirageBar
+from ..models import COUP_FINISHED, Bank, Coup, FauxTirageBar
 
 User = AbstractBaseUser
 
@@ -135,14 +135,14 @@ def check_actor(session: TableSession, by: User) -> None:
         )
 
 
-def lock_coup(coup: Coup | int, by: User) -> tuple[TableSession, Coup]:
-    """Session, then the coup's bank, then the coup (the lock order)."""
+def lock_coup(coup: Coup | int, by: User, *, play: bool = True) -> tuple[TableSession, Coup]:
+    """Session, then the coup's bank, then the coup (the lock order). play: as lock_session."""
     pk = coup if isinstance(coup, int) else coup.pk
     if isinstance(coup, Coup) and coup.session_id is not None and coup.bank_id is not None:
         session_id, bank_id = coup.session_id, coup.bank_id  # a coup's session and bank never change
     else:
         session_id, bank_id = Coup.objects.values_list("session_id", "bank_id").get(pk=pk)
-    session = lock_session(session_id, by)
+    session = lock_session(session_id, by, play=play)
     bank = Bank.objects.select_for_update(of=("self",)).select_related("seat", "banker").get(pk=bank_id)
     locked = Coup.objects.select_for_update().get(pk=pk)
     locked.bank = bank
@@ -155,7 +155,7 @@ def active_bank(session: TableSession) -> Bank | None:
 
 
 def coup_in_play(session: TableSession) -> Coup | None:
-    return Coup.objects.filter(session=session).exclude(state=Coup.State.SETTLED).first()
+    return Coup.objects.filter(session=session).exclude(state__in=COUP_FINISHED).first()
 
 
 _PLACE = Prepared(

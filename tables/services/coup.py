@@ -23,13 +23,14 @@ from audit.services import HEAD as AUDIT_HEAD
 from audit.services import batch as audit_batch
 from audit.services import held_head
 from config import prepared
-from config.errors import ApplicationError, Conflict
+from config.errors import ApplicationError, Conflict, clean_text
 from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
+from tables.engine.profiles import TieRule
 from tables.selectors import ACTIVE_SHOE, BARS, LAST_COUP, MARKS, SEATS, GameRows
 
-from ..models import BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
+from ..models import COUP_FINISHED, BancoCall, Bet, Coup, FauxTirageBar, RegolaMark, Shoe, ShoeCard
 from ._common import (
     ACTIVE_BANK,
     User,
@@ -192,7 +193,7 @@ def _coup_open(play: _Play) -> Coup:
             details={"shoe": shoe.pk, "seq": shoe.seq},
         )
     previous = previous[0] if previous else None
-    if previous is not None and previous.state != Coup.State.SETTLED:
+    if previous is not None and previous.state not in COUP_FINISHED:
         raise Conflict(
             "coup_in_progress",
             "A coup is in play at this table.",
@@ -282,7 +283,15 @@ def coup_open(*, session: TableSession, by: User) -> Coup:
 # --------------------------------------------------------------------------- betting
 
 
+def _refuse_annulled(coup: Coup) -> None:
+    if coup.state == Coup.State.ANNULLED:
+        raise Conflict(
+            "coup_annulled", "This coup was annulled: open the next one.", details={"coup": coup.pk}
+        )
+
+
 def _require_betting(coup: Coup) -> None:
+    _refuse_annulled(coup)
     if coup.state != Coup.State.BETTING:
         # RULES.md §2.2, §6: only the employee closes betting; later bets are refused.
         raise Conflict(
@@ -302,14 +311,17 @@ def _bettor_place(play: _Play, patron: Patron) -> Seat:
 def _previous_banco_loser(play: _Play) -> int | None:
     """The punta who lost a banco at the previous coup (banco suivi, RULES.md §2.2)."""
     coup = play.coup
-    if play.previous is not _UNKNOWN:
-        # coup_open read it: the coup just before this one, settled (else it refuses).
+    if play.previous is not _UNKNOWN and (play.previous is None or play.previous.state == Coup.State.SETTLED):
+        # coup_open read it: the coup just before this one, settled (or annulled, below).
         prev = play.previous
         if prev is not None and prev.banco_solo and prev.winner == BANKER:
             return prev.punta_id
         return None
+    # The last coup played before this one: an annulled coup was never played, so the right
+    # to banco suivi passes over it to the coup that replaces it.
     prev = (
-        Coup.objects.filter(session=play.session, number=coup.number - 1, state=Coup.State.SETTLED)
+        Coup.objects.filter(session=play.session, number__lt=coup.number, state=Coup.State.SETTLED)
+        .order_by("-number")
         .values("banco_solo", "winner", "punta_id")
         .first()
     )
@@ -400,6 +412,9 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
     if any_calls:
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
     bets = play.load_bets()
+    mine = next((b for b in bets if b.patron_id == patron.pk), None)
+    if mine is not None and _may_change(play, mine):
+        _withdraw(play, mine)  # chemmy-fi, after a tie: the bettor changes his bet (a new one)
     if kind == Bet.Kind.AVEC_LA_TABLE:
         if patron.pk in play.barred():
             raise ApplicationError(
@@ -453,6 +468,54 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
     }
 
 
+def _may_change(play: _Play, bet: Bet) -> bool:
+    """chemmy-fi: a tie is replayed and the bettors may withdraw or change their bets (RULES.md
+    §3.2, engine TieOutcome.bettors_may_change): the bets carried to the replay. Everywhere
+    else a bet made in time stands (§6)."""
+    return bet.carried_from_id is not None and profile_of(play.session).tie == TieRule.REPLAY
+
+
+def _withdraw(play: _Play, bet: Bet) -> None:
+    Bet.objects.filter(pk=bet.pk).delete()
+    play.bets.remove(bet)
+    audit(
+        play.session,
+        play.by,
+        "bet.withdrawn",
+        play.coup,
+        {
+            "coup": play.coup.pk,
+            "patron": bet.patron_id,
+            "kind": bet.kind,
+            "amount": bet.amount,
+            "carried_from": bet.carried_from_id,
+        },
+    )
+
+
+@service_atomic
+def bet_withdraw(*, coup: Coup, by: User, patron: Patron) -> Coup:
+    """chemmy-fi: a bettor takes back the bet carried from a tie before the replay's rien ne
+    va plus (RULES.md §3.2). Elsewhere, or for a bet made at this coup: bet_not_withdrawable."""
+    session, coup = lock_coup(coup, by)
+    play = _Play(session, by, coup)
+    with audit_batch():
+        _require_betting(coup)
+        mine = next((b for b in play.load_bets() if b.patron_id == patron.pk), None)
+        if mine is None:
+            raise ApplicationError("no_bet", "This patron has no bet on this coup.", details={"patron": patron.pk})
+        if not _may_change(play, mine):
+            raise Conflict(
+                "bet_not_withdrawable",
+                "Bets made in time cannot be changed (RULES.md §6); only a bet carried to a "
+                "chemmy-fi replay may be.",
+                details={"patron": patron.pk},
+            )
+        _withdraw(play, mine)
+    coup.game_rows = play.game_rows()
+    return coup
+
+
 def _bets_place(play: _Play, bets: list[dict[str, Any]]) -> list[Bet]:
     """Bets in betting order: each checked as bet_place does (after the ones before it),
     then all written in one INSERT and their events recorded in order."""
@@ -496,6 +559,7 @@ def _calls(rows, barred: set[int]) -> list[live.Call]:
 
 def _rien_ne_va_plus(play: _Play) -> Coup:
     session, coup, by = play.session, play.coup, play.by
+    _refuse_annulled(coup)
     if coup.state != Coup.State.BETTING:
         raise Conflict("coup_not_betting", "Betting is closed already.", details={"state": coup.state})
     profile = profile_of(session)
@@ -599,6 +663,7 @@ def _step(coup: Coup) -> live.Step:
 
 
 def _require_dealing(coup: Coup) -> None:
+    _refuse_annulled(coup)
     if coup.state == Coup.State.BETTING:
         raise Conflict("betting_open", "Close betting (rien ne va plus) before the cards.")
     if coup.state == Coup.State.PENDING:
@@ -820,6 +885,7 @@ def _played_payload(coup: Coup) -> dict[str, Any]:
 
 
 def _require_pending(coup: Coup) -> dict[str, Any]:
+    _refuse_annulled(coup)
     if coup.state != Coup.State.PENDING:
         raise Conflict(
             "reconstruction_not_pending",
@@ -881,6 +947,54 @@ def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Co
     """A decision for a free cell the real coup never reached (§3.3)."""
     session, coup = lock_coup(coup, by)
     return _played(session, coup, by, _reconstruction_decide, side, draws)
+
+
+# --------------------------------------------------------------------------- annulling
+
+
+@service_atomic
+def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
+    """Annul a coup before its first card: the bets go back to the players and no money moves
+    (no posting, no cagnotte); the bank is as it was and the next coup may open. The coup
+    keeps its number, its bets and calls, with the reason, for the record. Allowed while play
+    is interrupted (RULES.md §6: management may suspend play), so that the session can then
+    be closed; once a card is out the coup is played to its end."""
+    session, locked = lock_coup(coup, by, play=False)
+    if locked.state not in (Coup.State.BETTING, Coup.State.CLOSED):
+        raise Conflict(
+            "coup_not_annullable",
+            "Only a coup whose cards have not started may be annulled.",
+            details={"coup": locked.pk, "state": locked.state},
+        )
+    reason = clean_text(reason, Coup, "annul_reason")
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the coup is annulled.")
+    play = _Play(session, by, locked)
+    with audit_batch():
+        bets, calls = play.load_bets(), play.load_calls()
+        was = locked.state
+        locked.state, locked.annulled_at, locked.annulled_by, locked.annul_reason = (
+            Coup.State.ANNULLED, now(), by, reason
+        )
+        prepared.update(locked, ["state", "annulled_at", "annulled_by", "annul_reason"])
+        audit(
+            session,
+            by,
+            "coup.annulled",
+            locked,
+            {
+                "coup": locked.pk,
+                "number": locked.number,
+                "bank": locked.bank_id,
+                "bank_amount": locked.bank_amount,
+                "was": was,
+                "reason": reason,
+                "bets_returned": [{"patron": b.patron_id, "kind": b.kind, "amount": b.amount} for b in bets],
+                "banco_calls": [c.patron_id for c in calls],
+            },
+        )
+    locked.game_rows = play.game_rows()
+    return locked
 
 
 # --------------------------------------------------------------------------- one shot
@@ -963,7 +1077,9 @@ __all__ = [
     "banco_call",
     "banker_decide",
     "bet_place",
+    "bet_withdraw",
     "card_deal",
+    "coup_annul",
     "coup_open",
     "coup_record",
     "punta_declare",

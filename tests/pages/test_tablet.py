@@ -217,3 +217,67 @@ def test_its_capo_partita_is_told_the_session_is_closed(client_for, game):
     assert not Coup.objects.filter(session=game.session).exists()
     other = UserFactory(username="capo-other", roles=["capo_partita"])
     assert post(client_for(other), game.session, "coup-open").status_code == 403
+
+
+def test_the_tablet_annuls_a_coup_before_its_cards(client_for, game):
+    client = client_for(game.capo)
+    assert post(client, game.session, "coup-open").status_code == 200
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="150")
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Annul this coup (before the cards)" in page
+    refused = post(client, game.session, "coup-annul", coup=coup.pk, reason="  ")
+    assert refused.status_code == 400 and "Give the reason." in refused.content.decode()
+    response = post(client, game.session, "coup-annul", coup=coup.pk, reason="dispute at seat 2")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "annulled before its cards (dispute at seat 2)" in html and "Open the coup" in html
+    coup.refresh_from_db()
+    assert coup.state == "annulled" and coup.annul_reason == "dispute at seat 2"
+
+
+def test_the_tablet_annuls_while_play_is_interrupted(client_for, game):
+    from floor import services as floor_services
+
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason="power cut")
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Rien ne va plus" not in page and "Annul this coup (before the cards)" in page
+    assert post(client, game.session, "coup-annul", coup=coup.pk, reason="power cut").status_code == 200
+    coup.refresh_from_db()
+    assert coup.state == "annulled"
+
+
+def test_the_tablet_offers_no_annul_once_a_card_is_out(client_for, game):
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="150")
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    post(client, game.session, "card", coup=coup.pk, rank="K", suit="H")
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Annul this coup" not in page
+    response = post(client, game.session, "coup-annul", coup=coup.pk, reason="late")
+    assert response.status_code == 409
+    coup.refresh_from_db()
+    assert coup.state == "dealing"
+
+
+def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(client_for, make_game):
+    from tables import services
+
+    game = make_game("chemmy-fi")
+    services.coup_record(
+        session=game.session, by=game.capo, cards=["7H", "7S", "KH", "KD"], punta_draws=False,
+        bets=[{"patron": game.seat(2), "amount": 300_00}],
+    )  # fmt: skip
+    client = client_for(game.capo)
+    assert post(client, game.session, "coup-open").status_code == 200
+    replay = Coup.objects.filter(session=game.session).order_by("-number").first()
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "carried" in page and "bet-withdraw" in page
+    response = post(client, game.session, "bet-withdraw", coup=replay.pk, patron=game.seat(2).pk)
+    assert response.status_code == 200 and "takes his bet back" in response.content.decode()
+    assert not Bet.objects.filter(coup=replay).exists()

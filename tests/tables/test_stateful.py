@@ -120,6 +120,9 @@ AMOUNTS = st.one_of(
 BAD_AMOUNTS = st.sampled_from([0, -100, True, 12.5, "100", None])
 
 
+FINISHED = (Coup.State.SETTLED, Coup.State.ANNULLED)  # no longer in play
+
+
 def real_shoe(seed: int, stack: str | None) -> list[str]:
     """A real 6-deck shoe in a hypothesis-chosen order; `stack` puts the six copies of one
     card on top (still a permutation of a real shoe): the seventh is then impossible."""
@@ -223,6 +226,7 @@ class TableMachine(RuleBasedStateMachine):
         self.expected: dict[int, tuple[str, int, int]] = {}  # coup id -> (winner, S, cagnotte)
         self.coup: dict[str, Any] | None = None  # the session's latest coup, as the model sees it
         self.last: dict[str, Any] | None = None  # the last settled coup
+        self.annulled_since = False  # a coup was annulled since the last settled one
         self.bank: dict[str, Any] | None = None
         self.banks: dict[int, dict[str, Any]] = {}
         self.shoes = 1
@@ -307,7 +311,7 @@ class TableMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------ the coup, modelled
 
     def _in_play(self) -> bool:
-        return self.coup is not None and self.coup["state"] != Coup.State.SETTLED
+        return self.coup is not None and self.coup["state"] not in FINISHED
 
     def _step(self) -> live.Step:
         c = self.coup
@@ -344,6 +348,7 @@ class TableMachine(RuleBasedStateMachine):
         last = self.last
         if (
             last is not None
+            and not self.annulled_since  # the carried bets went back with the annulled coup
             and last["winner"] == TIE
             and last["bank"] is b
             and self.profile.tie in (TieRule.BETS_STAY, TieRule.REPLAY)
@@ -359,9 +364,14 @@ class TableMachine(RuleBasedStateMachine):
             got = sorted(coup.bets.values_list("patron_id", "amount", "kind"))
             assert got == sorted((b["patron"], b["amount"], b["kind"]) for b in c["bets"])
 
+    def _annulled(self, e: set[str]) -> set[str]:
+        if self.coup is not None and self.coup["state"] == Coup.State.ANNULLED:
+            e.add("coup_annulled")
+        return e
+
     def _bet_expected(self, patron_id: int, amount: object, kind: str) -> set[str]:
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] != Coup.State.BETTING:
             e.add("bet_after_rien_ne_va_plus")
         if kind not in (Bet.Kind.INDIVIDUAL, Bet.Kind.AVEC_LA_TABLE):
@@ -412,7 +422,7 @@ class TableMachine(RuleBasedStateMachine):
 
     def _banco_expected(self, patron_id: int) -> set[str]:
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] != Coup.State.BETTING:
             e.add("bet_after_rien_ne_va_plus")
         if patron_id == c["bank"]["banker"]:
@@ -434,7 +444,7 @@ class TableMachine(RuleBasedStateMachine):
     def _rnvp_plan(self) -> tuple[set[str], list[dict], dict | None]:
         """What rien ne va plus must do: (refusal codes, the bets, the punta's bet)."""
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] != Coup.State.BETTING:
             return e | {"coup_not_betting"}, [], None
         bets = [dict(b) for b in c["bets"]]
@@ -494,7 +504,7 @@ class TableMachine(RuleBasedStateMachine):
 
     def _dealing_expected(self) -> set[str]:
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] == Coup.State.BETTING:
             e.add("betting_open")
         if c["state"] == Coup.State.PENDING:
@@ -604,6 +614,7 @@ class TableMachine(RuleBasedStateMachine):
         elif winner == PUNTA:
             bank["amount"], bank["ended"] = B - S, Bank.EndReason.LOST
             self.bank = None
+        self.annulled_since = False
         self.last = {
             "bank": bank,
             "winner": winner,
@@ -733,7 +744,7 @@ class TableMachine(RuleBasedStateMachine):
 
     def _rcard_expected(self, card: str) -> set[str]:
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] != Coup.State.PENDING:
             return e | {"reconstruction_not_pending"}
         if "cards" not in c["needs"]:
@@ -773,7 +784,7 @@ class TableMachine(RuleBasedStateMachine):
         if self.coup is None:
             return
         c = self.coup
-        e = self._gate()
+        e = self._annulled(self._gate())
         if c["state"] != Coup.State.PENDING:
             e.add("reconstruction_not_pending")
         else:
@@ -837,15 +848,18 @@ class TableMachine(RuleBasedStateMachine):
             self._take_the_bank(ch)
             return
         c = self.coup
-        settled = c is not None and c["state"] == Coup.State.SETTLED
+        settled = c is not None and c["state"] in FINISHED
         if settled and self.bank["coups"] >= 1 and ch.int(0, 7) == 0:
             self.withdraw()  # the banker takes his bank and goes ("dare seguito", RULES.md §4)
             return
-        if c is None or c["state"] == Coup.State.SETTLED:
+        if c is None or c["state"] in FINISHED:
             if not self._coup_open_expected():
                 self.coup_open()
             elif "stop_card_reached" in self._coup_open_expected():
                 self.new_shoe(seed=ch.int(0, 2**32 - 1), stack=None)
+            return
+        if c["state"] in (Coup.State.BETTING, Coup.State.CLOSED) and ch.int(0, 24) == 0:
+            self.annul("dispute", 0)  # now and then a coup is annulled before its cards
             return
         if c["state"] == Coup.State.BETTING:
             open_ = c["B"] - sum(b["amount"] for b in c["bets"])
@@ -909,7 +923,10 @@ class TableMachine(RuleBasedStateMachine):
         if self.bank is None or self._coup_open_expected():
             return
         last = self.last
-        carried = last is not None and last["winner"] == TIE and last["bank"] is self.bank and last["bets"]
+        carried = (
+            last is not None and not self.annulled_since
+            and last["winner"] == TIE and last["bank"] is self.bank and last["bets"]
+        )  # fmt: skip
         if carried and self.profile.tie in (TieRule.BETS_STAY, TieRule.REPLAY):
             return  # bets carried from a tie: the tablet's path (play_on) covers it
         B, banker = self.bank["amount"], self.bank["banker"]
@@ -1346,6 +1363,8 @@ class TableMachine(RuleBasedStateMachine):
             e.add("regola_not_allowed")
         elif type(declared) is not bool:
             e.add("bad_decision")
+        elif bool(self.marks.get(p.pk)) == declared:
+            e.add("regola_unchanged")  # nothing to record (never declared: not alla Regola)
         self._call(
             "regola_mark",
             services.regola_mark,
@@ -1401,6 +1420,25 @@ class TableMachine(RuleBasedStateMachine):
         )
         if not e:
             self.minimum = minimum
+
+    @rule(reason=st.sampled_from(["dispute", "dispute", "dispute", "", "x" * 201]), go=st.integers(0, 3))
+    def annul(self, reason, go):
+        """Annul the coup before its cards (also while play is interrupted): the bets go back."""
+        c = self.coup
+        if c is None or (go and c["state"] in (Coup.State.BETTING, Coup.State.CLOSED)):
+            return  # a rare event: most coups in betting are played
+        e = set()
+        if c["state"] not in (Coup.State.BETTING, Coup.State.CLOSED):
+            e.add("coup_not_annullable")
+        elif not reason.strip():
+            e.add("reason_required")
+        elif len(reason) > 200:
+            e.add("text_too_long")
+        self._call("coup_annul", services.coup_annul, e, coup=self._target(), by=self.capo, reason=reason)
+        if not e:
+            c["state"] = Coup.State.ANNULLED
+            self.annulled_since = True
+            self.counts["annulled"] += 1
 
     @rule(reason=st.sampled_from(["pausa", "pausa", ""]))
     def interrupt(self, reason):
@@ -1470,7 +1508,10 @@ class TableMachine(RuleBasedStateMachine):
             return  # not a row of the table has changed since the books last reconciled
         s, t = self.session, self.table
         coups = {c.pk: c for c in Coup.objects.filter(session=s)}
-        assert sum(1 for c in coups.values() if c.state != Coup.State.SETTLED) <= 1
+        assert sum(1 for c in coups.values() if c.state not in FINISHED) <= 1
+        for c in coups.values():
+            if c.state == Coup.State.ANNULLED:  # before any card, no money moved
+                assert c.cards == [] and c.winner == "" and c.cagnotte == 0 and c.annul_reason
         sums: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for coup_id, role, amount in (
             Posting.objects.filter(session=s)

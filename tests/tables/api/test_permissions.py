@@ -43,6 +43,8 @@ def world(game, make_game):
         (f"/api/coups/{coup}/reconstruction/decision/", {"side": "banker", "draws": True}),
         (f"/api/sessions/{sid}/regola/", {"patron": p, "declared": True}),
         (f"/api/sessions/{sid}/bars/", {"patron": p, "reason": "faux tirage"}),
+        (f"/api/coups/{coup}/bets/withdraw/", {"patron": p}),
+        (f"/api/coups/{coup}/annul/", {"reason": "dispute"}),
     ]  # fmt: skip
     gets = [
         f"/api/sessions/{sid}/game/",
