@@ -225,6 +225,11 @@ class ReportVerifyOutput(serializers.Serializer):
     files = serializers.ListField(child=serializers.DictField())
     seal = serializers.DictField()
     chains = serializers.DictField(allow_null=True)
+    later_events = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Events recorded after the build in the streams it seals (stream -> how many): later "
+        "records such as a corrected count, not a fault. The seal is checked as of the build.",
+    )
     reasons = serializers.ListField(
         child=serializers.DictField(),
         help_text="Each failed check: `file_missing`, `checksum_mismatch`, `no_files`, `stream_missing`, "
@@ -374,6 +379,13 @@ class ControlRegisterOutput(serializers.Serializer):
     first_signed_at = serializers.DateTimeField(allow_null=True)
     second_signer = serializers.IntegerField(source="second_signer_id", allow_null=True)
     second_signed_at = serializers.DateTimeField(allow_null=True)
+    agrees_with_counts = serializers.SerializerMethodField(
+        help_text="false: a count was corrected since it was written; a signed register then needs a "
+        "correction (POST .../correct/), an unsigned one preparing again."
+    )
+
+    def get_agrees_with_counts(self, reg) -> bool:
+        return registers.register_agrees(reg)
 
 
 class ControlRegisterApi(IdempotentMixin, APIView):

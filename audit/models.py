@@ -99,6 +99,9 @@ class DayReport(models.Model):
     # The day's seal (audit.selectors.day_seal) over exactly these streams, at build time.
     seal = models.CharField(max_length=64, blank=True)
     sealed_streams = models.JSONField(default=list)
+    # [name, seq, head_hash] of each sealed stream at the build: verify recomputes the seal
+    # from the events at those positions, so later events do not read as tampering.
+    sealed_heads = models.JSONField(default=list)
     # Totals of the day (cents) and per-table figures, as in the files: what verify and the
     # auditor's page read without opening a file.
     summary = models.JSONField(default=dict)

@@ -795,10 +795,36 @@ def day_seal(*, streams: Iterable[str]) -> str:
     given streams, sorted and joined by newlines. It depends only on the heads, so any
     later append to, or tampering with, one of these heads changes it. Unknown names are
     refused rather than sealed as absent."""
-    lines = sorted(f"{name}:{seq}:{head}" for name, seq, head in _stream_rows(streams).values_list(
+    return seal_of(stream_heads(streams=streams))
+
+
+def stream_heads(*, streams: Iterable[str]) -> list[list[Any]]:
+    """[name, seq, head_hash] of each of these streams now, sorted by name (unknown names
+    refused): what a seal is taken over, kept with it so that it can be checked later."""
+    return sorted([name, seq, head] for name, seq, head in _stream_rows(streams).values_list(
         "name", "seq", "head_hash"
     ))  # fmt: skip
+
+
+def seal_of(heads: Iterable[Iterable[Any]]) -> str:
+    lines = sorted(f"{name}:{seq}:{head}" for name, seq, head in heads)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def heads_then(heads: Iterable[Iterable[Any]]) -> list[list[Any]]:
+    """For each [name, seq, _] sealed: [name, seq, the hash of that stream's event number
+    seq as it is stored now] (None when it is gone), in one query. A seal recomputed from
+    these is the seal of the streams as they were then: later events do not move it, a
+    changed or removed event does (and chain_verify says where)."""
+    heads = [(name, int(seq)) for name, seq, _ in heads]
+    found: dict[tuple[str, int], str] = {}
+    wanted = [h for h in heads if h[1] > 0]
+    if wanted:
+        match = models.Q()
+        for name, seq in wanted:
+            match |= models.Q(stream__name=name, seq=seq)
+        found = {(n, s): h for n, s, h in AuditEvent.objects.filter(match).values_list("stream__name", "seq", "hash")}
+    return [[name, seq, GENESIS_HASH if seq == 0 else found.get((name, seq))] for name, seq in heads]
 
 
 def stream_list(*, filters: Mapping[str, Any] | None = None) -> models.QuerySet[AuditStream]:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("desk/days/<int:pk>/cagnotte/", views.cagnotte_count, name="desk-cagnotte-count"),
     path("desk/days/<int:pk>/register/", views.register_prepare, name="desk-register-prepare"),
     path("desk/registers/<int:pk>/sign/", views.register_sign, name="desk-register-sign"),
+    path("desk/registers/<int:pk>/correct/", views.register_correct, name="desk-register-correct"),
     path("desk/reports/<int:pk>/", views.report_fragment, name="desk-report"),
     path("desk/reports/<int:pk>/files/<slug:fmt>/", views.report_file, name="desk-report-file"),
     path("desk/reports/<int:pk>/verify/", views.report_verify_view, name="desk-report-verify"),

@@ -67,6 +67,8 @@ BOOK_REFUSALS = {
     "already_signed": gettext_lazy("The control register has both signatures already."),
     "second_signer_must_differ": gettext_lazy("The second signature must be another person's."),
     "register_stale": gettext_lazy("The counts changed since the register was written; prepare it again."),
+    "register_not_signed": gettext_lazy("An unsigned register is brought up to date, not corrected."),
+    "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
     "permission_denied": gettext_lazy("Only the Direzione Giochi may do this."),
 }
 
@@ -147,6 +149,9 @@ def _books(day: GamingDay, user) -> dict:
         "register": register,
         "all_counted": bool(tables) and all(t["count"] for t in tables),
         "can_sign": register is not None and not register.signed and register.first_signer_id != user.pk,
+        # A count corrected since the register was written: it must be brought up to date
+        # (unsigned) or corrected (signed), and signed again.
+        "register_behind": register is not None and not registers.register_agrees(register),
     }
 
 
@@ -320,6 +325,21 @@ def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
         return _("Control register written: total € %(amount)s.") % {"amount": f"{reg.total / 100:.2f}"}
 
     return _books_post(request, day, run)
+
+
+@login_required
+@require_POST
+def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
+    if (refusal := _writer(request)) is not None:
+        return refusal
+    reg = get_object_or_404(ControlRegister, pk=pk)
+
+    def run() -> str:
+        new = registers.control_register_correct(register=reg, by=request.user, reason=request.POST.get("reason", ""))
+        return _("Correction written: total € %(amount)s; it needs its two signatures.") % {
+            "amount": f"{new.total / 100:.2f}"}  # fmt: skip
+
+    return _books_post(request, reg.gaming_day, run)
 
 
 @login_required

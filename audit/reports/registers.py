@@ -267,6 +267,17 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
     return lines, sum(line["carried"] for line in lines)
 
 
+def register_agrees(reg: ControlRegister) -> bool:
+    """Whether the register still says what the counts in force say. A count corrected after
+    the register was signed leaves it behind: it then needs a correction of its own
+    (control_register_correct), with two new signatures."""
+    try:
+        lines, total = _register_figures(reg.gaming_day)
+    except Conflict:
+        return False
+    return lines == reg.lines and total == reg.total
+
+
 def current_register(*, gaming_day_id: int) -> ControlRegister | None:
     """The register in force: the last of the chain of corrections."""
     return (
@@ -290,17 +301,22 @@ def _fill(reg: ControlRegister, day: GamingDay) -> None:
 @transaction.atomic
 def control_register_prepare(*, gaming_day: GamingDay, by: User) -> ControlRegister:
     """Write the control register of a closed day from the counts in force, or bring an
-    unsigned one up to date. A register with a signature on it is never changed
-    (`register_signed`): correct it with control_register_correct."""
+    unsigned one up to date. A signed register is never changed (`register_signed`): correct
+    it with control_register_correct. A register with only its first signature is brought up
+    to date only when a count was corrected since (else `register_signed`): that signature
+    was given to figures no longer in force, so it is withdrawn, on record."""
     _require_direzione(by, "prepare the control register")
     day = _lock_closed_day(gaming_day)
     reg = current_register(gaming_day_id=day.pk)
     if reg is not None:
         reg = ControlRegister.objects.select_for_update().get(pk=reg.pk)
-        if reg.first_signer_id is not None:
+        if reg.signed or (reg.first_signer_id is not None and register_agrees(reg)):
             raise Conflict("register_signed", "The control register is signed; enter a correction instead.",
                            details={"register": reg.pk, "status": reg.status})  # fmt: skip
         old = _register_payload(reg)
+        if reg.first_signer_id is not None:
+            old["first_signer"], old["first_signed_at"] = reg.first_signer_id, reg.first_signed_at.isoformat()
+            reg.first_signer, reg.first_signed_at = None, None
         _fill(reg, day)
         reg.prepared_by, reg.prepared_at = by, timezone.now()
         reg.save()

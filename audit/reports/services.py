@@ -28,7 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditStream, DayReport, ReportFile
-from audit.selectors import chain_verify, day_seal
+from audit.selectors import chain_verify, heads_then, seal_of, stream_heads
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
@@ -176,7 +176,8 @@ def report_build(
 
 def _build(report: DayReport, day: GamingDay, progress: Progress | None, started: float) -> None:
     streams = sealed_streams(gaming_day_id=day.pk, version=report.version)
-    seal = day_seal(streams=streams)
+    heads = stream_heads(streams=streams)
+    seal = seal_of(heads)
     ticker = _Progress(0, progress)
     built = build_document(
         day=day, version=report.version, seal=seal, streams=streams, register=report.control_register,
@@ -208,7 +209,8 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     ReportFile.objects.filter(report=report).delete()  # none, unless a build was cut off mid-commit
     ReportFile.objects.bulk_create(files)
     report.status, report.error = DayReport.Status.DONE, ""
-    report.seal, report.sealed_streams, report.summary = seal, streams, built.summary
+    report.seal, report.sealed_streams, report.sealed_heads = seal, streams, heads
+    report.summary = built.summary
     report.built_at, report.seconds = timezone.now(), time.perf_counter() - started
     report.save()
     record(
@@ -286,11 +288,20 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             files.append(entry)
         if not files:
             reasons.append({"code": "no_files"})
+        later: dict[str, int] = {}
         try:
-            seal = day_seal(streams=report.sealed_streams)
+            now = {name: seq for name, seq, _ in stream_heads(streams=report.sealed_streams)}
         except ApplicationError as exc:
             seal = None
             reasons.append({"code": "stream_missing", "details": exc.details})
+        else:
+            if report.sealed_heads:
+                # The streams as they were at the build: events appended since (a count
+                # corrected, a register corrected and signed) are later records, not changes.
+                seal = seal_of(heads_then(report.sealed_heads))
+                later = {name: now[name] - seq for name, seq, _ in report.sealed_heads if now[name] > seq}
+            else:  # a report built before its heads were kept: sealed over the heads now
+                seal = seal_of(stream_heads(streams=report.sealed_streams))
         if seal is not None and seal != report.seal:
             reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal})
     chains = chain_verify(streams=report.sealed_streams) if report.sealed_streams else None
@@ -301,6 +312,9 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
         "report": report.pk,
         "files": files,
         "seal": {"stored": report.seal, "recomputed": seal, "ok": seal == report.seal},
+        # Events recorded after the build in the streams it seals, per stream (not a fault:
+        # a later version of the report, if any, includes them).
+        "later_events": later,
         "chains": None if chains is None else {"ok": chains.ok, "streams": chains.streams_checked,
                                                "events": chains.events_checked},
         "reasons": reasons,

@@ -394,11 +394,42 @@ def test_control_register_two_different_signers(
     assert v2.control_register_id == reg["id"] and v2.summary["register_total"] == 51_20
     assert f"day_books:{closed.day.pk}" in v2.sealed_streams
     assert "cinquantuno euro e venti centesimi" in _file(v2, "csv").read_text("utf-8-sig")
+    assert api(auditor).get(url).json()["agrees_with_counts"] is True
+    # A count corrected after the signatures: the signed register no longer agrees with the
+    # counts in force and says so; report v2 still verifies, naming what came after it.
+    count = next(iter(registers.current_counts(gaming_day_id=closed.day.pk)))
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=direzione2, counted=count.counted + 1_00,
+                                     note="recount")  # fmt: skip
+    assert api(auditor).get(url).json()["agrees_with_counts"] is False
+    verified = api(auditor).post(f"/api/reports/{v2.pk}/verify/").json()
+    assert verified["ok"] is True and verified["later_events"] == {f"day_books:{closed.day.pk}": 1}
     # A later correction is a new register referring to the signed one.
     r = api(direzione).post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "late count"}, format="json")
     assert r.status_code == 201 and r.json()["corrects"] == reg["id"] and r.json()["status"] == "draft"
+    assert r.json()["agrees_with_counts"] is True
     assert ControlRegister.objects.get(pk=reg["id"]).signed
     assert api(auditor).get(url).json()["id"] == r.json()["id"]
+
+
+def test_a_first_signature_on_figures_no_longer_in_force_is_withdrawn(closed, direzione, direzione2):
+    _count_all(closed, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with pytest.raises(ApplicationError) as exc:  # nothing changed: a signed page is not rewritten
+        registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    assert exc.value.code == "register_signed"
+    count = next(iter(registers.current_counts(gaming_day_id=closed.day.pk)))
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=direzione2, counted=count.counted + 50,
+                                     note="recount")  # fmt: skip
+    with pytest.raises(ApplicationError) as exc:
+        registers.control_register_sign(register=reg, by=direzione2)
+    assert exc.value.code == "register_stale"
+    updated = registers.control_register_prepare(gaming_day=closed.day, by=direzione2)
+    assert updated.pk == reg.pk and updated.status == "draft" and updated.total == reg.total + 50
+    event = AuditEvent.objects.filter(action="control_register.updated").latest("pk")
+    assert event.payload["old"]["first_signer"] == direzione.pk
+    registers.control_register_sign(register=updated, by=direzione)
+    assert registers.control_register_sign(register=updated, by=direzione2).signed
 
 
 # --------------------------------------------------------------------------- auditor API
@@ -457,16 +488,32 @@ def test_a_count_past_a_bigint_is_a_400_and_writes_nothing(closed, api, direzion
     assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
 
 
+def test_a_later_event_is_not_tampering(closed, api, auditor):
+    """A count corrected after the build (say) appends to a sealed stream: the report still
+    verifies, and says how many events came after it."""
+    report = DayReport.objects.get(gaming_day=closed.day)
+    assert report.sealed_heads and report.seal == day_seal(streams=report.sealed_streams)
+    with transaction.atomic():
+        record(stream=f"gaming_day:{closed.day.pk}", actor=None, action="late.event", data={})
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [] and body["seal"]["ok"] is True
+    assert body["later_events"] == {f"gaming_day:{closed.day.pk}": 1}
+
+
 def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
+    from tests.audit.conftest import trigger_disabled
+
     report = DayReport.objects.get(gaming_day=closed.day)
     path = _file(report, "csv")
     path.write_bytes(path.read_bytes() + b"tampered\n")
-    with transaction.atomic():
-        record(stream=f"gaming_day:{closed.day.pk}", actor=None, action="late.event", data={})
+    # An attacker rewrites the last sealed event of the day's stream (hash and all).
+    name, seq, _ = next(h for h in report.sealed_heads if h[0] == f"gaming_day:{closed.day.pk}")
+    with trigger_disabled():
+        AuditEvent.objects.filter(stream__name=name, seq=seq).update(hash="f" * 64)
     r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
     body = r.json()
     assert r.status_code == 200 and body["ok"] is False
-    assert {reason["code"] for reason in body["reasons"]} == {"checksum_mismatch", "seal_mismatch"}
+    assert {reason["code"] for reason in body["reasons"]} == {"checksum_mismatch", "seal_mismatch", "chain_broken"}
     assert [f["ok"] for f in body["files"]] == [True, False, True] or {f["format"]: f["ok"] for f in body["files"]} == {
         "csv": False, "pdf": True, "xlsx": True}  # fmt: skip
     path.unlink()

@@ -99,6 +99,18 @@ def test_verify_ok_then_failed_after_tampering(client_for, closed, auditor):
     assert AuditEvent.objects.count() == events and IdempotencyKey.objects.count() == keys
 
 
+def test_verify_says_what_was_recorded_after_the_report(client_for, closed, auditor):
+    from django.db import transaction
+
+    from audit.services import record
+
+    with transaction.atomic():
+        record(stream=f"gaming_day:{closed.gaming_day_id}", actor=None, action="late.event", data={})
+    html = client_for(auditor).post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'class="verify-result ok"' in html and "Recorded after this report" in html
+    assert f"gaming_day:{closed.gaming_day_id}: 1" in html
+
+
 def test_the_report_fragment_polls_while_the_report_is_built(client_for, closed, auditor):
     DayReport.objects.filter(pk=closed.pk).update(status="pending", task_id="")
     html = client_for(auditor).get(f"/desk/reports/{closed.pk}/").content.decode()
@@ -138,6 +150,22 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     assert client_for(second).post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     reg.refresh_from_db()
     assert reg.signed and DayReport.objects.filter(gaming_day=day, version=2).exists()
+    # A count corrected after the signatures: the page says the register is behind and
+    # takes its correction, which needs two new signatures.
+    from audit.reports import registers
+
+    count = CagnotteCount.objects.get()
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=auditor, counted=1_00, note="recount")
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "A count was corrected after this register was signed" in html
+    refused = client.post(f"/desk/registers/{reg.pk}/correct/", {"reason": "", "idempotency_key": str(uuid.uuid4())})
+    assert refused.status_code == 400
+    response = client.post(f"/desk/registers/{reg.pk}/correct/",
+                           {"reason": "box recounted", "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert response.status_code == 200, response.content.decode()
+    new = ControlRegister.objects.get(corrects=reg)
+    assert new.status == "draft" and new.reason == "box recounted" and new.total == 1_00
+    assert "A count was corrected" not in client.get(f"/desk/days/{day.pk}/").content.decode()
 
 
 def test_the_auditor_cannot_write_the_books(client_for, closed, auditor):
