@@ -219,7 +219,7 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     @extend_schema(
         request=GamingDayOpenInput,
         responses={201: GamingDaySerializer, **WRITE_ERRORS},
-        description="Opens the gaming day. Codes: `gaming_day_already_open`, `gaming_day_exists`, `gaming_day_date_out_of_range` (today, or a day either side), `gaming_day_out_of_order` (before the casino's last day).",
+        description="Opens the gaming day. Codes: `gaming_day_already_open`, `gaming_day_exists`, `gaming_day_date_out_of_range` (today, or a day either side), `gaming_day_out_of_order` (before the casino's last day), `control_register_not_signed` (409: the previous day's control register lacks its two signatures, RULES.md §8 art. 72; see GAMING_DAY_OPEN_UNSIGNED_REGISTER).",
     )
     def post(self, request):
         data = self.GamingDayOpenInput(data=request.data)

@@ -21,6 +21,12 @@ before the seat is released; it refuses the release by raising ApplicationError 
 (a patron who holds the bank or has a stake in the coup in play cannot leave the table, or
 he could sit at another while his money is on this one, RULES.md §6).
 
+Contract of a "before a gaming day opens" hook, `hook(*, casino, date, by) -> dict | None`:
+it runs inside gaming_day_open's transaction, after the casino row is locked and the
+floor's own checks passed; it refuses the opening by raising ApplicationError / Conflict,
+or returns facts (a dict) that the opening's audit event records under "checks" (audit
+registers the control register's check, RULES.md §8 art. 72).
+
 Hooks run in registration order. Registering the same callable twice registers it once
 (ready() may run more than once in a test process)."""
 
@@ -34,6 +40,7 @@ SeatReleaseHook = Callable[..., None]
 
 _before_session_close: list[SessionCloseHook] = []
 _before_seat_release: list[SeatReleaseHook] = []
+_before_gaming_day_open: list[Callable[..., dict | None]] = []
 
 
 def register_before_session_close(hook: SessionCloseHook) -> SessionCloseHook:
@@ -70,3 +77,19 @@ def run_before_seat_release(*, seat: Any, by: Any) -> None:
     """Called by floor.services.seat_release inside its transaction (see above)."""
     for hook in tuple(_before_seat_release):
         hook(seat=seat, by=by)
+
+
+def register_before_gaming_day_open(hook: Callable[..., dict | None]) -> Callable[..., dict | None]:
+    """Register `hook(*, casino, date, by) -> dict | None`; usable as a decorator."""
+    if hook not in _before_gaming_day_open:
+        _before_gaming_day_open.append(hook)
+    return hook
+
+
+def run_before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict:
+    """Called by floor.services.gaming_day_open inside its transaction (see above): the
+    facts the hooks return, merged."""
+    checks: dict = {}
+    for hook in tuple(_before_gaming_day_open):
+        checks.update(hook(casino=casino, date=date, by=by) or {})
+    return checks

@@ -22,7 +22,7 @@ from audit.services import record
 from config.errors import ApplicationError, Conflict, clean_text
 from tables.engine.profiles import PROFILES, Rounding
 
-from .hooks import run_before_seat_release, run_before_session_close
+from .hooks import run_before_gaming_day_open, run_before_seat_release, run_before_session_close
 from .models import (
     MAX_STAKE_CENTS,
     MIN_STAKE_CENTS,
@@ -268,14 +268,12 @@ def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) ->
             "A gaming day comes after the casino's last one.",
             details={"date": date.isoformat(), "last": last.isoformat()},
         )
+    checks = run_before_gaming_day_open(casino=casino, date=date, by=by)
     day = GamingDay.objects.create(casino=casino, date=date, opened_at=timezone.now(), opened_by=by)
-    record(
-        stream=day.audit_stream,
-        actor=by,
-        action="gaming_day.opened",
-        subject=day,
-        data={"casino": casino.pk, "date": date.isoformat(), "old": {"open": False}, "new": {"open": True}},
-    )
+    data = {"casino": casino.pk, "date": date.isoformat(), "old": {"open": False}, "new": {"open": True}}
+    if checks:
+        data["checks"] = checks
+    record(stream=day.audit_stream, actor=by, action="gaming_day.opened", subject=day, data=data)
     return day
 
 

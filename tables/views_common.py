@@ -112,6 +112,9 @@ REFUSALS = {
     "gaming_day_exists": gettext_lazy("A gaming day with this date exists already."),
     "gaming_day_date_out_of_range": gettext_lazy("A gaming day opens on its date: today, or the day before or after."),
     "gaming_day_out_of_order": gettext_lazy("A gaming day comes after the casino's last one."),
+    "control_register_not_signed": gettext_lazy(
+        "The control register of the previous gaming day is not signed yet: the Direzione signs it first."
+    ),
     "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
     "register_not_signed": gettext_lazy("The control register is not signed yet."),
     "invalid_amount": gettext_lazy("The counted cagnotte is an amount of at least 0 euro."),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -398,3 +399,26 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
     record(stream=books_stream(day.pk), actor=by, action="control_register.corrected", subject=reg,
            data={"old": _register_payload(old), "new": _register_payload(reg), "reason": reason})  # fmt: skip
     return reg
+
+
+def before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict[str, Any] | None:
+    """floor's hook (floor/hooks.py): the control register of the casino's last closed day is
+    entered, with both signatures, before the next day starts (RULES.md §8, art. 72). Per
+    settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER the opening is refused, or recorded with the
+    register it found unsigned."""
+    last = GamingDay.objects.filter(casino=casino, closed_at__isnull=False).order_by("-date").first()
+    if last is None:
+        return None
+    reg = current_register(gaming_day_id=last.pk)
+    if reg is not None and reg.signed:
+        return None
+    facts = {"gaming_day": last.pk, "date": last.date.isoformat(),
+             "register": None if reg is None else reg.pk, "status": "missing" if reg is None else reg.status}  # fmt: skip
+    if settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER == "refuse":
+        raise Conflict(
+            "control_register_not_signed",
+            "The control register of the previous gaming day is not signed: it is entered before the "
+            "next day starts (art. 72).",
+            details=facts,
+        )
+    return {"unsigned_register": facts}

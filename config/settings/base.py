@@ -136,6 +136,14 @@ if GAMING_DAY_CLOSE_OPEN_SESSIONS not in ("refuse", "close"):
     raise ImproperlyConfigured(
         f"GAMING_DAY_CLOSE_OPEN_SESSIONS={GAMING_DAY_CLOSE_OPEN_SESSIONS!r}: use refuse or close."
     )
+# RULES.md §8 (art. 72): the control register of a day is entered before the next day
+# starts. refuse: a gaming day does not open while the previous one's register lacks its two
+# signatures; record: it opens, and the opening event says which register was unsigned.
+GAMING_DAY_OPEN_UNSIGNED_REGISTER = env_str("GAMING_DAY_OPEN_UNSIGNED_REGISTER", "refuse")
+if GAMING_DAY_OPEN_UNSIGNED_REGISTER not in ("refuse", "record"):
+    raise ImproperlyConfigured(
+        f"GAMING_DAY_OPEN_UNSIGNED_REGISTER={GAMING_DAY_OPEN_UNSIGNED_REGISTER!r}: use refuse or record."
+    )
 CELERY_BEAT_SCHEDULE = {
     # Every 10 minutes: a day due at 06:00 closes by 06:10, and a missed run costs nothing.
     "gaming-days-close-due": {"task": "floor.tasks.gaming_days_close_due", "schedule": 600.0},

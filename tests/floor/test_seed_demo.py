@@ -75,6 +75,22 @@ def test_seed_demo_is_idempotent():
     assert counts() == first
 
 
+def test_seed_demo_after_the_demo_day_was_closed_serves_the_floor_as_it_is():
+    """The README's end of day closes the demo's day; `make run` again must still start."""
+    from floor import services
+
+    seed()
+    day = GamingDay.objects.get()
+    commissario = User.objects.get(username="commissario")
+    for session in TableSession.objects.exclude(status="closed"):
+        services.table_session_close(session=session, by=commissario)
+    services.gaming_day_close(gaming_day=day, by=commissario)
+    before = counts()
+    out = seed()
+    assert "no gaming day opened" in out
+    assert counts() == before
+
+
 def test_seed_demo_refuses_without_debug(settings):
     settings.DEBUG = False
     with pytest.raises(CommandError):

@@ -134,7 +134,8 @@ def test_only_one_open_gaming_day_per_casino(gaming_day, commissario):
     assert GamingDay.objects.count() == 1
 
 
-def test_a_date_has_one_gaming_day(gaming_day, commissario):
+def test_a_date_has_one_gaming_day(gaming_day, commissario, settings):
+    settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER = "record"  # the register's rule: tests/audit/test_day_order.py
     services.gaming_day_close(gaming_day=gaming_day, by=commissario)
     with pytest.raises(Conflict) as refused:
         services.gaming_day_open(casino=gaming_day.casino, by=commissario, date=gaming_day.date)
@@ -491,7 +492,8 @@ def test_constraints_catch_what_a_service_would_miss(table_session, commissario,
         )
 
 
-def test_a_gaming_day_opens_on_its_date_after_the_last_one(casino, commissario):
+def test_a_gaming_day_opens_on_its_date_after_the_last_one(casino, commissario, settings):
+    settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER = "record"  # the register's rule: tests/audit/test_day_order.py
     today = timezone.localdate()
     for far in (dt.date(1, 1, 1), dt.date(9999, 12, 31), today - dt.timedelta(2), today + dt.timedelta(2)):
         with pytest.raises(ApplicationError) as refused:

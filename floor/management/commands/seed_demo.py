@@ -15,6 +15,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from config.errors import ApplicationError
 from floor import services
 from floor.models import Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from floor.roles import Role
@@ -143,7 +144,13 @@ class Command(BaseCommand):
     def _floor(self, casino, table, patrons, staff) -> None:
         commissario = staff["commissario"]
         if not GamingDay.objects.filter(casino=casino, closed_at__isnull=True).exists():
-            day = services.gaming_day_open(casino=casino, by=commissario)
+            try:
+                day = services.gaming_day_open(casino=casino, by=commissario)
+            except ApplicationError as exc:
+                # The demo's day was closed (README, end of day) and the next cannot open yet:
+                # serve the floor as it is; the Commissario opens the next day when he may.
+                self.stdout.write(self.style.WARNING(f"no gaming day opened: {exc.code}: {exc.message}"))
+                return
             self.stdout.write(f"opened gaming day {day.date}")
         session = TableSession.objects.filter(table=table).exclude(status=TableSession.Status.CLOSED).first()
         if session is not None:

@@ -1,0 +1,80 @@
+"""The control register of a day is entered, with its two signatures, before the next day
+starts (RULES.md §8, art. 72): floor's gaming_day_open asks audit (floor/hooks.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from audit.reports import registers
+from config.errors import Conflict
+from floor import services
+from floor.hooks import run_before_gaming_day_open
+from floor.models import GamingDay
+from floor.roles import Role
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def closed_day(casino, commissario):
+    today = timezone.localdate()
+    day = services.gaming_day_open(casino=casino, by=commissario, date=today - dt.timedelta(1))
+    services.gaming_day_close(gaming_day=day, by=commissario)
+    return day
+
+
+def _open_next(casino, commissario):
+    return services.gaming_day_open(casino=casino, by=commissario, date=timezone.localdate())
+
+
+def test_the_audit_hook_is_registered_once():
+    from floor.hooks import _before_gaming_day_open
+
+    assert _before_gaming_day_open.count(registers.before_gaming_day_open) == 1
+
+
+def test_the_next_day_waits_for_the_signed_register(casino, commissario, closed_day, direzione, make_user):
+    second = make_user("direzione_two", Role.DIREZIONE)
+    events = AuditEvent.objects.count()
+    with pytest.raises(Conflict) as refused:
+        _open_next(casino, commissario)
+    assert refused.value.code == "control_register_not_signed"
+    assert refused.value.details == {"gaming_day": closed_day.pk, "date": closed_day.date.isoformat(),
+                                     "register": None, "status": "missing"}  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=closed_day, by=direzione)  # no table played: 0.00
+    registers.control_register_sign(register=reg, by=direzione)
+    with pytest.raises(Conflict) as refused:
+        _open_next(casino, commissario)
+    assert refused.value.details["status"] == "first_signed"
+    assert GamingDay.objects.filter(casino=casino).count() == 1
+    registers.control_register_sign(register=reg, by=second)
+    assert AuditEvent.objects.count() == events + 3  # prepared, signed twice; the refusals wrote nothing
+    day = _open_next(casino, commissario)
+    assert day.is_open
+    event = AuditEvent.objects.filter(action="gaming_day.opened").latest("pk")
+    assert "checks" not in event.payload
+
+
+def test_record_opens_and_says_which_register_was_unsigned(casino, commissario, closed_day, settings):
+    settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER = "record"
+    day = _open_next(casino, commissario)
+    event = AuditEvent.objects.filter(action="gaming_day.opened").latest("pk")
+    assert event.subject_id == str(day.pk)
+    assert event.payload["checks"] == {"unsigned_register": {
+        "gaming_day": closed_day.pk, "date": closed_day.date.isoformat(), "register": None, "status": "missing"}}
+
+
+def test_the_first_day_of_a_casino_has_nothing_to_wait_for(casino, commissario):
+    assert run_before_gaming_day_open(casino=casino, date=timezone.localdate(), by=commissario) == {}
+
+
+def test_the_api_answers_409_with_the_code(casino, commissario, closed_day, api_client_for):
+    r = api_client_for(commissario).post(
+        "/api/gaming-days/", {"casino": casino.pk, "date": timezone.localdate().isoformat()}, format="json",
+        HTTP_IDEMPOTENCY_KEY="open-next",
+    )  # fmt: skip
+    assert r.status_code == 409 and r.json()["error"]["code"] == "control_register_not_signed", r.json()
