@@ -308,7 +308,7 @@ class CoupRecordApi(_TableApi):
         "reconstruction's next cards and decisions: exactly the steps of the tablet, in one "
         "transaction; any refusal writes nothing. A reconstruction that still waits leaves the "
         "coup `pending` (then POST /api/coups/{id}/reconstruction/...). Codes: every step's, and "
-        "`declaration_required`, `cards_missing`, `unused_next_cards`." + WRITE_NOTE,
+        "`declaration_required`, `cards_missing`, `unused_next_cards`, `unused_reconstruction`." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)

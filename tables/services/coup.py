@@ -1068,6 +1068,14 @@ def coup_record(
             raise ApplicationError(
                 "unused_next_cards", "The coup does not need these shoe cards.", details={"unused": extra}
             )
+        if rec:
+            # As with the cards: a decision the reconstruction never asked for is an error of
+            # entry (the wrong coup, the wrong side), not something to drop silently.
+            raise ApplicationError(
+                "unused_reconstruction",
+                "The reconstruction does not wait for these decisions.",
+                details={"unused": sorted(rec)},
+            )
         play.flush()
     coup.game_rows = play.game_rows()
     return coup
