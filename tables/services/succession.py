@@ -739,6 +739,14 @@ def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> N
             "The bank is at auction: close the auction.",
             details={"succession": succ.pk, "auction": Auction.objects.get(succession=succ).pk},
         )
+    if patron.pk == succ.outgoing_banker_id:
+        # §5: the bank passes; the outgoing banker is never offered his own bank, and a
+        # direct entry is not a way round that while the succession is live.
+        raise ApplicationError(
+            "outgoing_banker",
+            "The outgoing banker does not take his own bank back.",
+            details={"succession": succ.pk, "patron": patron.pk},
+        )
     _lapse(session, succ, by, "bank_opened_directly", patron=patron.pk)
 
 

@@ -1090,6 +1090,11 @@ class TableMachine(RuleBasedStateMachine):
         live_succ = Succession.objects.filter(session=self.session, status=Succession.Status.AUCTION).exists()
         if live_succ:
             e.add("auction_in_progress")
+        outgoing = Succession.objects.filter(
+            session=self.session, status__in=Succession.LIVE, outgoing_banker_id=p.pk
+        ).exists()
+        if outgoing and self.bank is None:
+            e.add("outgoing_banker")  # §5: never his own bank back, not even directly
         if p.pk in self.barred:
             e.add("patron_barred")  # he may not hold the cards (RULES.md §4, art. 60)
         bank = self._call(

@@ -573,6 +573,16 @@ def test_a_bank_opened_directly_ends_the_succession(make_game):
     assert payload(game.session, "succession.lapsed")["patron"] == game.seat(5).pk
 
 
+def test_the_outgoing_banker_does_not_take_his_bank_back_directly(make_game, refused_here):
+    game = make_game("venezia")
+    outgoing = game.seat(1)
+    succ = lose(game)
+    refused_here("outgoing_banker", services.bank_open, session=game.session, by=game.capo, patron=outgoing,
+                 amount=300_00)  # fmt: skip
+    succ.refresh_from_db()
+    assert succ.status == "offering"
+
+
 def test_session_close_lapses_the_succession_and_closes_the_auction(make_game):
     game = make_game("venezia", seated=3)
     succ = withdraw(game)
