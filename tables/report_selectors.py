@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.apps import apps
 from django.db.models import BigIntegerField, Case, Count, F, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce, Concat
 
 from .engine.coup import BANKER, PUNTA, TIE
-from .models import Bank, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
+from .models import Auction, Bank, Bid, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
 
 DECIDED = (BANKER, PUNTA)
 
@@ -244,29 +243,32 @@ def faux_tirage_bar_rows(*, gaming_day_id: int) -> QuerySet:
     )
 
 
-def auction_model():
-    """The bank auction model (RULES.md §5), when the succession work has added it."""
-    try:
-        return apps.get_model("tables", "Auction")
-    except LookupError:
-        return None
+def auction_rows(*, gaming_day_id: int) -> QuerySet:
+    """The day's asta (RULES.md §5), one row each: who opened and closed it, how many bids,
+    the winner and his bid (the new bank)."""
+    return (
+        Auction.objects.filter(session__gaming_day_id=gaming_day_id)
+        .annotate(winner_name=_name("winning_bid__patron__"))
+        .order_by("session__table__number", "session__number", "pk")
+        .values_list(
+            "session__table__number", "session__number", "succession__number", "status", "opened_at",
+            "opened_by__username", "closed_at", "closed_by__username", "bids_count", "winner_name",
+            "winning_bid__amount",
+        )
+    )  # fmt: skip
 
 
-def auction_rows(*, gaming_day_id: int) -> tuple[list[str], QuerySet] | None:
-    """(column names, rows) of the day's bank auctions, or None while the model is absent.
-    The columns are the model's own fields, prefixed by the table and session numbers."""
-    model = auction_model()
-    if model is None:
-        return None
-    names = [f.attname for f in model._meta.concrete_fields]
-    session_path = "session" if any(f.name == "session" for f in model._meta.fields) else "bank__session"
-    qs = (
-        model.objects.filter(**{f"{session_path}__gaming_day_id": gaming_day_id})
-        .order_by(f"{session_path}__table__number", f"{session_path}__number", "pk")
-        .values_list(f"{session_path}__table__number", f"{session_path}__number", *names)
-    )
-    return ["table", "session", *names], qs
-
+def bid_rows(*, gaming_day_id: int) -> QuerySet:
+    """Every bid of the day's asta, in its definite order, with whether it won."""
+    return (
+        Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id)
+        .annotate(patron_name=_name("patron__"), won=Q(won_auction__isnull=False))
+        .order_by("auction__session__table__number", "auction__session__number", "auction_id", "seq")
+        .values_list(
+            "auction__session__table__number", "auction__session__number", "auction__succession__number", "seq",
+            "patron_name", "seat_number", "standing", "amount", "at", "by__username", "won",
+        )
+    )  # fmt: skip
 
 
 def day_row_counts(*, gaming_day_id: int) -> dict[str, int]:
@@ -280,4 +282,6 @@ def day_row_counts(*, gaming_day_id: int) -> dict[str, int]:
         .filter(Q(voided=True) | Q(use=ShoeCard.Use.VOID))
         .count(),
         "bars": FauxTirageBar.objects.filter(**day).count(),
+        "auctions": Auction.objects.filter(**day).count(),
+        "bids": Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id).count(),
     }

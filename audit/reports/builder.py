@@ -267,14 +267,19 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("patron", "Patron", "text"),
             ("coup", "Coup", "int"), ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
         ), _streamed(rs.faux_tirage_bar_rows(gaming_day_id=day_id), tick)),
+        Section("auctions", "Auctions of the bank (asta, RULES.md §5)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
+            ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "By", "text"),
+            ("closed_at", "Closed", "datetime"), ("closed_by", "By", "text"), ("bids", "Bids", "int"),
+            ("winner", "Winner", "text"), ("winning_bid", "Winning bid (new bank)", "money"),
+        ), _streamed(rs.auction_rows(gaming_day_id=day_id), tick)),
+        Section("auction_bids", "Bids at the asta, in their order", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
+            ("seq", "Order", "int"), ("patron", "Bidder", "text"), ("seat", "Seat", "int"),
+            ("standing", "Standing", "bool"), ("amount", "Bid", "money"), ("at", "At", "datetime"),
+            ("by", "Entered by", "text"), ("won", "Won", "bool"),
+        ), _streamed(rs.bid_rows(gaming_day_id=day_id), tick)),
     ]
-    auctions = rs.auction_rows(gaming_day_id=day_id)
-    if auctions is not None:
-        columns, qs = auctions
-        sections.append(Section("auctions", "Auctions of the bank (RULES.md §5)",
-                                [Column(c, c.replace("_", " ").capitalize(), "text") for c in columns],
-                                _streamed(qs, tick, lambda row: [_dumps(v) if isinstance(v, dict | list) else v
-                                                                 for v in row])))  # fmt: skip
     listed = list(counts.values()) if count_history is None else list(count_history)
     corrected = {c.corrects_id: c.pk for c in listed if c.corrects_id is not None}
     count_rows = [
@@ -346,7 +351,6 @@ def build_document(
         + sum(rs.day_row_counts(gaming_day_id=day_id).values())
         + total["coups"] + total["annulled"]  # the coups section lists the annulled ones too
         + total["non_conforming"]
-        + (auctions[1].count() if auctions is not None else 0)
     )
     document = ReportDocument(
         title=f"Chemin de Fer: end-of-day report, {day.date.isoformat()}",

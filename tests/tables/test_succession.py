@@ -673,3 +673,33 @@ def test_offers_show_the_minimum_in_force_after_a_change(game):
         accept(game, succ, patron, 200_00)
     assert exc.value.code == "bank_below_minimum"
     accept(game, succ, patron, 300_00)
+
+
+def test_the_day_report_describes_each_asta_and_its_bids(make_game):
+    """The report's asta sections (RULES.md §5, art. 71): names and amounts, not model ids."""
+    from audit.reports.builder import build_document
+    from tables import report_selectors
+
+    game = make_game("venezia", seated=3)
+    succ = withdraw(game)
+    pass_(game, succ, game.seat(2), game.seat(3))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(2), amount=200_00)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=250_00)
+    services.auction_close(auction=auction, by=game.capo)
+    day = game.session.gaming_day
+    t, s = game.session.table.number, game.session.number
+    name = lambda p: f"{p.first_name} {p.last_name}"  # noqa: E731
+    assert list(report_selectors.auction_rows(gaming_day_id=day.pk)) == [
+        (t, s, succ.number, "closed", auction.opened_at, game.capo.username, Auction.objects.get().closed_at,
+         game.capo.username, 2, name(game.seat(3)), 250_00),
+    ]  # fmt: skip
+    bids = list(report_selectors.bid_rows(gaming_day_id=day.pk))
+    assert [(b[3], b[4], b[5], b[6], b[7], b[10]) for b in bids] == [
+        (1, name(game.seat(2)), 2, False, 200_00, False),
+        (2, name(game.seat(3)), 3, False, 250_00, True),
+    ]
+    built = build_document(day=day, version=1, seal="x", streams=[])
+    sections = {sec.key: sec for sec in built.document.sections}
+    assert [row[9] for row in sections["auctions"].rows()] == [name(game.seat(3))]
+    assert [row[4] for row in sections["auction_bids"].rows()] == [name(game.seat(2)), name(game.seat(3))]
