@@ -311,7 +311,8 @@ class IdempotencyKey(models.Model):
     completes it there too, so a committed row is always completed; the unique index makes a
     concurrent request with the same key wait for that commit."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique (user, key) index leads with it.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.CharField(max_length=200)
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 hex of method, path and canonical body.")
     method = models.CharField(max_length=10)

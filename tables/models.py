@@ -4,7 +4,11 @@ the double-entry postings of each coup, the Regola marks and the faux-tirage bar
 Money is integer cents. Every rule lives in tables.engine and is applied by
 tables/services (never in save() or signals); the invariants that a race could break are
 also database constraints (one active shoe / bank / coup in play per session), so a race
-the session lock somehow missed ends in an IntegrityError and a rollback."""
+the session lock somehow missed ends in an IntegrityError and a rollback.
+
+Indexes cost every coup a write each. A foreign key whose column leads a composite unique
+index (coup -> session, bet -> coup, card -> shoe...) and the columns naming the user who
+acted, which nothing looks up by, have no index of their own (db_index=False)."""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ class Shoe(models.Model):
     `state` is the engine's Shoe.to_dict(): every card out of it, in order, the voided and
     the burned ones; the engine rebuilds it (and re-checks it) from there."""
 
-    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="shoes")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="shoes", db_index=False)
     seq = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
     number = models.CharField(max_length=40, help_text="The physical shoe's number (RULES.md §6).")
     decks = models.PositiveSmallIntegerField()
@@ -59,7 +63,7 @@ class ShoeCard(models.Model):
         RECONSTRUCTION = "reconstruction", "drawn for a reconstruction"
         VOID = "void", "voided (seen face up in the sabot, or dropped)"
 
-    shoe = models.ForeignKey(Shoe, on_delete=models.PROTECT, related_name="cards")
+    shoe = models.ForeignKey(Shoe, on_delete=models.PROTECT, related_name="cards", db_index=False)
     position = models.PositiveIntegerField(help_text="1-based order out of the shoe.")
     code = models.CharField(max_length=3)
     use = models.CharField(max_length=16, choices=Use.choices)
@@ -70,7 +74,7 @@ class ShoeCard(models.Model):
     voided = models.BooleanField(default=False)
     void_reason = models.CharField(max_length=200, blank=True)
     at = models.DateTimeField()
-    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
 
     class Meta:
         ordering = ["shoe_id", "position"]
@@ -104,7 +108,7 @@ class Bank(models.Model):
         SUCCESSION = "succession", "succession"
         AUCTION = "auction", "auction"
 
-    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="banks")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="banks", db_index=False)
     number = models.PositiveIntegerField(help_text="1, 2, ... in the session (art. 71 register).")
     banker = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="banks")
     seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="banks")
@@ -162,7 +166,7 @@ class Coup(models.Model):
         SETTLED = "settled", "settled"
         ANNULLED = "annulled", "annulled"
 
-    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="coups")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="coups", db_index=False)
     bank = models.ForeignKey(Bank, on_delete=models.PROTECT, related_name="coups")
     shoe = models.ForeignKey(Shoe, on_delete=models.PROTECT, related_name="coups")
     number = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
@@ -193,10 +197,10 @@ class Coup(models.Model):
     cagnotte = models.PositiveBigIntegerField(default=0)
     banker_net = models.BigIntegerField(default=0)
     opened_at = models.DateTimeField()
-    opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    opened_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
     closed_at = models.DateTimeField(null=True, blank=True, help_text="Rien ne va plus.")
     settled_at = models.DateTimeField(null=True, blank=True)
-    settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False)
     annulled_at = models.DateTimeField(null=True, blank=True, help_text="Annulled before any card.")
     # No index: every coup would maintain it, for a column almost always null that nothing looks up by.
     annulled_by = models.ForeignKey(
@@ -233,13 +237,13 @@ class BancoCall(models.Model):
     """A call of banco solo (RULES.md §2.2). Several may call; the winner is decided by the
     engine (first in turn from the banker, banco suivi priority) and becomes a Bet."""
 
-    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="banco_calls")
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="banco_calls", db_index=False)
     patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
     seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
     order = models.PositiveIntegerField()
     won = models.BooleanField(null=True, blank=True, help_text="Decided at rien ne va plus.")
     at = models.DateTimeField()
-    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
 
     class Meta:
         ordering = ["coup_id", "order"]
@@ -257,7 +261,7 @@ class Bet(models.Model):
         AVEC_LA_TABLE = "avec_la_table", "banco avec la table"
         INDIVIDUAL = "individual", "individual"
 
-    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="bets")
+    coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="bets", db_index=False)
     patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
     seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
     standing = models.BooleanField(default=False)
@@ -273,7 +277,7 @@ class Bet(models.Model):
         help_text="A bet that stayed on the table after a tie (classic, chemmy-fi).",
     )
     at = models.DateTimeField()
-    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
 
     class Meta:
         ordering = ["coup_id", "order"]
@@ -299,7 +303,7 @@ class Posting(models.Model):
         HOUSE = "house", "house (cagnotte)"
 
     coup = models.ForeignKey(Coup, on_delete=models.PROTECT, related_name="postings")
-    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="postings")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="postings", db_index=False)
     patron = models.ForeignKey(
         Patron, on_delete=models.PROTECT, null=True, blank=True, related_name="postings"
     )
@@ -390,7 +394,7 @@ class Succession(models.Model):
 
     LIVE = (Status.OFFERING, Status.UNCLAIMED, Status.AUCTION)
 
-    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="successions")
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="successions", db_index=False)
     number = models.PositiveIntegerField(help_text="1, 2, ... in the session.")
     previous_bank = models.OneToOneField(Bank, on_delete=models.PROTECT, related_name="succession")
     outgoing_banker = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
@@ -457,7 +461,7 @@ class SuccessionOffer(models.Model):
         PASSED = "passed", "passed"
         SKIPPED = "skipped", "skipped"
 
-    succession = models.ForeignKey(Succession, on_delete=models.PROTECT, related_name="offers")
+    succession = models.ForeignKey(Succession, on_delete=models.PROTECT, related_name="offers", db_index=False)
     order = models.PositiveSmallIntegerField(help_text="The order of the right to the bank, 1, 2, ...")
     round = models.CharField(max_length=10, choices=Round.choices)
     patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
