@@ -479,8 +479,15 @@ def _auction_state(succession: Succession) -> dict[str, Any] | None:
 def _succession_state(succession: Succession, bars: list[FauxTirageBar], session: TableSession) -> dict[str, Any]:
     offers = list(succession.offers.all())
     # A new bank is taken at today's minimum (the Commissario may change it during play, §6):
-    # the offer shows the terms offer_accept applies, not those of when it was laid out.
-    new_bank = succession_rules.NEW_BANK_ROUNDS
+    # an offer still to be answered shows the terms offer_accept applies, not those of when
+    # it was laid out; an answered one keeps the terms it was answered on.
+    live = succession.status in Succession.LIVE
+
+    def amount_min(o: SuccessionOffer) -> int | None:
+        if live and o.status == SuccessionOffer.Status.PENDING and o.round in succession_rules.NEW_BANK_ROUNDS:
+            return session.minimum
+        return o.amount_min
+
     engine_offers = tuple(
         succession_rules.Offer(
             o.order,
@@ -510,7 +517,7 @@ def _succession_state(succession: Succession, bars: list[FauxTirageBar], session
         "outgoing_banker": _name(succession.outgoing_banker),
         "amount": succession.amount,
         "floor": succession.floor,
-        "minimum": succession.minimum,
+        "minimum": session.minimum if live else succession.minimum,  # the one in force while it lasts
         "after_seat": succession.after_seat,
         "new_bank": succession.new_bank_id,
         "started_at": succession.started_at.isoformat(),
@@ -523,7 +530,7 @@ def _succession_state(succession: Succession, bars: list[FauxTirageBar], session
                 "patron": _name(o.patron),
                 "seat_number": o.seat_number,
                 "standing": o.standing,
-                "amount_min": session.minimum if o.round in new_bank else o.amount_min,
+                "amount_min": amount_min(o),
                 "amount_max": o.amount_max,
                 "status": o.status,
                 "reason": o.reason or None,

@@ -175,11 +175,12 @@ def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User
         if (row.status, row.reason, row.amount) == (str(new.status), str(new.reason), new.amount):
             continue
         row.status, row.reason, row.amount = str(new.status), str(new.reason), new.amount
+        row.amount_min = new.amount_min  # the terms it was answered on (today's minimum, §6)
         row.answered_at, row.answered_by = at, by
         changed.append(row)
     if changed:
         SuccessionOffer.objects.bulk_update(
-            changed, ["status", "reason", "amount", "answered_at", "answered_by"]
+            changed, ["status", "reason", "amount", "amount_min", "answered_at", "answered_by"]
         )
     return [
         {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount}

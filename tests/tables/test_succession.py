@@ -673,6 +673,12 @@ def test_offers_show_the_minimum_in_force_after_a_change(game):
         accept(game, succ, patron, 200_00)
     assert exc.value.code == "bank_below_minimum"
     accept(game, succ, patron, 300_00)
+    # Answered, the offers keep the terms they were answered on.
+    floor_services.table_minimum_change(session=game.session, by=game.commissario, minimum=500_00, reason="again")
+    game.session.refresh_from_db()
+    state = selectors.succession_state(session=game.session)["succession"]
+    taken = next(o for o in state["offers"] if o["status"] == "accepted")
+    assert (taken["amount_min"], taken["amount"]) == (300_00, 300_00)
 
 
 def test_the_day_report_describes_each_asta_and_its_bids(make_game):
