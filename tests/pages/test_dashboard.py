@@ -9,7 +9,7 @@ import pytest
 
 from floor import services as floor_services
 from floor.models import MinimumChange, Seat, TableSession
-from tests.factories import PatronFactory
+from tests.factories import PatronFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -111,6 +111,18 @@ def test_open_the_gaming_day(client_for, commissario, casino):
     response = client_for(commissario).post(f"/floor/casinos/{casino.pk}/open-day/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200
     assert floor_services.GamingDay.objects.filter(casino=casino, closed_at__isnull=True).exists()
+
+
+def test_a_refusal_on_the_floor_page_is_said_once(client_for, game):
+    """The whole page answers a refused form: the message at the top, not on every table."""
+    casino = game.session.table.casino
+    make = floor_services.table_create
+    make(casino=casino, site=game.session.table.site, number=99, by=UserFactory(roles=["direzione"]))
+    response = client_for(game.commissario).post(f"/floor/casinos/{casino.pk}/open-day/",
+                                                 {"idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert html.count("The casino has an open gaming day already.") == 1
 
 
 @pytest.mark.parametrize(
