@@ -403,17 +403,20 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
 
 def before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict[str, Any] | None:
     """floor's hook (floor/hooks.py): the control register of the casino's last closed day is
-    entered, with both signatures, before the next day starts (RULES.md §8, art. 72). Per
+    entered, with both signatures and agreeing with the counts in force, before the next day
+    starts (RULES.md §8, art. 72). Per
     settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER the opening is refused, or recorded with the
     register it found unsigned."""
     last = GamingDay.objects.filter(casino=casino, closed_at__isnull=False).order_by("-date").first()
     if last is None:
         return None
     reg = current_register(gaming_day_id=last.pk)
-    if reg is not None and reg.signed:
+    if reg is not None and reg.signed and register_agrees(reg):
         return None
+    # A signed register a count has since left behind needs its correction signed first.
+    status = "missing" if reg is None else "stale" if reg.signed else reg.status
     facts = {"gaming_day": last.pk, "date": last.date.isoformat(),
-             "register": None if reg is None else reg.pk, "status": "missing" if reg is None else reg.status}  # fmt: skip
+             "register": None if reg is None else reg.pk, "status": status}  # fmt: skip
     if settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER == "refuse":
         raise Conflict(
             "control_register_not_signed",

@@ -15,6 +15,7 @@ from floor import services
 from floor.hooks import run_before_gaming_day_open
 from floor.models import GamingDay
 from floor.roles import Role
+from tests.tables.conftest import make_game  # noqa: F401  (fixture re-exported)
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +58,33 @@ def test_the_next_day_waits_for_the_signed_register(casino, commissario, closed_
     assert day.is_open
     event = AuditEvent.objects.filter(action="gaming_day.opened").latest("pk")
     assert "checks" not in event.payload
+
+
+def test_a_signed_register_behind_its_counts_holds_the_next_day(make_game,  # noqa: F811
+                                                                  commissario, direzione, make_user,
+                                                                  django_capture_on_commit_callbacks):  # fmt: skip
+    from tables import services as table_services
+
+    game = make_game("venezia")
+    table_services.coup_record(session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"],
+                               punta_draws=True, bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    day = game.session.gaming_day
+    with django_capture_on_commit_callbacks(execute=False):
+        services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="close")
+    second = make_user("direzione_two", Role.DIREZIONE)
+    count = registers.cagnotte_count_record(gaming_day=day, table=game.session.table, by=direzione,
+                                            witness=second, counted=5_00)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    registers.control_register_sign(register=reg, by=second)
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=second, counted=6_00, note="recount")
+    with pytest.raises(Conflict) as refused:
+        services.gaming_day_open(casino=day.casino, by=commissario, date=day.date + dt.timedelta(1))
+    assert refused.value.details["status"] == "stale"
+    new = registers.control_register_correct(register=reg, by=direzione, reason="box recounted")
+    registers.control_register_sign(register=new, by=direzione)
+    registers.control_register_sign(register=new, by=second)
+    assert services.gaming_day_open(casino=day.casino, by=commissario, date=day.date + dt.timedelta(1)).is_open
 
 
 def test_record_opens_and_says_which_register_was_unsigned(casino, commissario, closed_day, settings):
