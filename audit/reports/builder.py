@@ -271,7 +271,7 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
             ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "By", "text"),
             ("closed_at", "Closed", "datetime"), ("closed_by", "By", "text"), ("bids", "Bids", "int"),
-            ("winner", "Winner", "text"), ("winning_bid", "Winning bid (new bank)", "money"),
+            ("winner", "Winner", "text"), ("winning_bid", "Winning bid", "money"),
         ), _streamed(rs.auction_rows(gaming_day_id=day_id), tick)),
         Section("auction_bids", "Bids at the asta, in their order", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
