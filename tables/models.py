@@ -242,6 +242,7 @@ class BancoCall(models.Model):
     seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
     order = models.PositiveIntegerField()
     won = models.BooleanField(null=True, blank=True, help_text="Decided at rien ne va plus.")
+    carried = models.BooleanField(default=False, help_text="Carried from a tie (classic, chemmy-fi).")
     at = models.DateTimeField()
     by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
 

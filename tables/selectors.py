@@ -181,7 +181,8 @@ def _coup_state(coup: Coup, profile, bets: list[Bet], calls: list[BancoCall]) ->
             for b in bets
         ],
         "banco_calls": [
-            {"patron": _name(c.patron), "order": c.order, "seat_number": c.seat.seat_number, "won": c.won}
+            {"patron": _name(c.patron), "order": c.order, "seat_number": c.seat.seat_number, "won": c.won,
+             "carried": c.carried}
             for c in calls
         ],
         "cards": list(coup.cards),
@@ -359,6 +360,8 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
         reasons.append("stop_card_reached")
     if in_play:
         reasons.append("coup_in_progress")
+    elif bank is not None and any(b.patron_id == bank.banker_id for b in bars):
+        reasons.append("banker_barred")  # his bank ends before another coup (RULES.md §4)
     return {
         "session": {
             "id": session.pk,

@@ -123,6 +123,7 @@ REFUSALS = {
     "text_too_long": gettext_lazy("A text is too long."),
     "coup_not_annullable": gettext_lazy("A card is out: the coup is played to its end."),
     "coup_annulled": gettext_lazy("This coup was annulled: open the next one."),
+    "banker_barred": gettext_lazy("The banker is barred from holding the cards: his bank ends; withdraw it."),
     "bet_not_withdrawable": gettext_lazy("A bet made in time stands; only a bet carried to a replay may be taken back."),
     "no_bet": gettext_lazy("This player has no bet on this coup."),
 }

@@ -53,6 +53,7 @@ REASONS = {
     "no_shoe": gettext_lazy("no sabot is loaded"),
     "stop_card_reached": gettext_lazy("the stop card has appeared: load a new sabot"),
     "coup_in_progress": gettext_lazy("a coup is in play"),
+    "banker_barred": gettext_lazy("the banker is barred (faux tirage): his bank ends, withdraw it"),
 }
 
 # ----- passing the bank (RULES.md §5): the words of the succession panel
@@ -303,7 +304,9 @@ def _context(
         # Before its first card a coup may be annulled, also while play is interrupted.
         "annullable": writable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
-        "withdrawable": bank is not None and bank["coups_completed"] >= 1 and coup is None,
+        "withdrawable": bank is not None and coup is None and (
+            bank["coups_completed"] >= 1 or "banker_barred" in state["cannot_open_because"]
+        ),
         "succession": _succession_panel(session, state, places) if bank is None else None,
         "rotation": state["rotation"],
         # The asta may be opened and closed by a Commissario too (tables.services.succession).

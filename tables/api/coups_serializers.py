@@ -158,6 +158,14 @@ class CoupReconstructionInput(serializers.Serializer):
     punta_draws = serializers.BooleanField(required=False)
     banker_draws = serializers.BooleanField(required=False)
 
+    def to_internal_value(self, data):
+        # A mistyped key ("banker_draw") would otherwise be dropped and the decision lost.
+        if isinstance(data, dict):
+            unknown = sorted(str(k) for k in data if k not in self.fields)
+            if unknown:
+                raise serializers.ValidationError({k: ["Unknown field: punta_draws or banker_draws."] for k in unknown})
+        return super().to_internal_value(data)
+
 
 class CoupRecordInput(serializers.Serializer):
     """The one-shot coup (tables.services.coup_record)."""
@@ -342,6 +350,7 @@ class GameBancoCallSerializer(serializers.Serializer):
     order = serializers.IntegerField()
     seat_number = serializers.IntegerField(allow_null=True)
     won = serializers.BooleanField(allow_null=True)
+    carried = serializers.BooleanField(help_text="Carried from a tie (classic, chemmy-fi).")
 
 
 class GameCoupSerializer(serializers.Serializer):

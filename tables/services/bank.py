@@ -18,6 +18,7 @@ from ._common import (
     active_bank,
     audit,
     coup_in_play,
+    is_barred,
     lock_session,
     now,
     place_of,
@@ -191,14 +192,16 @@ def open_bank_row(
 
 @service_atomic
 def bank_withdraw(*, bank: Bank, by: User) -> Bank:
-    """The banker withdraws, taking the bank, after at least one completed coup (§4)."""
+    """The banker withdraws, taking the bank, after at least one completed coup (§4); a
+    banker barred from holding the cards (faux tirage, art. 60) at any time between coups:
+    he may not deal another, so his bank ends and passes as after a withdrawal."""
     session = lock_session(bank.session_id, by)
     bank = Bank.objects.select_for_update().get(pk=bank.pk)
     if bank.status != Bank.Status.ACTIVE:
         raise Conflict("bank_not_active", "This bank has ended.", details={"bank": bank.pk})
     if coup_in_play(session) is not None:
         raise Conflict("coup_in_progress", "The banker withdraws between coups.")
-    if bank.coups_completed < 1:
+    if bank.coups_completed < 1 and not is_barred(session, bank.banker_id):
         raise ApplicationError("withdraw_too_early", "A banker withdraws after at least one completed coup.")
     # RULES.md §5: as the banker passes the hand, the bank is offered (seguito all'altezza,
     # an equal bank, the domestic continuation); the bank's end is the withdrawal's last event.

@@ -199,6 +199,14 @@ def _coup_open(play: _Play) -> Coup:
             "A coup is in play at this table.",
             details={"coup": previous.pk, "state": previous.state},
         )
+    if any(bar.patron_id == bank.banker_id for bar in play._bars):
+        # RULES.md §4 (art. 60): a barred player may not hold the cards, the banker's least
+        # of all; his bank ends (bank_withdraw, which allows it before a completed coup).
+        raise Conflict(
+            "banker_barred",
+            "The banker is barred from holding the cards (faux tirage): his bank ends; withdraw it.",
+            details={"bank": bank.pk, "banker": bank.banker_id},
+        )
     coup = Coup(
         session=session,
         bank=bank,
@@ -247,7 +255,9 @@ def _carry_after_tie(play: _Play, previous: Coup | None) -> list[dict]:
             continue
         if bet.kind == Bet.Kind.BANCO:
             play.calls.append(
-                BancoCall(coup=coup, patron_id=bet.patron_id, seat=bet.seat, order=bet.order, at=at, by=by)
+                BancoCall(
+                    coup=coup, patron_id=bet.patron_id, seat=bet.seat, order=bet.order, carried=True, at=at, by=by
+                )
             )
         else:
             play.bets.append(
@@ -340,6 +350,8 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
             "A barred patron may not hold the cards (faux tirage).",
             details={"patron": patron.pk},
         )
+    if coup.number > 1 and profile_of(session).tie == TieRule.REPLAY:
+        _withdraw_own(play, patron)  # chemmy-fi, after a tie: his carried bet becomes a banco
     suivi = _previous_banco_loser(play)
     refused = live.banco_refused(profile=profile_of(session), caller=patron.pk, suivi=suivi)
     if refused:
@@ -408,13 +420,12 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
             "bad_amount", "A bet is a positive whole number of cents.", details={"amount": amount}
         )
     seat = _bettor_place(play, patron)
+    if coup.number > 1 and profile_of(play.session).tie == TieRule.REPLAY:
+        _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet (a new one)
     any_calls = bool(play.calls) if play.calls is not None else coup.banco_calls.exists()
     if any_calls:
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
     bets = play.load_bets()
-    mine = next((b for b in bets if b.patron_id == patron.pk), None)
-    if mine is not None and _may_change(play, mine):
-        _withdraw(play, mine)  # chemmy-fi, after a tie: the bettor changes his bet (a new one)
     if kind == Bet.Kind.AVEC_LA_TABLE:
         if patron.pk in play.barred():
             raise ApplicationError(
@@ -468,16 +479,19 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
     }
 
 
-def _may_change(play: _Play, bet: Bet) -> bool:
+def _may_change(play: _Play, stake: Bet | BancoCall) -> bool:
     """chemmy-fi: a tie is replayed and the bettors may withdraw or change their bets (RULES.md
-    §3.2, engine TieOutcome.bettors_may_change): the bets carried to the replay. Everywhere
-    else a bet made in time stands (§6)."""
-    return bet.carried_from_id is not None and profile_of(play.session).tie == TieRule.REPLAY
+    §3.2, engine TieOutcome.bettors_may_change): the bets and banco calls carried to the
+    replay. Everywhere else a bet made in time stands (§6)."""
+    carried = stake.carried if isinstance(stake, BancoCall) else stake.carried_from_id is not None
+    return carried and profile_of(play.session).tie == TieRule.REPLAY
 
 
-def _withdraw(play: _Play, bet: Bet) -> None:
-    Bet.objects.filter(pk=bet.pk).delete()
-    play.bets.remove(bet)
+def _withdraw(play: _Play, stake: Bet | BancoCall) -> None:
+    """Take a carried bet or banco call off the replay (the caller checked _may_change)."""
+    call = isinstance(stake, BancoCall)
+    type(stake).objects.filter(pk=stake.pk).delete()
+    (play.calls if call else play.bets).remove(stake)
     audit(
         play.session,
         play.by,
@@ -485,12 +499,20 @@ def _withdraw(play: _Play, bet: Bet) -> None:
         play.coup,
         {
             "coup": play.coup.pk,
-            "patron": bet.patron_id,
-            "kind": bet.kind,
-            "amount": bet.amount,
-            "carried_from": bet.carried_from_id,
+            "patron": stake.patron_id,
+            "kind": Bet.Kind.BANCO if call else stake.kind,
+            "amount": play.coup.bank_amount if call else stake.amount,
+            "carried_from": None if call else stake.carried_from_id,
         },
     )
+
+
+def _withdraw_own(play: _Play, patron: Patron) -> None:
+    """A bettor at a chemmy-fi replay who bets anew: his carried bet or banco call goes first."""
+    for stake in (*play.load_bets(), *play.load_calls()):
+        if stake.patron_id == patron.pk and _may_change(play, stake):
+            _withdraw(play, stake)
+            return
 
 
 @service_atomic
@@ -501,7 +523,7 @@ def bet_withdraw(*, coup: Coup, by: User, patron: Patron) -> Coup:
     play = _Play(session, by, coup)
     with audit_batch():
         _require_betting(coup)
-        mine = next((b for b in play.load_bets() if b.patron_id == patron.pk), None)
+        mine = next((s for s in (*play.load_bets(), *play.load_calls()) if s.patron_id == patron.pk), None)
         if mine is None:
             raise ApplicationError("no_bet", "This patron has no bet on this coup.", details={"patron": patron.pk})
         if not _may_change(play, mine):
@@ -960,6 +982,7 @@ def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
     is interrupted (RULES.md §6: management may suspend play), so that the session can then
     be closed; once a card is out the coup is played to its end."""
     session, locked = lock_coup(coup, by, play=False)
+    _refuse_annulled(locked)
     if locked.state not in (Coup.State.BETTING, Coup.State.CLOSED):
         raise Conflict(
             "coup_not_annullable",

@@ -281,3 +281,12 @@ def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(client_for, 
     response = post(client, game.session, "bet-withdraw", coup=replay.pk, patron=game.seat(2).pk)
     assert response.status_code == 200 and "takes his bet back" in response.content.decode()
     assert not Bet.objects.filter(coup=replay).exists()
+
+
+def test_the_tablet_offers_the_withdrawal_of_a_barred_banker(client_for, game):
+    from tables import services
+
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(1), reason="faux tirage")
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "the banker is barred (faux tirage)" in html and "The banker withdraws" in html
+    assert "Open the coup" not in html

@@ -81,7 +81,7 @@ def test_no_annul_of_a_settled_or_annulled_coup(game, refused):
     refused("coup_not_annullable", services.coup_annul, coup=done, by=game.capo, reason="x")
     coup = _betting(game)
     services.coup_annul(coup=coup, by=game.capo, reason="x")
-    refused("coup_not_annullable", services.coup_annul, coup=coup, by=game.capo, reason="again")
+    refused("coup_annulled", services.coup_annul, coup=coup, by=game.capo, reason="again")
 
 
 @pytest.mark.parametrize("reason", ["", "   ", None])

@@ -95,3 +95,33 @@ def test_a_bet_made_at_the_coup_stands_in_chemmy_fi_too(make_game, refused):
     services.rien_ne_va_plus(coup=replay, by=game.capo)
     refused("bet_after_rien_ne_va_plus", services.bet_withdraw, coup=replay, by=game.capo, patron=game.seat(2))
     assert Bet.objects.filter(coup=replay).count() == 3
+
+
+def test_chemmy_fi_a_carried_banco_is_withdrawn_or_turned_into_a_bet(make_game, refused):
+    game = make_game("chemmy-fi")
+    caller = game.seat(3)
+    services.coup_record(session=game.session, by=game.capo, cards=TIE, punta_draws=False, banco=caller)
+    replay = services.coup_open(session=game.session, by=game.capo)
+    assert [(c.patron_id, c.carried) for c in replay.banco_calls.all()] == [(caller.pk, True)]
+    # While his banco stands, nobody else bets; he may take it back.
+    refused("banco_called", services.bet_place, coup=replay, by=game.capo, patron=game.seat(4), amount=10_00)
+    services.bet_withdraw(coup=replay, by=game.capo, patron=caller)
+    assert not replay.banco_calls.exists()
+    payload = AuditEvent.objects.filter(action="bet.withdrawn").get().payload
+    assert (payload["kind"], payload["amount"]) == ("banco", replay.bank_amount)
+    services.bet_place(coup=replay, by=game.capo, patron=game.seat(4), amount=10_00)
+
+    # The next tie carries a banco again; this time the caller changes it into a bet.
+    game2 = make_game("chemmy-fi")
+    services.coup_record(session=game2.session, by=game2.capo, cards=TIE, punta_draws=False, banco=game2.seat(3))
+    replay2 = services.coup_open(session=game2.session, by=game2.capo)
+    services.bet_place(coup=replay2, by=game2.capo, patron=game2.seat(3), amount=40_00)
+    assert not replay2.banco_calls.exists()
+    assert list(replay2.bets.values_list("patron_id", "amount")) == [(game2.seat(3).pk, 40_00)]
+
+
+def test_classic_a_carried_banco_stands(make_game, refused):
+    game = make_game("classic")
+    services.coup_record(session=game.session, by=game.capo, cards=TIE, punta_draws=False, banco=game.seat(3))
+    replay = services.coup_open(session=game.session, by=game.capo)
+    refused("bet_not_withdrawable", services.bet_withdraw, coup=replay, by=game.capo, patron=game.seat(3))

@@ -323,6 +323,8 @@ class TableMachine(RuleBasedStateMachine):
             e.add("no_active_bank")
         if self._in_play():
             e.add("coup_in_progress")
+        if self.bank is not None and self.bank["banker"] in self.barred:
+            e.add("banker_barred")  # he deals no further coup: his bank ends (RULES.md §4)
         if len(self.deck) - self.pos <= max(self.profile.stop_card_from_end, self.profile.burn_cards):
             e.add("stop_card_reached")
         return e
@@ -849,6 +851,9 @@ class TableMachine(RuleBasedStateMachine):
             return
         c = self.coup
         settled = c is not None and c["state"] in FINISHED
+        if self.bank["banker"] in self.barred and (c is None or settled):
+            self.withdraw()  # a barred banker's bank ends (RULES.md §4, art. 60)
+            return
         if settled and self.bank["coups"] >= 1 and ch.int(0, 7) == 0:
             self.withdraw()  # the banker takes his bank and goes ("dare seguito", RULES.md §4)
             return
@@ -1068,7 +1073,7 @@ class TableMachine(RuleBasedStateMachine):
             e.add("bank_not_active")
         if self._in_play():
             e.add("coup_in_progress")
-        if bank["coups"] < 1:
+        if bank["coups"] < 1 and bank["banker"] not in self.barred:
             e.add("withdraw_too_early")
         self._call("bank_withdraw", services.bank_withdraw, e, bank=bank["obj"], by=self.capo)
         if not e:

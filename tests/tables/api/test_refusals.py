@@ -196,6 +196,8 @@ def test_one_shot_refusals_write_nothing(game, tablet, refused_api):
         (400, "unused_reconstruction", {"cards": PUNTA_WINS, "punta_draws": False,
                                         "reconstruction": {"banker_draws": True},
                                         "bets": [{"patron": p2, "amount": 10_00}]}),
+        (400, "invalid_input", {"cards": PUNTA_WINS, "punta_draws": False, "reconstruction": {"banker_draw": False},
+                                "bets": [{"patron": p2, "amount": 10_00}]}),
         (400, "invalid_input", {"cards": PUNTA_WINS, "bets": [{"patron": 10**9, "amount": 10_00}]}),
         (400, "invalid_input", {"cards": "KH 5S 3C 2D"}),
         (400, "invalid_input", {"bets": [{"patron": p2, "amount": 10_00}]}),

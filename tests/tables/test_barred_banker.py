@@ -1,0 +1,45 @@
+"""A banker barred from holding the cards (faux tirage, RULES.md §4, art. 60) deals no
+further coup: his bank ends by a withdrawal, even before a completed coup, and passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tables import selectors, services
+from tables.models import Bank, Succession
+
+from .test_coups import BANKER_WINS
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_barred_banker_opens_no_coup_and_withdraws(game, refused):
+    banker = game.seat(1)
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=banker, reason="drew on 6 against the rule")
+    state = selectors.session_game_state(game.session)
+    assert not state["can_open_coup"] and state["cannot_open_because"] == ["banker_barred"]
+    refused("banker_barred", services.coup_open, session=game.session, by=game.capo)
+    refused("banker_barred", services.coup_record, session=game.session, by=game.capo, cards=BANKER_WINS,
+            punta_draws=True, bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    bank = services.bank_withdraw(bank=game.bank, by=game.capo)  # no completed coup: allowed, he is barred
+    assert (bank.status, bank.end_reason, bank.coups_completed) == ("ended", "withdrawn", 0)
+    succ = Succession.objects.get(previous_bank=bank)
+    assert succ.outgoing_banker_id == banker.pk
+    assert banker.pk not in set(succ.offers.values_list("patron_id", flat=True))
+
+
+def test_barred_during_his_bank_the_banker_finishes_the_coup_in_play(game):
+    banker = game.seat(1)
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), amount=100_00)
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=banker, reason="faux tirage")
+    services.rien_ne_va_plus(coup=coup, by=game.capo)
+    for card in BANKER_WINS[:4]:
+        services.card_deal(coup=coup, by=game.capo, card=card)
+    services.punta_declare(coup=coup, by=game.capo, draws=True)
+    services.card_deal(coup=coup, by=game.capo, card=BANKER_WINS[4])
+    services.banker_decide(coup=coup, by=game.capo, draws=False)
+    coup.refresh_from_db()
+    assert coup.state == "settled" and coup.winner == "banker"  # the coup in play is played out
+    services.bank_withdraw(bank=game.bank, by=game.capo)
+    assert Bank.objects.get(pk=game.bank.pk).end_reason == "withdrawn"
