@@ -1438,7 +1438,9 @@ class TableMachine(RuleBasedStateMachine):
         if c is None or (go and c["state"] in (Coup.State.BETTING, Coup.State.CLOSED)):
             return  # a rare event: most coups in betting are played
         e = set()
-        if c["state"] not in (Coup.State.BETTING, Coup.State.CLOSED):
+        if c["state"] == Coup.State.ANNULLED:
+            e.add("coup_annulled")
+        elif c["state"] not in (Coup.State.BETTING, Coup.State.CLOSED):
             e.add("coup_not_annullable")
         elif not reason.strip():
             e.add("reason_required")
