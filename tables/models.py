@@ -91,7 +91,7 @@ class Bank(models.Model):
     """One banker's tenure (a mano): RULES.md §2.1, §4, §5.
 
     `amount` is the current bank B. Invariant (checked by the tests):
-    amount + reserve_returned == initial_amount + the banker's postings for this bank."""
+    amount + reserve_returned == initial_amount + raised + the banker's postings for this bank."""
 
     class Status(models.TextChoices):
         ACTIVE = "active", "active"
@@ -116,6 +116,9 @@ class Bank(models.Model):
     initial_amount = models.PositiveBigIntegerField()
     reserve_returned = models.PositiveBigIntegerField(
         default=0, help_text="domestic: the uncovered reserve returned to the banker after wins, cents."
+    )
+    raised = models.PositiveBigIntegerField(
+        default=0, help_text="domestic: what the banker put up beyond the required continuation, cents."
     )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.ACTIVE)
     end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)

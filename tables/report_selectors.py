@@ -162,7 +162,7 @@ def rule_usage(*, gaming_day_id: int) -> dict[int, Counter]:
 
 BANK_COLUMNS = (
     "table", "session", "bank", "banker", "origin", "opened_at", "ended_at", "end_reason", "initial_amount",
-    "amount", "coups", "banker_wins", "covered", "levies", "banker_net",
+    "raised", "amount", "coups", "banker_wins", "covered", "levies", "banker_net",
 )  # fmt: skip
 
 
@@ -185,7 +185,7 @@ def bank_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
         .order_by("session__table__number", "session__number", "number")
         .values_list(
             "session__table__number", "session__number", "number", "banker_name", "origin", "opened_at",
-            "ended_at", "end_reason", "initial_amount", "amount", "n_coups", "n_banker_wins", "sum_covered",
+            "ended_at", "end_reason", "initial_amount", "raised", "amount", "n_coups", "n_banker_wins", "sum_covered",
             "sum_levies", "sum_net",
         )
     )  # fmt: skip

@@ -124,6 +124,9 @@ REFUSALS = {
     "coup_not_annullable": gettext_lazy("A card is out: the coup is played to its end."),
     "coup_annulled": gettext_lazy("This coup was annulled: open the next one."),
     "banker_barred": gettext_lazy("The banker is barred from holding the cards: his bank ends; withdraw it."),
+    "bank_raise_not_in_profile": gettext_lazy("At this table the bank continues at the stake the rules fix."),
+    "bank_raise_too_early": gettext_lazy("A new bank is opened at the amount wanted: raise it after a coup."),
+    "bank_raise_not_higher": gettext_lazy("A raise puts the bank above its amount."),
     "bet_not_withdrawable": gettext_lazy("A bet made in time stands; only a bet carried to a replay may be taken back."),
     "no_bet": gettext_lazy("This player has no bet on this coup."),
 }

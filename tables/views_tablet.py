@@ -304,6 +304,9 @@ def _context(
         # Before its first card a coup may be annulled, also while play is interrupted.
         "annullable": writable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
+        # domestic: the bank continues at least at the required stake; the banker may put up more.
+        "raisable": bank is not None and coup is None and bank["coups_completed"] >= 1
+        and state["session"]["profile"] == "domestic" and "banker_barred" not in state["cannot_open_because"],
         "withdrawable": bank is not None and coup is None and (
             bank["coups_completed"] >= 1 or "banker_barred" in state["cannot_open_because"]
         ),
@@ -382,6 +385,15 @@ def act_bank_withdraw(request, session, user):
         raise BadForm("unknown_bank", _("This bank is not at this table."), details={"bank": pk})
     services.bank_withdraw(bank=bank, by=user)
     return _("The banker withdrew, taking the bank.")
+
+
+def act_bank_raise(request, session, user):
+    pk = int_field(request.POST.get("bank"), field="bank")
+    bank = Bank.objects.filter(pk=pk, session=session).first()
+    if bank is None:
+        raise BadForm("unknown_bank", _("This bank is not at this table."), details={"bank": pk})
+    bank = services.bank_raise(bank=bank, by=user, amount=euros_to_cents(request.POST.get("amount")))
+    return _("The bank is raised to € %(amount)s.") % {"amount": euros(bank.amount)}
 
 
 def act_coup_open(request, session, user):
@@ -543,6 +555,7 @@ ACTIONS: dict[str, Callable] = {
     "shoe-load": act_shoe_load,
     "bank-open": act_bank_open,
     "bank-withdraw": act_bank_withdraw,
+    "bank-raise": act_bank_raise,
     "coup-open": act_coup_open,
     "bet": act_bet,
     "rien-ne-va-plus": act_rien_ne_va_plus,

@@ -239,7 +239,7 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("bank", "Bank", "int"),
             ("banker", "Banker", "text"), ("origin", "Origin", "text"), ("opened_at", "Opened", "datetime"),
             ("ended_at", "Ended", "datetime"), ("end_reason", "End", "text"), ("initial", "Initial bank", "money"),
-            ("amount", "Last bank", "money"), ("coups", "Coups", "int"), ("banker_wins", "Won", "int"),
+            ("raised", "Put up since", "money"), ("amount", "Last bank", "money"), ("coups", "Coups", "int"), ("banker_wins", "Won", "int"),
             ("covered", "Covered", "money"), ("levies", "Levies", "money"), ("banker_net", "Banker net", "money"),
         ), _streamed(rs.bank_rows(gaming_day_id=day_id), tick)),
         Section("coups", "Coups: the levy of every coup (art. 56-1)", _cols(

@@ -40,6 +40,7 @@ from .coups_serializers import (
     BancoCallInput,
     BankAnswerSerializer,
     BankOpenInput,
+    BankRaiseInput,
     BarAnswerSerializer,
     BetPlaceInput,
     CardDealInput,
@@ -251,6 +252,25 @@ class BankWithdrawApi(_TableApi):
         bank = get_object_or_404(Bank.objects.select_related("session"), pk=pk)
         self.check_object_permissions(request, bank)
         bank = services.bank_withdraw(bank=bank, by=request.user)
+        return _bank_answer(bank, status.HTTP_200_OK)
+
+
+class BankRaiseApi(_TableApi):
+    @extend_schema(
+        request=BankRaiseInput,
+        responses={200: BankAnswerSerializer, **WRITE_ERRORS},
+        summary="domestic: the banker puts up more than the continuation requires",
+        description="The bank continues at least at 2S after a win, S after a tie (RULES.md §4); the banker "
+        "may raise it between coups, up to the table maximum. Codes: `bank_raise_not_in_profile` (409: "
+        "venezia, classic, chemmy-fi fix the continuation), `bank_raise_too_early`, `bank_raise_not_higher`, "
+        "`bank_above_maximum`, `coup_in_progress`, `bank_not_active`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        data = BankRaiseInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        bank = get_object_or_404(Bank.objects.select_related("session"), pk=pk)
+        self.check_object_permissions(request, bank)
+        bank = services.bank_raise(bank=bank, by=request.user, amount=data.validated_data["amount"])
         return _bank_answer(bank, status.HTTP_200_OK)
 
 
@@ -579,6 +599,7 @@ urlpatterns = [
     path("sessions/<int:pk>/void-cards/", CardVoidApi.as_view(), name="session-void-cards"),
     path("sessions/<int:pk>/banks/", BankListApi.as_view(), name="session-banks"),
     path("banks/<int:pk>/withdraw/", BankWithdrawApi.as_view(), name="bank-withdraw"),
+    path("banks/<int:pk>/raise/", BankRaiseApi.as_view(), name="bank-raise"),
     path("sessions/<int:pk>/coups/", CoupListApi.as_view(), name="session-coups"),
     path("sessions/<int:pk>/coups/record/", CoupRecordApi.as_view(), name="session-coup-record"),
     path("coups/<int:pk>/", CoupDetailApi.as_view(), name="coup-detail"),

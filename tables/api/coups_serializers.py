@@ -101,6 +101,10 @@ class BankOpenInput(serializers.Serializer):
     amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
 
 
+class BankRaiseInput(serializers.Serializer):
+    amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The new bank, cents.")
+
+
 class BancoCallInput(serializers.Serializer):
     patron = PatronField()
 
@@ -524,6 +528,7 @@ class CoupBankSerializer(serializers.ModelSerializer):
             "amount",
             "initial_amount",
             "reserve_returned",
+            "raised",
             "status",
             "end_reason",
             "origin",

@@ -2,7 +2,7 @@
 first, the rules from tables.engine, the audit event inside). See each module."""
 
 from ._common import locked_session
-from .bank import bank_end_for_session_close, bank_open, bank_withdraw
+from .bank import bank_end_for_session_close, bank_open, bank_raise, bank_withdraw
 from .coup import (
     banco_call,
     banker_decide,
@@ -28,6 +28,7 @@ __all__ = [
     "banco_call",
     "bank_end_for_session_close",
     "bank_open",
+    "bank_raise",
     "bank_withdraw",
     "banker_decide",
     "bet_place",

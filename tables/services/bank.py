@@ -10,6 +10,7 @@ from config.errors import ApplicationError, Conflict
 from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
+from tables.engine.profiles import Continuation
 
 from ..models import Bank, FauxTirageBar
 from ..selectors import BARS, LAST_BANK, SEATS, GameRows
@@ -207,6 +208,45 @@ def bank_withdraw(*, bank: Bank, by: User) -> Bank:
     # an equal bank, the domestic continuation); the bank's end is the withdrawal's last event.
     succession_start(session=session, bank=bank, by=by, reason=Bank.EndReason.WITHDRAWN)
     _end(session, bank, by, Bank.EndReason.WITHDRAWN)
+    return bank
+
+
+@service_atomic
+def bank_raise(*, bank: Bank, by: User, amount: int) -> Bank:
+    """domestic: the bank continues at no less than the stake the rules require (2S after a
+    win, S after a tie), and the banker may put up more (RULES.md §4: "at least 2S"; the
+    reserve B - S is not forced back in, nor kept out). Between coups, up to the table
+    maximum. Elsewhere the continuation is fixed (venezia: the whole stake): refused."""
+    session = lock_session(bank.session_id, by)
+    bank = Bank.objects.select_for_update().get(pk=bank.pk)
+    if bank.status != Bank.Status.ACTIVE:
+        raise Conflict("bank_not_active", "This bank has ended.", details={"bank": bank.pk})
+    profile = profile_of(session)
+    if profile.continuation != Continuation.AT_LEAST_DOUBLE_STAKE:
+        raise Conflict(
+            "bank_raise_not_in_profile",
+            "At this table the bank continues at the stake the rules fix.",
+            details={"profile": profile.name},
+        )
+    if coup_in_play(session) is not None:
+        raise Conflict("coup_in_progress", "The bank is raised between coups.")
+    if bank.coups_completed < 1:
+        raise ApplicationError("bank_raise_too_early", "A new bank is opened at the amount wanted: raise it after a coup.")
+    if type(amount) is not int or amount <= bank.amount:
+        raise ApplicationError(
+            "bank_raise_not_higher", "A raise puts the bank above its amount.",
+            details={"amount": amount, "bank": bank.amount},
+        )  # fmt: skip
+    if session.maximum is not None and amount > session.maximum:
+        raise ApplicationError(
+            "bank_above_maximum", "The bank is above the table maximum.",
+            details={"amount": amount, "maximum": session.maximum},
+        )  # fmt: skip
+    old, bank.amount = bank.amount, amount
+    bank.raised += amount - old
+    bank.save(update_fields=["amount", "raised"])
+    audit(session, by, "bank.raised", bank,
+          {"number": bank.number, "banker": bank.banker_id, "old": old, "new": amount, "added": amount - old})  # fmt: skip
     return bank
 
 

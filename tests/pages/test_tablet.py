@@ -290,3 +290,19 @@ def test_the_tablet_offers_the_withdrawal_of_a_barred_banker(client_for, game):
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "the banker is barred (faux tirage)" in html and "The banker withdraws" in html
     assert "Open the coup" not in html
+
+
+def test_domestic_the_tablet_raises_the_bank(client_for, make_game):
+    from tables import services
+    from tables.models import Bank
+
+    game = make_game("domestic")
+    services.coup_record(session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+                         bets=[{"patron": game.seat(2), "amount": 300_00}])  # fmt: skip
+    client = client_for(game.capo)
+    assert "Raise the bank" in client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    response = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="850")
+    assert response.status_code == 200 and "The bank is raised to € 850." in response.content.decode()
+    assert Bank.objects.get(pk=game.bank.pk).amount == 850_00
+    refused = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="800")
+    assert refused.status_code == 400 and "A raise puts the bank above its amount." in refused.content.decode()

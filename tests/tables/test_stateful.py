@@ -1080,6 +1080,28 @@ class TableMachine(RuleBasedStateMachine):
             bank["ended"] = Bank.EndReason.WITHDRAWN
             self.bank = None
 
+    @rule(add=st.sampled_from([0, 1, 100_00, 2000_00, 9000_00]))
+    def bank_raise(self, add):
+        """domestic: the banker may put up more than the continuation requires (RULES.md §4)."""
+        bank = self.bank
+        if bank is None:
+            return
+        amount = bank["amount"] + add
+        e = self._gate()
+        if self.profile.continuation != Continuation.AT_LEAST_DOUBLE_STAKE:
+            e.add("bank_raise_not_in_profile")
+        if self._in_play():
+            e.add("coup_in_progress")
+        if bank["coups"] < 1:
+            e.add("bank_raise_too_early")
+        if add <= 0:
+            e.add("bank_raise_not_higher")
+        elif self.maximum is not None and amount > self.maximum:
+            e.add("bank_above_maximum")
+        self._call("bank_raise", services.bank_raise, e, bank=bank["obj"], by=self.capo, amount=amount)
+        if not e:
+            bank["amount"], bank["raised"] = amount, bank.get("raised", 0) + add
+
     @rule(who=st.integers(0, PLAYERS - 1), amount=st.one_of(AMOUNTS, BAD_AMOUNTS, st.just(9000_00)))
     def bank_open(self, who, amount):
         p = self.players[who]
@@ -1574,14 +1596,15 @@ class TableMachine(RuleBasedStateMachine):
         assert len(active) == (self.bank is not None)
         for pk, model in self.banks.items():
             b = rows[pk]
-            assert (b.amount, b.coups_completed, b.reserve_returned) == (
+            assert (b.amount, b.coups_completed, b.reserve_returned, b.raised) == (
                 model["amount"],
                 model["coups"],
                 model["reserve"],
+                model.get("raised", 0),
             ), (b.amount, model)
             assert b.end_reason == model.get("ended", ""), (b.end_reason, model)
             banker = sum(v[Posting.Role.BANKER] for k, v in sums.items() if coups[k].bank_id == pk)
-            assert b.amount + b.reserve_returned == b.initial_amount + banker
+            assert b.amount + b.reserve_returned == b.initial_amount + b.raised + banker
         # The shoe gave out exactly the model's cards, in order.
         shoe = Shoe.objects.get(session=s, finished_at__isnull=True)
         assert shoe.state["drawn"] == self.deck[: self.pos]

@@ -30,6 +30,7 @@ def world(game, make_game):
         (f"/api/sessions/{sid}/void-cards/", {"card": "AS", "reason": "seen"}),
         (f"/api/sessions/{sid}/banks/", {"patron": p, "amount": 100_00}),
         (f"/api/banks/{bid}/withdraw/", {}),
+        (f"/api/banks/{bid}/raise/", {"amount": 2000_00}),
         (f"/api/sessions/{sid}/coups/", {}),
         (f"/api/sessions/{sid}/coups/record/", {"cards": TIE, "punta_draws": False,
                                                 "bets": [{"patron": p, "amount": 10_00}]}),
