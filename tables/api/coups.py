@@ -427,10 +427,11 @@ class BetWithdrawApi(_CoupStepApi):
 
     @_step_schema(
         BancoCallInput,
-        "Withdraw a bet carried to a chemmy-fi replay",
+        "Withdraw a bet carried to a chemmy-fi replay, or a barred player's banco call",
         "chemmy-fi replays a tie, and the bettors may withdraw or change their bets (RULES.md §3.2): "
         "this takes back the bet carried from the tie (to change it, place the new bet: it replaces "
-        "the carried one). Elsewhere a bet made in time stands. Codes: `bet_not_withdrawable` (409), "
+        "the carried one). Elsewhere a bet made in time stands, but the banco call of a player barred since "
+        "he called may be taken back (he may not hold the cards). Codes: `bet_not_withdrawable` (409), "
         "`no_bet`, `bet_after_rien_ne_va_plus`, `coup_annulled`.",
     )
     def post(self, request, pk: int):

@@ -221,7 +221,10 @@ def banco_winner(
 ) -> Call | None:
     """Who wins the banco when several call it (§2.2): the player who lost a banco at the
     previous coup (`suivi`) where the profile gives him priority; else the first in turn
-    from the banker (standing players after the seated, first to speak first)."""
+    from the banker (standing players after the seated, first to speak first). A caller
+    barred since he called never holds the cards (§4): the next eligible one wins; None
+    when there is none."""
+    calls = [c for c in calls if not c.barred]
     if not calls:
         return None
     if suivi is not None and profile.banco_suivi == BancoSuivi.PRIORITY:

@@ -482,7 +482,10 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
 def _may_change(play: _Play, stake: Bet | BancoCall) -> bool:
     """chemmy-fi: a tie is replayed and the bettors may withdraw or change their bets (RULES.md
     §3.2, engine TieOutcome.bettors_may_change): the bets and banco calls carried to the
-    replay. Everywhere else a bet made in time stands (§6)."""
+    replay. Everywhere else a bet made in time stands (§6), except the banco call of a
+    player barred since he called: he may not hold the cards (§4), so his call cannot stand."""
+    if isinstance(stake, BancoCall) and stake.patron_id in play.barred():
+        return True
     carried = stake.carried if isinstance(stake, BancoCall) else stake.carried_from_id is not None
     return carried and profile_of(play.session).tie == TieRule.REPLAY
 
@@ -597,6 +600,12 @@ def _rien_ne_va_plus(play: _Play) -> Coup:
             table_seats=session.table.seats,
             suivi=next((c.pk for c in calls if c.patron_id == suivi), None),
         )
+        if winner is None:
+            raise ApplicationError(
+                "no_eligible_punta",
+                "Every banco caller is barred from holding the cards: take their calls back.",
+                details={"barred_callers": [c.patron_id for c in calls]},
+            )
         banco = next(c for c in calls if c.pk == winner.key)
         BancoCall.objects.filter(coup=coup).update(
             won=Case(When(pk=banco.pk, then=Value(True)), default=Value(False))

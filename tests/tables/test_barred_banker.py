@@ -43,3 +43,27 @@ def test_barred_during_his_bank_the_banker_finishes_the_coup_in_play(game):
     assert coup.state == "settled" and coup.winner == "banker"  # the coup in play is played out
     services.bank_withdraw(bank=game.bank, by=game.capo)
     assert Bank.objects.get(pk=game.bank.pk).end_reason == "withdrawn"
+
+
+def test_a_banco_caller_barred_since_he_called_does_not_win_it(game, refused):
+    """The banco goes to the first eligible caller; a barred caller's call may be taken back."""
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(2))  # first in turn from seat 1
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(3))
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(2), reason="faux tirage")
+    services.rien_ne_va_plus(coup=coup, by=game.capo)
+    coup.refresh_from_db()
+    assert coup.punta_id == game.seat(3).pk and coup.banco_solo
+    assert dict(coup.banco_calls.values_list("patron_id", "won")) == {game.seat(2).pk: False, game.seat(3).pk: True}
+
+
+def test_a_lone_barred_caller_is_taken_back_then_the_coup_goes_on(game, refused):
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(2))
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(2), reason="faux tirage")
+    refused("no_eligible_punta", services.rien_ne_va_plus, coup=coup, by=game.capo)
+    services.bet_withdraw(coup=coup, by=game.capo, patron=game.seat(2))
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(3), amount=100_00)
+    services.rien_ne_va_plus(coup=coup, by=game.capo)
+    coup.refresh_from_db()
+    assert coup.punta_id == game.seat(3).pk and not coup.banco_calls.exists()

@@ -453,9 +453,10 @@ class TableMachine(RuleBasedStateMachine):
         if c["calls"]:
             suivi = self._suivi()
             calls = [
-                live.Call(key=x["patron"], seat_number=self.seat_of[x["patron"]], order=x["order"])
+                live.Call(key=x["patron"], seat_number=self.seat_of[x["patron"]], order=x["order"],
+                          barred=x["patron"] in self.barred)
                 for x in c["calls"]
-            ]
+            ]  # fmt: skip
             win = live.banco_winner(
                 calls,
                 profile=self.profile,
@@ -463,6 +464,8 @@ class TableMachine(RuleBasedStateMachine):
                 table_seats=self.table.seats,
                 suivi=suivi if any(x.key == suivi for x in calls) else None,
             )
+            if win is None:  # every caller barred since he called (RULES.md §4)
+                return e | {"no_eligible_punta"}, [], None
             bets = [
                 {
                     "patron": win.key,

@@ -159,6 +159,13 @@ def test_turn_order_starts_right_of_the_banker_and_wraps():
     assert turn_rank(None, banker_seat=3, table_seats=8) == 9
 
 
+def test_banco_winner_skips_a_caller_barred_since_he_called():
+    calls = [Call("a", 5, 1, barred=True), Call("b", 6, 2), Call("c", 7, 3)]
+    assert banco_winner(calls, profile=VENEZIA, banker_seat=4, table_seats=8).key == "b"
+    assert banco_winner(calls, profile=VENEZIA, banker_seat=4, table_seats=8, suivi="a").key == "b"
+    assert banco_winner(calls[:1], profile=VENEZIA, banker_seat=4, table_seats=8) is None
+
+
 def test_banco_winner_first_in_turn_unless_suivi_has_priority():
     calls = [
         Call(key="a", seat_number=2, order=1),
