@@ -230,6 +230,12 @@ def bank_raise(*, bank: Bank, by: User, amount: int) -> Bank:
         )
     if coup_in_play(session) is not None:
         raise Conflict("coup_in_progress", "The bank is raised between coups.")
+    if is_barred(session, bank.banker_id):
+        raise Conflict(
+            "banker_barred",
+            "The banker is barred from holding the cards (faux tirage): his bank ends; withdraw it.",
+            details={"bank": bank.pk, "banker": bank.banker_id},
+        )
     if bank.coups_completed < 1:
         raise ApplicationError("bank_raise_too_early", "A new bank is opened at the amount wanted: raise it after a coup.")
     if type(amount) is not int or amount <= bank.amount:

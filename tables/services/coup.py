@@ -420,8 +420,9 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
             "bad_amount", "A bet is a positive whole number of cents.", details={"amount": amount}
         )
     seat = _bettor_place(play, patron)
+    changed = None
     if coup.number > 1 and profile_of(play.session).tie == TieRule.REPLAY:
-        _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet (a new one)
+        changed = _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet
     any_calls = bool(play.calls) if play.calls is not None else coup.banco_calls.exists()
     if any_calls:
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
@@ -461,7 +462,9 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
         standing=seat.standing,
         kind=kind,
         amount=amount,
-        order=max((b.order for b in bets), default=0) + 1,
+        # A changed bet keeps its place (the punta among equal bets, who is shut out once B is
+        # covered, RULES.md §2.2); a new one comes last.
+        order=changed.order if isinstance(changed, Bet) else max((b.order for b in bets), default=0) + 1,
         at=now(),
         by=by,
     )
@@ -510,12 +513,14 @@ def _withdraw(play: _Play, stake: Bet | BancoCall) -> None:
     )
 
 
-def _withdraw_own(play: _Play, patron: Patron) -> None:
-    """A bettor at a chemmy-fi replay who bets anew: his carried bet or banco call goes first."""
+def _withdraw_own(play: _Play, patron: Patron) -> Bet | BancoCall | None:
+    """A bettor at a chemmy-fi replay who bets anew: his carried bet or banco call goes first
+    (returned: a changed bet keeps its place in the betting order)."""
     for stake in (*play.load_bets(), *play.load_calls()):
         if stake.patron_id == patron.pk and _may_change(play, stake):
             _withdraw(play, stake)
-            return
+            return stake
+    return None
 
 
 @service_atomic

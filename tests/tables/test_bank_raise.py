@@ -65,3 +65,10 @@ def test_the_api_raises_the_bank(make_game):
     assert answer["bank"]["amount"] == 800_00 and answer["game"]["bank"]["amount"] == 800_00
     refused = tablet.post(f"/api/banks/{game.bank.pk}/raise/", {"amount": 700_00})
     assert refused.status_code == 400 and refused.json()["error"]["code"] == "bank_raise_not_higher"
+
+
+def test_a_barred_banker_raises_nothing(make_game, refused):
+    game = make_game("domestic")
+    _win(game)
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(1), reason="faux tirage")
+    refused("banker_barred", services.bank_raise, bank=game.bank, by=game.capo, amount=900_00)

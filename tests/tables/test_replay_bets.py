@@ -51,8 +51,9 @@ def test_chemmy_fi_a_carried_bet_is_changed_by_a_new_bet(make_game):
     game = make_game("chemmy-fi")
     replay = _tie_then_replay(game)
     services.bet_place(coup=replay, by=game.capo, patron=game.seat(2), amount=500_00)
-    got = list(replay.bets.order_by("order").values_list("patron_id", "amount", "carried_from"))
-    assert got == [(game.seat(4).pk, 200_00, got[0][2]), (game.seat(2).pk, 500_00, None)]
+    got = list(replay.bets.order_by("order").values_list("order", "patron_id", "amount", "carried_from"))
+    # The changed bet keeps its place in the betting order.
+    assert got == [(1, game.seat(2).pk, 500_00, None), (2, game.seat(4).pk, 200_00, got[1][3])]
     actions = list(AuditEvent.objects.order_by("seq").values_list("action", flat=True))
     assert actions[-2:] == ["bet.withdrawn", "bet.placed"]
 

@@ -1095,6 +1095,8 @@ class TableMachine(RuleBasedStateMachine):
             e.add("bank_raise_not_in_profile")
         if self._in_play():
             e.add("coup_in_progress")
+        if bank["banker"] in self.barred:
+            e.add("banker_barred")
         if bank["coups"] < 1:
             e.add("bank_raise_too_early")
         if add <= 0:
