@@ -302,6 +302,8 @@ def _context(
         "first_bank": bank is None and not state["last_coup"],
         "outcome": outcome,
         # Before its first card a coup may be annulled, also while play is interrupted.
+        # A barred player's banco call cannot stand (RULES.md §4): the tablet offers to take it back.
+        "barred_ids": {b["patron"]["id"] for b in state["bars"]},
         "annullable": writable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
         # domestic: the bank continues at least at the required stake; the banker may put up more.
@@ -378,21 +380,21 @@ def act_bank_open(request, session, user):
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
 
 
-def act_bank_withdraw(request, session, user):
+def _bank(request: HttpRequest, session: TableSession) -> Bank:
     pk = int_field(request.POST.get("bank"), field="bank")
     bank = Bank.objects.filter(pk=pk, session=session).first()
     if bank is None:
         raise BadForm("unknown_bank", _("This bank is not at this table."), details={"bank": pk})
-    services.bank_withdraw(bank=bank, by=user)
+    return bank
+
+
+def act_bank_withdraw(request, session, user):
+    services.bank_withdraw(bank=_bank(request, session), by=user)
     return _("The banker withdrew, taking the bank.")
 
 
 def act_bank_raise(request, session, user):
-    pk = int_field(request.POST.get("bank"), field="bank")
-    bank = Bank.objects.filter(pk=pk, session=session).first()
-    if bank is None:
-        raise BadForm("unknown_bank", _("This bank is not at this table."), details={"bank": pk})
-    bank = services.bank_raise(bank=bank, by=user, amount=euros_to_cents(request.POST.get("amount")))
+    bank = services.bank_raise(bank=_bank(request, session), by=user, amount=euros_to_cents(request.POST.get("amount")))
     return _("The bank is raised to € %(amount)s.") % {"amount": euros(bank.amount)}
 
 

@@ -350,8 +350,7 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
             "A barred patron may not hold the cards (faux tirage).",
             details={"patron": patron.pk},
         )
-    if coup.number > 1 and profile_of(session).tie == TieRule.REPLAY:
-        _withdraw_own(play, patron)  # chemmy-fi, after a tie: his carried bet becomes a banco
+    _withdraw_own(play, patron)  # chemmy-fi, after a tie: his carried bet becomes a banco
     suivi = _previous_banco_loser(play)
     refused = live.banco_refused(profile=profile_of(session), caller=patron.pk, suivi=suivi)
     if refused:
@@ -420,9 +419,7 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
             "bad_amount", "A bet is a positive whole number of cents.", details={"amount": amount}
         )
     seat = _bettor_place(play, patron)
-    changed = None
-    if coup.number > 1 and profile_of(play.session).tie == TieRule.REPLAY:
-        changed = _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet
+    changed = _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet
     any_calls = bool(play.calls) if play.calls is not None else coup.banco_calls.exists()
     if any_calls:
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
@@ -515,7 +512,10 @@ def _withdraw(play: _Play, stake: Bet | BancoCall) -> None:
 
 def _withdraw_own(play: _Play, patron: Patron) -> Bet | BancoCall | None:
     """A bettor at a chemmy-fi replay who bets anew: his carried bet or banco call goes first
-    (returned: a changed bet keeps its place in the betting order)."""
+    (returned: a changed bet keeps its place in the betting order). Elsewhere, or at a first
+    coup (nothing carried), nothing: no query."""
+    if play.coup.number == 1 or profile_of(play.session).tie != TieRule.REPLAY:
+        return None
     for stake in (*play.load_bets(), *play.load_calls()):
         if stake.patron_id == patron.pk and _may_change(play, stake):
             _withdraw(play, stake)

@@ -306,3 +306,17 @@ def test_domestic_the_tablet_raises_the_bank(client_for, make_game):
     assert Bank.objects.get(pk=game.bank.pk).amount == 850_00
     refused = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="800")
     assert refused.status_code == 400 and "A raise puts the bank above its amount." in refused.content.decode()
+
+
+def test_the_tablet_takes_back_the_banco_of_a_player_barred_since(client_for, game):
+    from tables import services
+    from tables.models import BancoCall
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(2))
+    client = client_for(game.capo)
+    assert "bet-withdraw" not in client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(2), reason="faux tirage")
+    assert "bet-withdraw" in client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert post(client, game.session, "bet-withdraw", coup=coup.pk, patron=game.seat(2).pk).status_code == 200
+    assert not BancoCall.objects.filter(coup=coup).exists()
