@@ -270,7 +270,8 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         request=TableSessionOpenInput,
         responses={201: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="Opens a session on a table. Codes: `no_open_gaming_day`, `table_session_already_open`, "
-        "`not_a_capo_partita`, `not_a_changeur`, `minimum_out_of_range`, `maximum_out_of_range`, `shoe_in_use`, `table_inactive`.",
+        "`not_a_capo_partita`, `not_a_changeur`, `minimum_out_of_range`, `maximum_out_of_range`, `shoe_in_use`, `table_inactive`, "
+        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6).",
     )
     def post(self, request):
         data = self.TableSessionOpenInput(data=request.data)

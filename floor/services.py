@@ -393,6 +393,21 @@ def _lock_session(session: TableSession) -> TableSession:
     return TableSession.objects.select_for_update().select_related("table").get(pk=session.pk)
 
 
+def _check_capo_free(capo_partita: User, day: GamingDay, *, but: TableSession | None = None) -> None:
+    """RULES.md §6: one croupier per table, so a Capo Partita runs one table at a time.
+    Callers hold the gaming day's lock, which every session open and staff change takes."""
+    busy = TableSession.objects.filter(capo_partita=capo_partita).exclude(status=TableSession.Status.CLOSED)
+    if but is not None:
+        busy = busy.exclude(pk=but.pk)
+    other = busy.select_related("table").first()
+    if other is not None:
+        raise Conflict(
+            "capo_partita_busy",
+            "This Capo Partita runs another table's session; close it or change its Capo Partita first.",
+            details={"capo_partita": capo_partita.pk, "session": other.pk, "table": other.table.number},
+        )
+
+
 @transaction.atomic
 def table_session_open(
     *,
@@ -443,6 +458,7 @@ def table_session_open(
             "This shoe is assigned to another table's session.",
             details={"shoe_number": shoe_number, "session": shoe_busy.pk},
         )
+    _check_capo_free(capo_partita, day)
     last = table.sessions.filter(gaming_day=day).order_by("-number").values_list("number", flat=True).first()
     session = TableSession.objects.create(
         table=table,

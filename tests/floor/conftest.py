@@ -21,6 +21,7 @@ from floor.models import (
     Table,
     TableSession,
 )
+from floor.roles import Role
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory
 
 DUMPED = (Casino, Site, Table, GamingDay, TableSession, SessionInterruption, MinimumChange, Patron, Seat,
@@ -41,16 +42,17 @@ class World:
     table: Table  # with the open session `session`
     free_table: Table  # no session: may be edited, or get a session
     session: TableSession  # open, run by the capo_partita fixture, patron seated at 1
-    interrupted: TableSession  # on a third table
+    interrupted: TableSession  # on a third table, run by another Capo Partita (one table each)
     seat: Seat
     seated: Patron
     free_patron: Patron
+    free_capo: Any  # a Capo Partita with no table: the one a new session can have
     other_day: GamingDay  # open day of a second casino, no session: may be closed
     dayless_casino: Casino  # no gaming day: one may be opened
 
 
 @pytest.fixture
-def world(commissario, capo_partita, changeur, direzione) -> World:
+def world(commissario, capo_partita, changeur, direzione, make_user) -> World:
     casino = CasinoFactory(name="Casinò di Venezia", code="venezia")
     site = SiteFactory(casino=casino, name="Ca' Vendramin Calergi")
     table = services.table_create(casino=casino, site=site, number=1, by=direzione)
@@ -61,7 +63,12 @@ def world(commissario, capo_partita, changeur, direzione) -> World:
         table=table, by=commissario, capo_partita=capo_partita, changeur=changeur, shoe_number="S-101", minimum=100_00
     )
     interrupted = services.table_session_open(
-        table=third, by=commissario, capo_partita=capo_partita, changeur=changeur, shoe_number="S-103", minimum=100_00
+        table=third,
+        by=commissario,
+        capo_partita=make_user("capo_partita_3", Role.CAPO_PARTITA),
+        changeur=changeur,
+        shoe_number="S-103",
+        minimum=100_00,
     )
     services.table_session_interrupt(session=interrupted, by=commissario, reason="count")
     interrupted.refresh_from_db()
@@ -80,6 +87,7 @@ def world(commissario, capo_partita, changeur, direzione) -> World:
         seat=seat,
         seated=seated,
         free_patron=PatronFactory(),
+        free_capo=make_user("capo_partita_free", Role.CAPO_PARTITA),
         other_day=other_day,
         dayless_casino=CasinoFactory(name="Casinò di Sanremo", code="sanremo"),
     )

@@ -42,7 +42,7 @@ class Case:
 def session_body(w: World, **overrides) -> dict[str, Any]:
     body = {
         "table": w.free_table.pk,
-        "capo_partita": w.session.capo_partita_id,
+        "capo_partita": w.free_capo.pk,
         "changeur": w.session.changeur_id,
         "shoe_number": "S-102",
         "minimum": 100_00,
@@ -69,7 +69,7 @@ def close_session(w: World) -> None:
 
 def capped_session(w: World) -> None:
     services.table_session_open(
-        table=w.free_table, by=w.session.opened_by, capo_partita=w.session.capo_partita,
+        table=w.free_table, by=w.session.opened_by, capo_partita=w.free_capo,
         changeur=w.session.changeur, shoe_number="S-9", minimum=100_00, maximum=500_00,
     )
 
@@ -157,6 +157,10 @@ CASES = [
          lambda w: session_body(w, capo_partita=w.session.changeur_id), 400, "not_a_capo_partita"),
     Case("session: changeur without the role", "post", lambda w: SESSIONS,
          lambda w: session_body(w, changeur=w.session.capo_partita_id), 400, "not_a_changeur"),
+    Case("session: Capo Partita running another table", "post", lambda w: SESSIONS,
+         lambda w: session_body(w, capo_partita=w.session.capo_partita_id), 409, "capo_partita_busy"),
+    Case("session: Capo Partita of an interrupted session", "post", lambda w: SESSIONS,
+         lambda w: session_body(w, capo_partita=w.interrupted.capo_partita_id), 409, "capo_partita_busy"),
     Case("session: unknown user", "post", lambda w: SESSIONS,
          lambda w: session_body(w, capo_partita=MISSING), 400, "invalid_input"),
     Case("session: blank shoe", "post", lambda w: SESSIONS, lambda w: session_body(w, shoe_number="  "), 400,

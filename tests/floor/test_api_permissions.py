@@ -58,7 +58,7 @@ ENDPOINTS = [
     Endpoint(
         "session-open", "post", lambda w: "/api/sessions/", COMMISSARIO, 201,
         lambda w: {
-            "table": w.free_table.pk, "capo_partita": w.session.capo_partita_id,
+            "table": w.free_table.pk, "capo_partita": w.free_capo.pk,
             "changeur": w.session.changeur_id, "shoe_number": "S-102", "minimum": 5000,
         },
     ),

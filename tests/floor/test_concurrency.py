@@ -50,13 +50,17 @@ def race(calls: list[Callable[[APIClient], object]], users: list) -> list:
 def floor():
     commissari = [UserFactory(roles=[Role.COMMISSARIO]) for _ in range(2)]
     capo = UserFactory(roles=[Role.CAPO_PARTITA])
+    other_capo = UserFactory(roles=[Role.CAPO_PARTITA])
     changeur = UserFactory(roles=[Role.CHANGEUR])
     direzione = UserFactory(roles=[Role.DIREZIONE])
     casino = CasinoFactory()
     site = SiteFactory(casino=casino)
     tables = [services.table_create(casino=casino, site=site, number=n, by=direzione) for n in (1, 2)]
     services.gaming_day_open(casino=casino, by=commissari[0])
-    return {"commissari": commissari, "capo": capo, "changeur": changeur, "casino": casino, "tables": tables}
+    return {
+        "commissari": commissari, "capo": capo, "other_capo": other_capo, "changeur": changeur, "casino": casino,
+        "tables": tables,
+    }
 
 
 def test_two_commissari_open_a_session_on_one_table(floor):
@@ -80,14 +84,34 @@ def test_two_commissari_open_a_session_on_one_table(floor):
     assert TableSession.objects.filter(table=table).count() == 1
 
 
+def test_one_capo_partita_given_two_tables_at_once(floor):
+    """RULES.md §6, one croupier per table: the day's lock orders the two opens."""
+
+    def open_session(table):
+        body = {
+            "table": table.pk,
+            "capo_partita": floor["capo"].pk,
+            "changeur": floor["changeur"].pk,
+            "shoe_number": f"S-{table.number}",
+            "minimum": 100_00,
+        }
+        return lambda client: client.post("/api/sessions/", body, format="json")
+
+    responses = race([open_session(table) for table in floor["tables"]], floor["commissari"])
+    assert sorted(r.status_code for r in responses) == [201, 409], responses
+    loser = next(r for r in responses if r.status_code == 409)
+    assert loser.json()["error"]["code"] == "capo_partita_busy"
+    assert TableSession.objects.filter(capo_partita=floor["capo"]).count() == 1
+
+
 def test_one_patron_seated_at_two_tables_at_once(floor):
     commissario = floor["commissari"][0]
     sessions = [
         services.table_session_open(
-            table=table, by=commissario, capo_partita=floor["capo"], changeur=floor["changeur"],
+            table=table, by=commissario, capo_partita=capo, changeur=floor["changeur"],
             shoe_number=f"S-{table.number}", minimum=100_00,
         )
-        for table in floor["tables"]
+        for table, capo in zip(floor["tables"], (floor["capo"], floor["other_capo"]), strict=True)
     ]
     patron = PatronFactory()
 

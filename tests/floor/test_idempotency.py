@@ -78,7 +78,7 @@ ENDPOINTS = [
     Endpoint("gaming day open", lambda w: "/api/gaming-days/", lambda w: {"casino": w.dayless_casino.pk}, 201),
     Endpoint("gaming day close", lambda w: f"/api/gaming-days/{w.other_day.pk}/close/", lambda w: {}, 200),
     Endpoint("session open", lambda w: "/api/sessions/",
-             lambda w: {"table": w.free_table.pk, "capo_partita": w.session.capo_partita_id,
+             lambda w: {"table": w.free_table.pk, "capo_partita": w.free_capo.pk,
                         "changeur": w.session.changeur_id, "shoe_number": "S-102", "minimum": 100_00}, 201),
     Endpoint("session interrupt", lambda w: f"/api/sessions/{w.session.pk}/interrupt/",
              lambda w: {"reason": "count"}, 200),

@@ -405,7 +405,7 @@ def test_seat_assign_and_release_are_audited(table_session, commissario, patron)
     assert twice.value.code == "seat_already_released"
 
 
-def test_a_patron_holds_one_place_on_the_whole_floor(table_session, commissario, patron):
+def test_a_patron_holds_one_place_on_the_whole_floor(table_session, commissario, patron, make_user):
     services.seat_assign(session=table_session, patron=patron, standing=True, by=commissario)
     # Standing counts as his place: no seat at this table...
     with pytest.raises(Conflict) as here:
@@ -414,8 +414,8 @@ def test_a_patron_holds_one_place_on_the_whole_floor(table_session, commissario,
     # ...nor at another.
     other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
     later = services.table_session_open(
-        table=other, by=commissario, capo_partita=table_session.capo_partita, changeur=table_session.changeur,
-        shoe_number="S-2", minimum=100,
+        table=other, by=commissario, capo_partita=make_user("capo_2", Role.CAPO_PARTITA),
+        changeur=table_session.changeur, shoe_number="S-2", minimum=100,
     )
     with pytest.raises(Conflict) as there:
         services.seat_assign(session=later, patron=patron, seat_number=1, by=commissario)

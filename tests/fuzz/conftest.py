@@ -18,6 +18,7 @@ from audit.models import DayReport
 from audit.reports import registers
 from floor import services as floor_services
 from floor.models import GamingDay, Patron, Seat, Table, TableSession
+from floor.roles import Role
 from tables import services as table_services
 from tables.models import Auction, Bank, Coup, Succession
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory
@@ -43,6 +44,7 @@ class FuzzFloor:
     report: DayReport
     cagnotte_count: object
     control_register: object
+    capos: dict[str, object]  # the Capo Partita of the succession's table and of the asta's (one table each)
 
 
 def _withdraw(game) -> Succession:
@@ -89,6 +91,7 @@ def fuzz_floor(
     settings,
     tmp_path,
     django_capture_on_commit_callbacks,
+    make_user,
 ) -> FuzzFloor:
     settings.MEDIA_ROOT = tmp_path / "media"
     main = make_game("venezia", seated=8, standing=1)
@@ -100,11 +103,11 @@ def fuzz_floor(
     asta = make_game("venezia", seated=3, standing=0, min_seats_to_start=2)
     passed = _withdraw(asta)
     for patron in (asta.seat(2), asta.seat(3)):
-        table_services.offer_pass(succession=passed, by=capo_partita, patron=patron)
-    auction = table_services.auction_open(session=asta.session, by=capo_partita)
+        table_services.offer_pass(succession=passed, by=asta.capo, patron=patron)
+    auction = table_services.auction_open(session=asta.session, by=asta.capo)
 
     closed_day, closed_table = _closed_day(
-        commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione, auditor=auditor
+        commissario=commissario, capo=make_user("capo_lido", Role.CAPO_PARTITA), changeur=changeur, direzione=direzione, auditor=auditor
     )
     with django_capture_on_commit_callbacks(execute=True):
         floor_services.gaming_day_close(gaming_day=closed_day, by=commissario, open_sessions="close")
@@ -131,4 +134,5 @@ def fuzz_floor(
         report=report,
         cagnotte_count=count,
         control_register=register,
+        capos={"capo_seguito": offered.capo, "capo_asta": asta.capo},
     )

@@ -1,6 +1,7 @@
 """Fixtures for the game at a table: `make_game(profile)` builds a table of that profile,
-an open session run by the `capo_partita` fixture, seated (and standing) patrons, the first
-shoe loaded and the first bank opened, all through the services."""
+an open session (the first run by the `capo_partita` fixture, each later one by a Capo
+Partita of its own: `game.capo`), seated (and standing) patrons, the first shoe loaded and
+the first bank opened, all through the services."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.apps import apps
 from audit.models import AuditEvent
 from floor import services as floor_services
 from floor.models import Patron, Seat, TableSession
+from floor.roles import Role
 from tables import services
 from tables.models import Bank, Shoe
 from tests.factories import PatronFactory
@@ -45,12 +47,15 @@ class Game:
 
 
 @pytest.fixture
-def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur):
+def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur, make_user):
+    """The first game is run by the `capo_partita` fixture; a Capo Partita runs one table at
+    a time (RULES.md §6), so each later one gets its own (`game.capo`), unless `capo` says."""
     counter = {"n": 0}
 
     def make(
         profile: str = "venezia",
         *,
+        capo: Any = None,
         seated: int = 8,
         standing: int = 1,
         minimum: int = 100_00,
@@ -60,6 +65,8 @@ def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur):
         **table_settings,
     ) -> Game:
         counter["n"] += 1
+        if capo is None:
+            capo = capo_partita if counter["n"] == 1 else make_user(f"capo_partita_{counter['n']}", Role.CAPO_PARTITA)
         table = floor_services.table_create(
             casino=site.casino,
             site=site,
@@ -71,7 +78,7 @@ def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur):
         session = floor_services.table_session_open(
             table=table,
             by=commissario,
-            capo_partita=capo_partita,
+            capo_partita=capo,
             changeur=changeur,
             shoe_number=f"S-{counter['n']}",
             minimum=minimum,
@@ -86,12 +93,12 @@ def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur):
             for _ in range(standing)
         ]
         game = Game(
-            session, capo_partita, commissario, [s.patron for s in seats], [s.patron for s in standers]
+            session, capo, commissario, [s.patron for s in seats], [s.patron for s in standers]
         )
         if shoe:
-            game.shoe = services.shoe_load(session=session, by=capo_partita)
+            game.shoe = services.shoe_load(session=session, by=capo)
         if bank is not None:
-            game.bank = services.bank_open(session=session, by=capo_partita, patron=game.seat(1), amount=bank)
+            game.bank = services.bank_open(session=session, by=capo, patron=game.seat(1), amount=bank)
         return game
 
     return make

@@ -23,12 +23,13 @@ pytestmark = [
 
 
 def race(user, calls: list[Callable[[APIClient], object]]) -> list:
+    """Each call in its own thread with its own client, as `user` (or users[i], given a list)."""
     barrier = threading.Barrier(len(calls))
     results: list = [None] * len(calls)
 
     def run(i: int) -> None:
         client = APIClient()
-        client.force_authenticate(user)
+        client.force_authenticate(user[i] if isinstance(user, list) else user)
         try:
             barrier.wait(timeout=10)
             results[i] = calls[i](client)
@@ -121,7 +122,7 @@ def test_two_tables_load_the_same_sabot_at_once(make_game):
     same number at the same moment, one gets it and the other is refused."""
     one, two = make_game("venezia"), make_game("venezia")
     responses = race(
-        one.capo,
+        [one.capo, two.capo],  # each table's own Capo Partita
         [post(f"/api/sessions/{game.session.pk}/shoes/", {"number": "S-77"}) for game in (one, two)],
     )
     assert sorted(r.status_code for r in responses) == [201, 409], responses

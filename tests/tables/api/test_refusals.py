@@ -117,14 +117,15 @@ def test_betting_before_the_cards(game, tablet, betting, refused_api):
 def test_a_sabot_in_play_at_another_table(make_game, tablet, refused_api):
     one, two = make_game("venezia"), make_game("venezia")
     other = two.session.shoe_number  # the shoe in play at table two
+    two_tablet = Tablet(two.capo)
     err = refused_api(409, "shoe_in_use",
                       lambda: tablet.post(f"/api/sessions/{one.session.pk}/shoes/", {"number": other}))  # fmt: skip
     assert err["details"] == {"shoe_number": other, "session": two.session.pk}
     refused_api(409, "shoe_in_use",  # a shoe's number is the same whatever its case
                 lambda: tablet.post(f"/api/sessions/{one.session.pk}/shoes/", {"number": f" {other.lower()} "}))  # fmt: skip
     # the same sabot reshuffled at its own table, then free once another is loaded there
-    tablet.ok(tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": other}), 201)
-    tablet.ok(tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": "S-99"}), 201)
+    two_tablet.ok(two_tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": other}), 201)
+    two_tablet.ok(two_tablet.post(f"/api/sessions/{two.session.pk}/shoes/", {"number": "S-99"}), 201)
     tablet.ok(tablet.post(f"/api/sessions/{one.session.pk}/shoes/", {"number": other}), 201)
 
 
