@@ -13,6 +13,7 @@ from .models import (
     Seat,
     SessionInterruption,
     Site,
+    StaffChange,
     Table,
     TableSession,
 )
@@ -115,13 +116,25 @@ class MinimumChangeInline(admin.TabularInline):
         return False
 
 
+class StaffChangeInline(admin.TabularInline):
+    model = StaffChange
+    fk_name = "session"
+    extra = 0
+    can_delete = False
+    fields = ["at", "by", "old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur", "reason"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(TableSession)
 class TableSessionAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "gaming_day", "table", "number", "status", "capo_partita", "changeur", "shoe_number", "minimum", "maximum", "opened_at", "closed_at"]
     list_filter = ["status", "table__casino", "table", "gaming_day__date"]
     search_fields = ["shoe_number", "capo_partita__username", "changeur__username"]
     list_select_related = ["table", "gaming_day", "capo_partita", "changeur"]
-    inlines = [SeatInline, InterruptionInline, MinimumChangeInline]
+    inlines = [SeatInline, InterruptionInline, MinimumChangeInline, StaffChangeInline]
 
 
 @admin.register(SessionInterruption)

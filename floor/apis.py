@@ -30,6 +30,7 @@ from .serializers import (
     MinimumChangeSerializer,
     PatronSerializer,
     SeatSerializer,
+    StaffChangeSerializer,
     TableSerializer,
     TableSessionDetailSerializer,
     TableSessionSerializer,
@@ -373,6 +374,50 @@ class MinimumChangeListApi(_ListApi):
         return selectors.minimum_change_list(session=session)
 
     @extend_schema(responses={200: MinimumChangeSerializer(many=True), **READ_ERRORS})
+    def get(self, request, pk: int):
+        return self.list_response()
+
+
+class StaffChangeApi(IdempotentMixin, APIView):
+    permission_classes = (CommissarioWrites,)
+
+    class StaffChangeInput(serializers.Serializer):
+        capo_partita = serializers.PrimaryKeyRelatedField(
+            queryset=User.objects.all(), required=False, help_text="The new Capo Partita; omit to keep him."
+        )
+        changeur = serializers.PrimaryKeyRelatedField(
+            queryset=User.objects.all(), required=False, help_text="The new changeur; omit to keep him."
+        )
+        reason = serializers.CharField(max_length=200)
+
+    @extend_schema(
+        request=StaffChangeInput,
+        responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
+        description="Relieves the session's Capo Partita, changeur or both, at any moment (a coup in play goes "
+        "on with the new Capo Partita; the outgoing one's writes are refused from then on). Codes: "
+        "`session_closed`, `staff_unchanged`, `not_a_capo_partita`, `not_a_changeur`, `reason_required`, "
+        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6).",
+    )
+    def post(self, request, pk: int):
+        session = get_object_or_404(TableSession, pk=pk)
+        data = self.StaffChangeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.table_session_staff_change(session=session, by=request.user, **data.validated_data)
+        return Response(_session_detail(session))
+
+
+class StaffChangeListApi(_ListApi):
+    permission_classes = (CanReadFloor,)
+    output_serializer = StaffChangeSerializer
+    serializer_class = StaffChangeSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return selectors.staff_change_list(session=TableSession(pk=0))
+        session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
+        return selectors.staff_change_list(session=session)
+
+    @extend_schema(responses={200: StaffChangeSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
         return self.list_response()
 

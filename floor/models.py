@@ -227,6 +227,32 @@ class MinimumChange(models.Model):
         return f"session {self.session_id}: {self.old} -> {self.new}"
 
 
+class StaffChange(models.Model):
+    """A session's Capo Partita or changeur replaced while it runs (the croupiers' relief):
+    one croupier and one changeur per table at a time (RULES.md §6), every change on record."""
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="staff_changes")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+    old_capo_partita = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    new_capo_partita = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    old_changeur = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    new_changeur = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(old_capo_partita=models.F("new_capo_partita"), old_changeur=models.F("new_changeur")),
+                name="floor_staffchange_changes_someone",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"session {self.session_id}: staff changed {self.at:%H:%M}"
+
+
 class Patron(models.Model):
     class DocumentType(models.TextChoices):
         ID_CARD = "id_card", "identity card"

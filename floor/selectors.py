@@ -8,7 +8,17 @@ import datetime as dt
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from .models import Casino, GamingDay, MinimumChange, Patron, Seat, SessionInterruption, Table, TableSession
+from .models import (
+    Casino,
+    GamingDay,
+    MinimumChange,
+    Patron,
+    Seat,
+    SessionInterruption,
+    StaffChange,
+    Table,
+    TableSession,
+)
 
 
 def casino_list() -> QuerySet[Casino]:
@@ -81,6 +91,27 @@ def seat_list(*, session: TableSession) -> QuerySet[Seat]:
 
 def minimum_change_list(*, session: TableSession) -> QuerySet[MinimumChange]:
     return MinimumChange.objects.filter(session=session).select_related("by").order_by("at", "id")
+
+
+def staff_change_list(*, session: TableSession) -> QuerySet[StaffChange]:
+    return (
+        StaffChange.objects.filter(session=session)
+        .select_related("by", "old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur")
+        .order_by("at", "id")
+    )
+
+
+def day_staff_change_rows(*, gaming_day_id: int):
+    """(table, session, at, by, old capo, new capo, old changeur, new changeur, reason) per change."""
+    return (
+        StaffChange.objects.filter(session__gaming_day_id=gaming_day_id)
+        .order_by("session__table__number", "session__number", "at", "pk")
+        .values_list(
+            "session__table__number", "session__number", "at", "by__username",
+            "old_capo_partita__username", "new_capo_partita__username",
+            "old_changeur__username", "new_changeur__username", "reason",
+        )
+    )  # fmt: skip
 
 
 def patron_list() -> QuerySet[Patron]:

@@ -16,6 +16,7 @@ from .models import (
     Seat,
     SessionInterruption,
     Site,
+    StaffChange,
     Table,
     TableSession,
 )
@@ -157,6 +158,21 @@ class MinimumChangeSerializer(serializers.ModelSerializer):
     class Meta:
         model = MinimumChange
         fields = ["id", "session", "at", "by", "old", "new", "reason"]
+
+
+class StaffChangeSerializer(serializers.ModelSerializer):
+    by = UserRefSerializer()
+    old_capo_partita = UserRefSerializer()
+    new_capo_partita = UserRefSerializer()
+    old_changeur = UserRefSerializer()
+    new_changeur = UserRefSerializer()
+
+    class Meta:
+        model = StaffChange
+        fields = [
+            "id", "session", "at", "by", "old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur",
+            "reason",
+        ]  # fmt: skip
 
 
 class TableSessionSerializer(serializers.ModelSerializer):

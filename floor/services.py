@@ -33,6 +33,7 @@ from .models import (
     Seat,
     SessionInterruption,
     Site,
+    StaffChange,
     Table,
     TableSession,
     rate_to_bp,
@@ -393,7 +394,7 @@ def _lock_session(session: TableSession) -> TableSession:
     return TableSession.objects.select_for_update().select_related("table").get(pk=session.pk)
 
 
-def _check_capo_free(capo_partita: User, day: GamingDay, *, but: TableSession | None = None) -> None:
+def _check_capo_free(capo_partita: User, *, but: TableSession | None = None) -> None:
     """RULES.md §6: one croupier per table, so a Capo Partita runs one table at a time.
     Callers hold the gaming day's lock, which every session open and staff change takes."""
     busy = TableSession.objects.filter(capo_partita=capo_partita).exclude(status=TableSession.Status.CLOSED)
@@ -458,7 +459,7 @@ def table_session_open(
             "This shoe is assigned to another table's session.",
             details={"shoe_number": shoe_number, "session": shoe_busy.pk},
         )
-    _check_capo_free(capo_partita, day)
+    _check_capo_free(capo_partita)
     last = table.sessions.filter(gaming_day=day).order_by("-number").values_list("number", flat=True).first()
     session = TableSession.objects.create(
         table=table,
@@ -625,6 +626,74 @@ def table_minimum_change(*, session: TableSession, by: User, minimum: int, reaso
         action="minimum.changed",
         subject=session,
         data={"change": change.pk, "old": old, "new": minimum, "reason": reason},
+    )
+    return session
+
+
+@transaction.atomic
+def table_session_staff_change(
+    *,
+    session: TableSession,
+    by: User,
+    reason: str,
+    capo_partita: User | None = None,
+    changeur: User | None = None,
+) -> TableSession:
+    """The croupiers' relief: a new Capo Partita, a new changeur, or both, for a session in
+    play or interrupted, at any moment (a coup in play goes on with the new one, whose
+    tablet takes it where it stands; every step names who recorded it). RULES.md §6: one
+    croupier and one changeur per table, so the new Capo Partita may not run another table.
+    The outgoing Capo Partita's writes are refused from the commit on: the table's services
+    check the actor on the session row they lock, which this change holds locked."""
+    # Lock order: gaming day (every session open and staff change takes it, so two tables
+    # can't be given one Capo Partita at once), then the session.
+    GamingDay.objects.select_for_update().get(pk=session.gaming_day_id)
+    session = _lock_session(session)
+    if session.is_closed:
+        raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
+    reason = clean_text(reason, StaffChange, "reason")
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the staff changes.")
+    new_capo = capo_partita if capo_partita is not None else session.capo_partita
+    new_changeur = changeur if changeur is not None else session.changeur
+    if new_capo.pk == session.capo_partita_id and new_changeur.pk == session.changeur_id:
+        raise ApplicationError(
+            "staff_unchanged",
+            "This Capo Partita and this changeur run the table already.",
+            details={"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
+        )
+    if not has_role(new_capo, Role.CAPO_PARTITA):
+        raise ApplicationError(
+            "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": new_capo.pk}
+        )
+    if not has_role(new_changeur, Role.CHANGEUR):
+        raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": new_changeur.pk})
+    _check_capo_free(new_capo, but=session)
+    now = timezone.now()
+    change = StaffChange.objects.create(
+        session=session,
+        by=by,
+        at=now,
+        old_capo_partita_id=session.capo_partita_id,
+        new_capo_partita=new_capo,
+        old_changeur_id=session.changeur_id,
+        new_changeur=new_changeur,
+        reason=reason,
+    )
+    old = {"capo_partita": session.capo_partita_id, "changeur": session.changeur_id}
+    session.capo_partita, session.changeur = new_capo, new_changeur
+    session.save(update_fields=["capo_partita", "changeur"])
+    record(
+        stream=session.audit_stream,
+        actor=by,
+        action="table_session.staff_changed",
+        subject=session,
+        data={
+            "change": change.pk,
+            "reason": reason,
+            "old": old,
+            "new": {"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
+        },
     )
     return session
 

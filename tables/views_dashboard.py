@@ -88,9 +88,11 @@ def _staff(role: Role):
 
 
 def _common(request: HttpRequest) -> dict:
+    running = TableSession.objects.exclude(status=TableSession.Status.CLOSED).values("capo_partita")
     return {
         "can_write": has_role(request.user, Role.COMMISSARIO),
-        "capi": _staff(Role.CAPO_PARTITA),
+        # one croupier per table (RULES.md §6): only a Capo Partita with no table is offered
+        "capi": _staff(Role.CAPO_PARTITA).exclude(pk__in=running),
         "changeurs": _staff(Role.CHANGEUR),
         "patrons": floor_selectors.patron_list()[:500],
     }
@@ -184,6 +186,20 @@ def act_minimum(request, table, user):
     return _("Minimum changed to € %(amount)s.") % {"amount": f"{session.minimum / 100:.2f}"}
 
 
+def act_staff(request, table, user):
+    session = floor_services.table_session_staff_change(
+        session=_session(request, table),
+        by=user,
+        capo_partita=_user(request, "capo_partita"),
+        changeur=_user(request, "changeur"),
+        reason=request.POST.get("reason", ""),
+    )
+    return _("Staff changed: %(capo)s is the Capo Partita, %(changeur)s the changeur.") % {
+        "capo": session.capo_partita.get_full_name() or session.capo_partita.username,
+        "changeur": session.changeur.get_full_name() or session.changeur.username,
+    }
+
+
 def act_interrupt(request, table, user):
     floor_services.table_session_interrupt(
         session=_session(request, table), by=user, reason=request.POST.get("reason", "")
@@ -234,6 +250,7 @@ def act_seat_release(request, table, user):
 ACTIONS: dict[str, Callable] = {
     "open": act_open,
     "minimum": act_minimum,
+    "staff": act_staff,
     "interrupt": act_interrupt,
     "resume": act_resume,
     "close": act_close,

@@ -13,8 +13,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.mark.parametrize("viewport", ["landscape", "portrait"])
-def test_commissario_changes_a_minimum_and_opens_a_table(make_game, page_for, shoot, viewport, site, direzione):
+def test_commissario_changes_a_minimum_and_opens_a_table(
+    make_game, page_for, shoot, viewport, site, direzione, make_user
+):
     game = make_game("venezia")
+    free_capo = make_user("capo_free", "capo_partita")  # game.capo runs table 1: one table each
     idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
     page = page_for(game.commissario, viewport)
     page.goto(page.base + "/floor/")
@@ -31,7 +34,7 @@ def test_commissario_changes_a_minimum_and_opens_a_table(make_game, page_for, sh
     assert change.new == 250_00 and change.reason == "Saturday evening"
 
     other = page.locator(f"#table-{idle.pk}")
-    other.get_by_label("Capo Partita").select_option(str(game.capo.pk))
+    other.get_by_label("Capo Partita").select_option(str(free_capo.pk))
     other.get_by_label("Sabot number").fill("S-77")
     other.get_by_label("Minimum (euros)").fill("100")
     other.get_by_role("button", name="Open the table").click()

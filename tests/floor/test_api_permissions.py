@@ -74,6 +74,11 @@ ENDPOINTS = [
         lambda w: {"minimum": 20000, "reason": "busy"},
     ),
     Endpoint("minimum-changes", "get", lambda w: f"/api/sessions/{w.session.pk}/minimum-changes/", READERS),
+    Endpoint(
+        "session-staff", "post", lambda w: f"/api/sessions/{w.session.pk}/staff/", COMMISSARIO, 200,
+        lambda w: {"capo_partita": w.free_capo.pk, "reason": "relief"},
+    ),
+    Endpoint("staff-changes", "get", lambda w: f"/api/sessions/{w.session.pk}/staff-changes/", READERS),
     Endpoint("seats", "get", lambda w: f"/api/sessions/{w.session.pk}/seats/", READERS),
     Endpoint(
         "seat-assign", "post", lambda w: f"/api/sessions/{w.session.pk}/seats/", COMMISSARIO, 201,
@@ -127,7 +132,7 @@ def test_matrix_covers_every_floor_api_route():
     covered = {
         "auth-logout", "me", "casino-list", "table-list", "table-detail", "gaming-day-list", "gaming-day-close",
         "session-list", "session-detail", "session-interrupt", "session-resume", "session-close",
-        "session-minimum", "session-minimum-changes", "session-seats", "seat-release", "patron-list",
+        "session-minimum", "session-minimum-changes", "session-staff", "session-staff-changes", "session-seats", "seat-release", "patron-list",
         "patron-detail",
     }
     # The token endpoint is open to everyone by design (tested in test_auth.py).

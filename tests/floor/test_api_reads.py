@@ -16,6 +16,7 @@ from tests.factories import (
     SiteFactory,
     TableFactory,
     TableSessionFactory,
+    UserFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -49,6 +50,23 @@ def test_session_detail_shows_seats_counts_and_interruptions(
         "id": None, "session": table_session.pk, "at": None, "by": changes["results"][0]["by"],
         "old": 100_00, "new": 150_00, "reason": "busy",
     }
+
+
+def test_staff_change_through_the_api(table_session, commissario, capo_partita, changeur, api_client_for):
+    relief = UserFactory(roles=["capo_partita"], first_name="Marco", last_name="Bon")
+    client = api_client_for(commissario)
+    answer = client.post(
+        f"/api/sessions/{table_session.pk}/staff/", {"capo_partita": relief.pk, "reason": "break"}, format="json"
+    )
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["capo_partita"] == {"id": relief.pk, "username": relief.username, "name": "Marco Bon"}
+    assert answer.json()["changeur"]["id"] == changeur.pk
+    changes = client.get(f"/api/sessions/{table_session.pk}/staff-changes/").json()
+    assert changes["count"] == 1
+    row = changes["results"][0]
+    assert (row["old_capo_partita"]["id"], row["new_capo_partita"]["id"]) == (capo_partita.pk, relief.pk)
+    assert (row["old_changeur"]["id"], row["new_changeur"]["id"]) == (changeur.pk, changeur.pk)
+    assert (row["by"]["id"], row["reason"], row["session"]) == (commissario.pk, "break", table_session.pk)
 
 
 def test_session_open_through_the_api(table, gaming_day, commissario, capo_partita, changeur, api_client_for):
@@ -152,6 +170,10 @@ def grow(n: int) -> dict[str, str]:
     for i in range(n):
         TableSession.objects.filter(pk=session.pk).update(minimum=100 + i)
         session.minimum_changes.create(by=session.opened_by, at=session.opened_at, old=100, new=101 + i, reason="r")
+        session.staff_changes.create(
+            by=session.opened_by, at=session.opened_at, old_capo_partita=UserFactory(), new_capo_partita=UserFactory(),
+            old_changeur=UserFactory(), new_changeur=UserFactory(), reason="r",
+        )  # fmt: skip
     return {
         "casinos": "/api/casinos/",
         "tables": "/api/tables/",
@@ -159,12 +181,14 @@ def grow(n: int) -> dict[str, str]:
         "sessions": "/api/sessions/",
         "seats": f"/api/sessions/{session.pk}/seats/",
         "minimum-changes": f"/api/sessions/{session.pk}/minimum-changes/",
+        "staff-changes": f"/api/sessions/{session.pk}/staff-changes/",
         "patrons": "/api/patrons/",
     }
 
 
 @pytest.mark.parametrize(
-    "endpoint", ["casinos", "tables", "gaming-days", "sessions", "seats", "minimum-changes", "patrons"]
+    "endpoint",
+    ["casinos", "tables", "gaming-days", "sessions", "seats", "minimum-changes", "staff-changes", "patrons"],
 )
 def test_list_queries_do_not_grow_with_rows(endpoint, auditor, api_client_for):
     client = api_client_for(auditor)

@@ -104,6 +104,31 @@ def test_one_capo_partita_given_two_tables_at_once(floor):
     assert TableSession.objects.filter(capo_partita=floor["capo"]).count() == 1
 
 
+def test_one_relief_capo_partita_sent_to_two_tables_at_once(floor):
+    """The staff change takes the day's lock too: of two tables given one relief at once,
+    one gets him and the other is told he runs a table."""
+    commissario = floor["commissari"][0]
+    sessions = [
+        services.table_session_open(
+            table=table, by=commissario, capo_partita=capo, changeur=floor["changeur"],
+            shoe_number=f"S-{table.number}", minimum=100_00,
+        )
+        for table, capo in zip(floor["tables"], (floor["capo"], floor["other_capo"]), strict=True)
+    ]
+    relief = UserFactory(roles=[Role.CAPO_PARTITA])
+
+    def relieve(session):
+        return lambda client: client.post(
+            f"/api/sessions/{session.pk}/staff/", {"capo_partita": relief.pk, "reason": "break"}, format="json"
+        )
+
+    responses = race([relieve(session) for session in sessions], floor["commissari"])
+    assert sorted(r.status_code for r in responses) == [200, 409], responses
+    loser = next(r for r in responses if r.status_code == 409)
+    assert loser.json()["error"]["code"] == "capo_partita_busy"
+    assert TableSession.objects.filter(capo_partita=relief).count() == 1
+
+
 def test_one_patron_seated_at_two_tables_at_once(floor):
     commissario = floor["commissari"][0]
     sessions = [

@@ -86,6 +86,8 @@ ENDPOINTS = [
     Endpoint("session close", lambda w: f"/api/sessions/{w.session.pk}/close/", lambda w: {}, 200),
     Endpoint("minimum change", lambda w: f"/api/sessions/{w.session.pk}/minimum/",
              lambda w: {"minimum": 200_00, "reason": "high rollers"}, 200),
+    Endpoint("staff change", lambda w: f"/api/sessions/{w.session.pk}/staff/",
+             lambda w: {"capo_partita": w.free_capo.pk, "reason": "relief"}, 200),
     Endpoint("seat assign", lambda w: f"/api/sessions/{w.session.pk}/seats/",
              lambda w: {"patron": w.free_patron.pk, "seat_number": 2}, 201),
     Endpoint("seat release", lambda w: f"/api/seats/{w.seat.pk}/release/", lambda w: {}, 200),

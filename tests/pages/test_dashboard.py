@@ -3,12 +3,13 @@ its floor service, a retried post is entered once, the live fragment."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
 
 from floor import services as floor_services
-from floor.models import MinimumChange, Seat, TableSession
+from floor.models import MinimumChange, Seat, StaffChange, TableSession
 from tests.factories import PatronFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,6 +66,34 @@ def test_open_a_table_session(client_for, commissario, capo_partita, changeur, t
     assert response.status_code == 200, response.content.decode()
     session = TableSession.objects.get(table=table)
     assert session.minimum == 50_00 and session.capo_partita == capo_partita and session.maximum is None
+
+
+def test_relieve_the_capo_partita_from_the_floor(client_for, game, make_user, site, direzione):
+    relief = make_user("capo_relief", "capo_partita", first_name="Marco", last_name="Bon")
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione)
+    client = client_for(game.commissario)
+
+    def capo_options(html: str, select_id: str) -> set[int]:
+        select = re.search(rf'<select id="{select_id}"[^>]*>(.*?)</select>', html, re.S).group(1)
+        return {int(v) for v in re.findall(r'<option value="(\d+)"', select)}
+
+    html = client.get("/floor/").content.decode()
+    # Only a Capo Partita with no table is offered, to open a table or to relieve one.
+    assert capo_options(html, f"cp-{idle.pk}") == {relief.pk}
+    assert capo_options(html, f"scp-{game.session.pk}") == {game.capo.pk, relief.pk}
+    data = {"session": game.session.pk, "capo_partita": relief.pk, "changeur": game.session.changeur_id}
+    refused = post(client, game.session.table, "staff", reason="", **data)
+    assert refused.status_code == 400 and "Give the reason" in refused.content.decode()
+    unchanged = post(client, game.session.table, "staff", reason="x", **{**data, "capo_partita": game.capo.pk})
+    assert unchanged.status_code == 400 and "run the table already" in unchanged.content.decode()
+    response = post(client, game.session.table, "staff", reason="break", **data)
+    assert response.status_code == 200
+    assert "Staff changed: Marco Bon is the Capo Partita" in response.content.decode()
+    game.session.refresh_from_db()
+    assert game.session.capo_partita == relief
+    assert StaffChange.objects.get().reason == "break"
+    html = client.get("/floor/").content.decode()
+    assert capo_options(html, f"cp-{idle.pk}") == {game.capo.pk}  # the relieved one is free again
 
 
 def test_interrupt_resume_close(client_for, game):

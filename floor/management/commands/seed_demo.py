@@ -155,10 +155,15 @@ class Command(BaseCommand):
         session = TableSession.objects.filter(table=table).exclude(status=TableSession.Status.CLOSED).first()
         if session is not None:
             return  # the demo session exists: its seats are whatever the demo made of them since
+        running = TableSession.objects.exclude(status=TableSession.Status.CLOSED).values_list("capo_partita", flat=True)
+        capo = next((staff[name] for name in ("capo1", "capo2") if staff[name].pk not in set(running)), None)
+        if capo is None:  # both run tables the demo did not make: one croupier per table
+            self.stdout.write(self.style.WARNING("no table session opened: every demo Capo Partita runs a table"))
+            return
         session = services.table_session_open(
             table=table,
             by=commissario,
-            capo_partita=staff["capo1"],
+            capo_partita=capo,
             changeur=staff["changeur"],
             shoe_number="S-101",
             minimum=100_00,
