@@ -99,7 +99,9 @@ class AuditBrokenEventOutput(serializers.Serializer):
     stream = serializers.CharField()
     seq = serializers.IntegerField()
     event_id = serializers.IntegerField(allow_null=True)
-    reason = serializers.ChoiceField(choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch"])
+    reason = serializers.ChoiceField(
+        choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch", "doc_not_generated", "stream_missing"]
+    )
     message = serializers.CharField()
 
 

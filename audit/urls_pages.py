@@ -11,6 +11,7 @@ urlpatterns = [
     path("desk/days/<int:pk>/", views.day, name="desk-day"),
     path("desk/days/<int:pk>/cagnotte/", views.cagnotte_count, name="desk-cagnotte-count"),
     path("desk/days/<int:pk>/register/", views.register_prepare, name="desk-register-prepare"),
+    path("desk/counts/<int:pk>/correct/", views.cagnotte_count_correct, name="desk-cagnotte-count-correct"),
     path("desk/registers/<int:pk>/sign/", views.register_sign, name="desk-register-sign"),
     path("desk/registers/<int:pk>/correct/", views.register_correct, name="desk-register-correct"),
     path("desk/reports/<int:pk>/", views.report_fragment, name="desk-report"),

@@ -32,7 +32,7 @@ from tables import report_selectors
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 from .api_reports import CONTENT_TYPES
-from .models import ControlRegister, DayReport, ReportFile
+from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
 from .permissions import AUDIT_READERS
 from .reports import registers
 from .reports.services import report_verify
@@ -48,12 +48,18 @@ REASONS = {
     "stream_missing": gettext_lazy("A sealed audit stream is missing."),
     "seal_mismatch": gettext_lazy("The day's seal, recomputed now, differs from the seal in the report."),
     "chain_broken": gettext_lazy("An audit chain is broken."),
+    "build_record_missing": gettext_lazy("The audit trail has no record of this report's build."),
+    "summary_mismatch": gettext_lazy("The report's figures differ from those recorded when it was built."),
+    "books_mismatch": gettext_lazy(
+        "A cagnotte count or a control register differs from what the audit trail recorded for it."
+    ),
 }
 BREAKS = {
     "missing_event": gettext_lazy("an event is missing"),
     "broken_link": gettext_lazy("the link to the previous event is broken"),
     "hash_mismatch": gettext_lazy("the event's content does not match its hash"),
     "head_mismatch": gettext_lazy("the stream's head does not match its last event"),
+    "stream_missing": gettext_lazy("a stream the floor's records name is missing from the trail"),
 }
 # The books' refusals (audit.reports.registers), by code.
 BOOK_REFUSALS = {
@@ -147,7 +153,7 @@ def _books(day: GamingDay, user) -> dict:
         "tables": tables,
         "witnesses": _staff(user),
         "register": register,
-        "all_counted": bool(tables) and all(t["count"] for t in tables),
+        "all_counted": all(t["count"] for t in tables),  # a day with no play has nothing to count
         "can_sign": register is not None and not register.signed and register.first_signer_id != user.pk,
         # A count corrected since the register was written: it must be brought up to date
         # (unsigned) or corrected (signed), and signed again.
@@ -309,6 +315,27 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
         )  # fmt: skip
         return _("Cagnotte of table %(number)s counted: € %(amount)s.") % {
             "number": table.number, "amount": f"{count.counted / 100:.2f}"}  # fmt: skip
+
+    return _books_post(request, day, run)
+
+
+@login_required
+@require_POST
+def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
+    """A miscount corrected: a new count, with a witness and the reason, that refers to the
+    one in force (the first is kept, as the API does)."""
+    if (refusal := _writer(request)) is not None:
+        return refusal
+    count = get_object_or_404(CagnotteCount.objects.select_related("table"), pk=pk)
+    day = count.gaming_day
+
+    def run() -> str:
+        new = registers.cagnotte_count_correct(
+            count=count, by=request.user, witness=_user_field(request, "witness"),
+            counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
+        )  # fmt: skip
+        return _("Count of table %(number)s corrected: € %(amount)s.") % {
+            "number": count.table.number, "amount": f"{new.counted / 100:.2f}"}  # fmt: skip
 
     return _books_post(request, day, run)
 

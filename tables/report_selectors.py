@@ -15,7 +15,7 @@ from django.db.models import BigIntegerField, Case, Count, F, Q, QuerySet, Sum, 
 from django.db.models.functions import Coalesce, Concat
 
 from .engine.coup import BANKER, PUNTA, TIE
-from .models import Auction, Bank, Bid, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
+from .models import Auction, Bank, Bet, Bid, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
 
 DECIDED = (BANKER, PUNTA)
 
@@ -55,6 +55,60 @@ def coup_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
             "session__table__number", "session__number", "number", "bank__number", "banker_name",
             "settled_at", "bank_amount", "covered", "banco_solo", "regola_punta", "regola_banker",
             "winner", "cagnotte", "paid", "conforming", "state",
+        )
+    )  # fmt: skip
+
+
+def annulled_rows(*, gaming_day_id: int) -> QuerySet:
+    """(table, session, coup, annulled at, by, reason, bets returned, their total) per coup
+    annulled before its cards: no money moved, the bets went back."""
+    return (
+        _day_coups(gaming_day_id)
+        .filter(state=Coup.State.ANNULLED)
+        .annotate(n_bets=Count("bets"), bets_total=Coalesce(Sum("bets__amount"), 0, output_field=BigIntegerField()))
+        .order_by("session__table__number", "session__number", "number")
+        .values_list(
+            "session__table__number", "session__number", "number", "annulled_at", "annulled_by__username",
+            "annul_reason", "n_bets", "bets_total",
+        )
+    )  # fmt: skip
+
+
+def bet_rows(*, gaming_day_id: int) -> QuerySet:
+    """Every bet of the day's settled coups, in betting order, with what its owner was paid
+    or paid (his posting on that bet: +amount won 1:1, -amount lost, 0 on a tie that returns
+    it). The banker's side is the coups section's; the sum per patron is patron_balance_rows."""
+    return (
+        Bet.objects.filter(coup__session__gaming_day_id=gaming_day_id, coup__state=Coup.State.SETTLED)
+        .annotate(
+            patron_name=_name("patron__"),
+            result=Coalesce(Sum("postings__amount"), 0, output_field=BigIntegerField()),
+        )
+        .order_by("coup__session__table__number", "coup__session__number", "coup__number", "order")
+        .values_list(
+            "coup__session__table__number", "coup__session__number", "coup__number", "order", "patron_name",
+            "seat__seat_number", "standing", "kind", "amount", "carried_from_id", "coup__winner", "result",
+        )
+    )  # fmt: skip
+
+
+def patron_balance_rows(*, gaming_day_id: int) -> QuerySet:
+    """Each patron's balance per session (his postings summed: bets, bank, and the levy he
+    paid as banker is in the bank's net), with the coups he had money in."""
+    return (
+        Posting.objects.filter(session__gaming_day_id=gaming_day_id, patron__isnull=False)
+        .values("session__table__number", "session__number", "patron_id")
+        .annotate(
+            patron_name=_name("patron__"),
+            coups=Count("coup", distinct=True),
+            won=Coalesce(Sum("amount", filter=Q(amount__gt=0)), 0, output_field=BigIntegerField()),
+            lost=Coalesce(Sum("amount", filter=Q(amount__lt=0)), 0, output_field=BigIntegerField()),
+            balance=Sum("amount"),
+        )
+        .order_by("session__table__number", "session__number", "patron_name", "patron_id")
+        .values_list(
+            "session__table__number", "session__number", "patron_id", "patron_name", "coups", "won", "lost",
+            "balance",
         )
     )  # fmt: skip
 

@@ -9,8 +9,8 @@ footer (the audit seal when the facts carry one, "Page n of N").
 Text: DejaVu Sans (condensed for the tables), embedded as subsets, so Italian accents and
 "€" render. When the DejaVu TTFs are absent the writer falls back to Helvetica, which
 has the accents but whose euro sign is unreliable, so "€" is written "EUR" then. A text
-cell wraps to at most three lines and the last line ends in "…" when cut; other cells are
-one line. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
+cell wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…"
+when cut; other cells are one line. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
 
 Memory: bounded, whatever the size of the day. No row is kept once drawn, and each page is
 written to the file as soon as it is finished (_StreamingDocument: reportlab's own document
@@ -68,9 +68,10 @@ BODY_LEADING = 9.0
 CELL_PAD = 3.0
 HEADER_SIZE = 7.5
 HEADER_LEADING = 9.0
-MAX_TEXT_LINES = 3
+MAX_TEXT_LINES = 10  # a reconstruction's cards and violations, read in full
+MAX_DATETIME_LINES = 2  # date, then time, when the column is narrow
 LAYOUT_SAMPLE = 200  # rows read ahead to size the columns
-MAX_HEADER_LINES = 2
+MAX_HEADER_LINES = 3
 HEADING_H = 20.0  # the section title line (and "... (continued)")
 SECTION_GAP = 16.0
 
@@ -632,6 +633,8 @@ class _Writer:
                 inner = col_w - 2 * CELL_PAD
                 if column.kind == "text":
                     wrapped = wrap(text, f.cond, BODY_SIZE, inner, MAX_TEXT_LINES)
+                elif column.kind == "datetime":
+                    wrapped = wrap(text, f.cond, BODY_SIZE, inner, MAX_DATETIME_LINES)
                 else:
                     wrapped = [_cut(text, f.cond, BODY_SIZE, inner)]
                 cells.append(wrapped)

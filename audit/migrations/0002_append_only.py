@@ -2,8 +2,8 @@
 
 In PostgreSQL, row triggers refuse every UPDATE and DELETE of an audit event and every
 DELETE of a stream head (the head itself must move forward on append, so UPDATE stays).
-TRUNCATE is deliberately not blocked: test runners flush with it, and it needs table
-ownership, which the application role does not have in production.
+TRUNCATE was left open here for the test runners' flush; 0007 refuses it unless the
+session allows it, because the application's role owns the tables.
 
 SQLite (the zero-setup demo) gets nothing: the demo's data is disposable and its test
 flush deletes rows. The operations are no-ops there."""

@@ -27,6 +27,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from django.utils import timezone
+
 from audit.exports.document import Chart, Column, ReportDocument, Section
 from floor import selectors as floor_selectors
 from floor.models import GamingDay
@@ -34,6 +36,16 @@ from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 
 from .words import euros_en, euros_it
+
+
+def _when(at) -> str:
+    """A moment as the rows show it: local time, to the second."""
+    return timezone.localtime(at).isoformat(timespec="seconds")
+
+
+def _who(user) -> str:
+    full = user.get_full_name()
+    return f"{full} ({user.get_username()})" if full else user.get_username()
 
 CHUNK = 2000
 Z95 = 1.96
@@ -188,8 +200,8 @@ def build_document(
     for s in sessions:
         f = session_figures.get(s.pk, {})
         session_rows.append([
-            s.table.number, s.number, s.opened_at, s.closed_at, s.capo_partita.get_username(),
-            s.changeur.get_username(), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
+            s.table.number, s.number, s.opened_at, s.closed_at, _who(s.capo_partita),
+            _who(s.changeur), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
             f.get("banker_wins", 0),
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
@@ -229,6 +241,12 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
             ("old", "Old", "money"), ("new", "New", "money"), ("reason", "Reason", "text"),
         ), _streamed(floor_selectors.day_minimum_change_rows(gaming_day_id=day_id), tick)),
+        Section("staff_changes", "Staff changes (the croupiers' relief)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
+            ("old_capo_partita", "Croupier before", "text"), ("new_capo_partita", "Croupier after", "text"),
+            ("old_changeur", "Changeur before", "text"), ("new_changeur", "Changeur after", "text"),
+            ("reason", "Reason", "text"),
+        ), _streamed(floor_selectors.day_staff_change_rows(gaming_day_id=day_id), tick)),
         Section("shoes", "Shoes used", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("shoe", "Shoe", "int"),
             ("number", "Number", "text"), ("decks", "Decks", "int"), ("loaded_at", "Loaded", "datetime"),
@@ -250,6 +268,23 @@ def build_document(
             ("winner", "Winner", "text"), ("levy", "Levy", "money"), ("paid", "Paid to winner", "money"),
             ("conforming", "Conforming", "bool"), ("state", "State", "text"),
         ), _streamed(rs.coup_rows(gaming_day_id=day_id), tick)),
+        Section("annulled", "Coups annulled before their cards (the bets went back)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
+            ("annulled_at", "Annulled", "datetime"), ("annulled_by", "By", "text"), ("reason", "Reason", "text"),
+            ("bets", "Bets returned", "int"), ("bets_total", "Their total", "money"),
+        ), _streamed(rs.annulled_rows(gaming_day_id=day_id), tick)),
+        Section("bets", "Bets and what each paid or was paid", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
+            ("order", "Order", "int"), ("patron", "Patron", "text"), ("seat", "Seat", "int"),
+            ("standing", "Standing", "bool"), ("kind", "Kind", "text"), ("amount", "Bet", "money"),
+            ("carried_from", "Carried from bet", "int"), ("winner", "Winner", "text"),
+            ("result", "Won (+) / lost (-)", "money"),
+        ), _streamed(rs.bet_rows(gaming_day_id=day_id), tick)),
+        Section("patron_balances", "Each patron's balance per session", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("patron_id", "Patron no.", "int"),
+            ("patron", "Patron", "text"), ("coups", "Coups", "int"), ("won", "Received", "money"),
+            ("lost", "Paid", "money"), ("balance", "Balance", "money"),
+        ), _streamed(rs.patron_balance_rows(gaming_day_id=day_id), tick)),
         Section("non_conforming", "Non-conforming coups: as played and reconstructed (RULES.md §3.3)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
             ("cards", "Cards as played", "text"), ("punta_draws", "Punta drew", "bool"),
@@ -300,8 +335,8 @@ def build_document(
     facts = [
         ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
         ("Report version", str(version)),
-        ("Opened", day.opened_at.isoformat()),
-        ("Closed", day.closed_at.isoformat() if day.closed_at else ""),
+        ("Opened", _when(day.opened_at)),
+        ("Closed", _when(day.closed_at) if day.closed_at else ""),
         ("Sessions", str(len(sessions))),
         ("Coups", str(total["coups"])),
         ("Coups annulled before their cards", str(total["annulled"])),
@@ -328,9 +363,11 @@ def build_document(
             ("Control register total", eur(register.total)),
             ("In words (it)", register.total_words_it),
             ("In words (en)", register.total_words_en),
-            ("Signed by", f"{register.first_signer.get_username()} ({register.first_signed_at.isoformat()}), "
-                          f"{register.second_signer.get_username()} ({register.second_signed_at.isoformat()})"),
+            ("Signed by", f"{_who(register.first_signer)} ({_when(register.first_signed_at)}), "
+                          f"{_who(register.second_signer)} ({_when(register.second_signed_at)})"),
         ]  # fmt: skip
+        if register.corrects_id is not None:
+            facts.append(("Corrects", f"control register {register.corrects_id}: {register.reason}"))
         summary["register_total"] = register.total
         summary["register_words"] = {"it": register.total_words_it, "en": register.total_words_en}
     elif carried is not None:
@@ -348,8 +385,10 @@ def build_document(
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()
+        + floor_selectors.day_staff_change_rows(gaming_day_id=day_id).count()
         + sum(rs.day_row_counts(gaming_day_id=day_id).values())
-        + total["coups"] + total["annulled"]  # the coups section lists the annulled ones too
+        + total["coups"] + 2 * total["annulled"]  # the coups section lists the annulled ones too
+        + rs.bet_rows(gaming_day_id=day_id).count() + rs.patron_balance_rows(gaming_day_id=day_id).count()
         + total["non_conforming"]
     )
     document = ReportDocument(

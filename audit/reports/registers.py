@@ -8,6 +8,7 @@ books are counted and signed after the close."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.models import CagnotteCount, ControlRegister, DayReport
+from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
 from audit.services import record
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from floor import selectors as floor_selectors
@@ -399,6 +400,46 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
     record(stream=books_stream(day.pk), actor=by, action="control_register.corrected", subject=reg,
            data={"old": _register_payload(old), "new": _register_payload(reg), "reason": reason})  # fmt: skip
     return reg
+
+
+def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
+    """The day's counts and control registers as their events in the day's books stream
+    say they are: every row was written by an event, and holds what the last event about it
+    recorded (figures, witness, note, signers). The stream is hash-chained, the rows are not:
+    an edit made behind the services (in SQL) shows here. One problem per row, [] if none."""
+    counts: dict[str, dict[str, Any]] = {}
+    registers: dict[str, dict[str, Any]] = {}
+    events = (
+        AuditEvent.objects.filter(stream__name=books_stream(gaming_day_id))
+        .order_by("seq")
+        .values_list("action", "subject_id", "actor_id", "payload_json")
+    )
+    for action, subject, actor, payload_json in events.iterator():
+        payload = json.loads(payload_json)
+        if action in ("cagnotte.counted", "cagnotte.count_corrected"):
+            counts[subject] = payload["new"]
+        elif action in ("control_register.prepared", "control_register.updated", "control_register.corrected"):
+            signers = registers.get(subject, {}).get("signers", [None, None])
+            if action == "control_register.updated":
+                signers = [None, None]  # a first signature on figures no longer in force is withdrawn
+            registers[subject] = {"figures": payload["new"], "signers": signers}
+        elif action == "control_register.signed" and subject in registers:
+            slot = 0 if payload["new"]["signature"] == "first" else 1
+            registers[subject]["signers"][slot] = actor
+    problems: list[dict[str, Any]] = []
+    for count in CagnotteCount.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
+        recorded = counts.pop(str(count.pk), None)
+        if recorded != json.loads(json.dumps(_count_payload(count))):
+            problems.append({"code": "count_not_as_recorded", "count": count.pk, "table": count.table_id})
+    for reg in ControlRegister.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
+        recorded = registers.pop(str(reg.pk), None)
+        now = {"figures": json.loads(json.dumps(_register_payload(reg))),
+               "signers": [reg.first_signer_id, reg.second_signer_id]}  # fmt: skip
+        if recorded != now:
+            problems.append({"code": "register_not_as_recorded", "register": reg.pk})
+    problems += [{"code": "count_missing", "count": int(pk)} for pk in counts]
+    problems += [{"code": "register_missing", "register": int(pk)} for pk in registers]
+    return problems
 
 
 def before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict[str, Any] | None:

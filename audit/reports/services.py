@@ -27,7 +27,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from audit.models import AuditStream, DayReport, ReportFile
+from audit.models import AuditEvent, AuditStream, DayReport, ReportFile
 from audit.selectors import chain_verify, heads_then, seal_of, stream_heads
 from audit.services import record
 from config.errors import ApplicationError, Conflict
@@ -35,7 +35,7 @@ from floor import selectors as floor_selectors
 from floor.models import GamingDay
 
 from .builder import build_document
-from .registers import books_stream, day_counts
+from .registers import books_stream, books_verify, day_counts
 
 logger = logging.getLogger(__name__)
 
@@ -267,6 +267,40 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[int]:
     return sorted(days)
 
 
+def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report as its build recorded it in the hash-chained `report.built` event: the
+    seal, each file's SHA-256 and the expected cagnotte. The report's rows are not chained:
+    a file replaced together with its stored checksum, or a seal rewritten, shows here."""
+    event = (
+        AuditEvent.objects.filter(
+            stream__name=reports_stream(report.gaming_day_id),
+            action="report.built",
+            subject_type=DayReport._meta.label_lower,
+            subject_id=str(report.pk),
+        )
+        .order_by("-seq")
+        .first()
+    )
+    if event is None:
+        return [{"code": "build_record_missing"}]
+    built = event.payload
+    reasons: list[dict[str, Any]] = []
+    recorded = dict(built.get("files", {}))
+    for entry in files:
+        sha = recorded.pop(entry["format"], None)
+        if entry["ok"] and sha != entry["sha256"]:  # (a file that fails against its row is a reason already)
+            entry["ok"] = False
+            reasons.append({"code": "checksum_mismatch", "format": entry["format"], "recorded_sha256": sha,
+                            "event": event.pk})  # fmt: skip
+    reasons += [{"code": "file_missing", "format": fmt, "event": event.pk} for fmt in sorted(recorded)]
+    if built.get("seal") != report.seal:
+        reasons.append({"code": "seal_mismatch", "stored": report.seal, "recorded": built.get("seal"),
+                        "event": event.pk})  # fmt: skip
+    if built.get("expected_cagnotte") != (report.summary or {}).get("expected_cagnotte"):
+        reasons.append({"code": "summary_mismatch", "event": event.pk})
+    return reasons
+
+
 def report_verify(*, report: DayReport) -> dict[str, Any]:
     """Recompute each stored file's SHA-256 and the day's seal over the sealed streams, and
     verify those chains. Writes nothing (a read-only transaction)."""
@@ -304,7 +338,16 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
                 seal = seal_of(stream_heads(streams=report.sealed_streams))
         if seal is not None and seal != report.seal:
             reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal})
-    chains = chain_verify(streams=report.sealed_streams) if report.sealed_streams else None
+        reasons += _as_built(report, files)
+        reasons += [
+            {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
+            for problem in books_verify(gaming_day_id=report.gaming_day_id)
+        ]
+        # The chains of the sealed streams that exist (a missing one is a reason above), and
+        # of the stream that records the builds.
+        names = [*report.sealed_streams, reports_stream(report.gaming_day_id)]
+        names = sorted(AuditStream.objects.filter(name__in=names).values_list("name", flat=True))
+    chains = chain_verify(streams=names) if names else None
     if chains is not None and not chains.ok:
         reasons.append({"code": "chain_broken", "first_broken": chains.as_dict()["first_broken"]})
     return {

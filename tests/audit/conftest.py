@@ -16,6 +16,7 @@ from audit.models import AuditEvent
 from audit.services import record
 
 TRIGGER = "audit_event_append_only"
+HEAD_TRIGGER = "audit_stream_head_forward"  # migration 0007: a head is not renamed nor moved back
 
 
 def make_user(username: str, *roles: str, **extra):
@@ -62,17 +63,19 @@ def chain(db) -> Callable[..., list[AuditEvent]]:
 
 @contextmanager
 def trigger_disabled() -> Iterator[None]:
-    """The attacker with table ownership: switch the append-only trigger off, then on."""
+    """The attacker with table ownership: switch the append-only triggers off, then on."""
     with connection.cursor() as cursor:
         # The foreign keys are DEFERRABLE INITIALLY DEFERRED: inside the test's transaction
         # their checks are still queued, and ALTER TABLE refuses to run over queued checks.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f"ALTER TABLE audit_auditevent DISABLE TRIGGER {TRIGGER}")
+        cursor.execute(f"ALTER TABLE audit_auditstream DISABLE TRIGGER {HEAD_TRIGGER}")
     try:
         yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"ALTER TABLE audit_auditevent ENABLE TRIGGER {TRIGGER}")
+            cursor.execute(f"ALTER TABLE audit_auditstream ENABLE TRIGGER {HEAD_TRIGGER}")
             cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
 

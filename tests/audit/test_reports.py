@@ -30,7 +30,8 @@ from floor.models import GamingDay, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Coup, Posting
-from tests.factories import CasinoFactory, PatronFactory, SiteFactory
+from tests.audit.conftest import raw_sql, trigger_disabled
+from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
 
 @dataclass
@@ -57,7 +58,8 @@ def build_day(*, commissario, capo, changeur, direzione, code: str = "venezia") 
     """Two venezia tables. Table 1 (closed session): banker wins (levies 15.00 and 26.20),
     a tie, a punta natural, a voided card, a faux-tirage bar, a minimum change, an
     interruption. Table 2 (session left open): a Regola banker's non-conforming coup,
-    reconstructed and settled for the banker (levy 10.00)."""
+    reconstructed and settled for the banker (levy 10.00), then a relief Capo Partita
+    ("capo_relief")."""
     casino = CasinoFactory(name=f"Casinò {code}", code=code)
     site = SiteFactory(casino=casino)
     day = floor_services.gaming_day_open(casino=casino, by=commissario)
@@ -87,6 +89,8 @@ def build_day(*, commissario, capo, changeur, direzione, code: str = "venezia") 
     table_services.coup_record(session=s2, by=capo, cards=["KH", "2S", "3C", "AS", "2D"],
                                bets=[{"patron": p2[1], "amount": 200_00}], punta_draws=True, banker_draws=False,
                                next_cards=["4H"])  # fmt: skip
+    relief = UserFactory(username=f"capo_relief_{code}", roles=[Role.CAPO_PARTITA])
+    floor_services.table_session_staff_change(session=s2, by=commissario, capo_partita=relief, reason="break at 23:00")
     return Day(day, [t1, t2], [s1, s2], commissario, direzione)
 
 
@@ -216,6 +220,52 @@ def test_report_figures_reconcile_with_the_postings_to_the_cent(closed):
     assert f"table_session:{closed.sessions[0].pk}" in report.sealed_streams
 
 
+def _section_rows(day: GamingDay, key: str) -> list[dict[str, Any]]:
+    from audit.reports.builder import build_document
+
+    built = build_document(day=day, version=9, seal="s", streams=[], counts=[], count_history=[])
+    section = next(s for s in built.document.sections if s.key == key)
+    keys = [c.key for c in section.columns]
+    return [dict(zip(keys, row, strict=True)) for row in section.rows()]
+
+
+def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
+    world, media, django_capture_on_commit_callbacks
+):
+    s2 = TableSession.objects.get(pk=world.sessions[1].pk)  # run by the relief now
+    coup = table_services.coup_open(session=s2, by=s2.capo_partita)
+    patron = s2.seats.filter(seat_number=3).get().patron
+    table_services.bet_place(coup=coup, by=s2.capo_partita, patron=patron, amount=250_00)
+    table_services.coup_annul(coup=coup, by=s2.capo_partita, reason="sabot dropped")
+    close(world, django_capture_on_commit_callbacks)
+
+    [annulled] = _section_rows(world.day, "annulled")
+    assert (annulled["table"], annulled["coup"], annulled["annulled_by"], annulled["reason"]) == (
+        2, coup.number, s2.capo_partita.username, "sabot dropped")  # fmt: skip
+    assert (annulled["bets"], annulled["bets_total"]) == (1, 250_00)
+
+    bets = _section_rows(world.day, "bets")
+    settled_bets = Posting.objects.filter(session__gaming_day=world.day, bet__isnull=False)
+    assert len(bets) == 5  # one per settled coup of the fixture day; the annulled coup's is not paid
+    assert sum(b["result"] for b in bets) == settled_bets.aggregate(s=Sum("amount"))["s"]
+    first = bets[0]
+    assert (first["table"], first["coup"], first["amount"], first["winner"], first["result"]) == (
+        1, 1, 300_00, "banker", -300_00)  # fmt: skip
+
+    balances = _section_rows(world.day, "patron_balances")
+    for session in world.sessions:
+        want = {
+            row["patron"]: row["balance"]
+            for row in Posting.objects.filter(session=session, patron__isnull=False)
+            .values("patron").annotate(balance=Sum("amount"))
+        }
+        got = {b["patron_id"]: b["balance"] for b in balances if b["session"] == session.number
+               and b["table"] == session.table.number}  # fmt: skip
+        assert got == want and want
+    assert sum(b["balance"] for b in balances) + house(session__gaming_day=world.day) == 0
+    assert all(b["won"] + b["lost"] == b["balance"] for b in balances)
+
+
 def test_report_files_and_checksums(closed):
     report = DayReport.objects.get(gaming_day=closed.day)
     for f in report.files.all():
@@ -226,6 +276,9 @@ def test_report_files_and_checksums(closed):
     # Every coup's levy is in the CSV: the per-coup section reconciles with the postings.
     rows = list(csv.reader(io.StringIO(text)))
     assert any("26.20" in "".join(r) or "2620" in "".join(r) for r in rows)
+    # The croupiers' relief is on record with who, when and why.
+    [relief] = [r for r in rows if "break at 23:00" in r]
+    assert relief.index("capo_partita") < relief.index("capo_relief_venezia")  # before, after
     assert _file(report, "pdf").read_bytes().startswith(b"%PDF")
     assert _file(report, "xlsx").read_bytes().startswith(b"PK")
 
@@ -501,8 +554,6 @@ def test_a_later_event_is_not_tampering(closed, api, auditor):
 
 
 def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
-    from tests.audit.conftest import trigger_disabled
-
     report = DayReport.objects.get(gaming_day=closed.day)
     path = _file(report, "csv")
     path.write_bytes(path.read_bytes() + b"tampered\n")
@@ -519,6 +570,79 @@ def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
     path.unlink()
     assert {x["code"] for x in api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]} >= {
         "file_missing"}  # fmt: skip
+
+
+def test_a_file_forged_with_its_stored_checksum_is_caught(closed, api, auditor):
+    """The report's file rows are not chained; the `report.built` event that recorded each
+    file's SHA-256 is. A file edited together with its row fails against the event."""
+    report = DayReport.objects.get(gaming_day=closed.day)
+    path = _file(report, "csv")
+    forged = path.read_bytes().replace(b"26.20", b"16.20")
+    path.write_bytes(forged)
+    ReportFile.objects.filter(report=report, format="csv").update(
+        sha256=hashlib.sha256(forged).hexdigest(), size=len(forged)
+    )
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    [reason] = body["reasons"]
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    assert reason == {"code": "checksum_mismatch", "format": "csv", "recorded_sha256": built.payload["files"]["csv"],
+                      "event": built.pk}  # fmt: skip
+    assert {f["format"]: f["ok"] for f in body["files"]} == {"csv": False, "pdf": True, "xlsx": True}
+
+
+def test_a_rewritten_seal_or_summary_is_caught(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    DayReport.objects.filter(pk=report.pk).update(summary={**report.summary, "expected_cagnotte": 1})
+    codes = [r["code"] for r in api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]]
+    assert codes == ["summary_mismatch"]
+    # The seal and the sealed heads rewritten together still disagree with the build's record.
+    DayReport.objects.filter(pk=report.pk).update(summary=report.summary, seal="0" * 64, sealed_heads=[])
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert "seal_mismatch" in [r["code"] for r in body["reasons"]] and body["ok"] is False
+
+
+def test_books_edited_behind_the_services_are_caught(closed, api, auditor, direzione, direzione2):
+    count = registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
+    )
+    registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
+    )
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    report = DayReport.objects.get(gaming_day=closed.day, version=1)
+
+    def codes() -> list:
+        body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+        return [(r["code"], r.get("problem"), r.get("count") or r.get("register")) for r in body["reasons"]]
+
+    assert codes() == []
+    # The auditor made the second signer, in SQL.
+    ControlRegister.objects.filter(pk=reg.pk).update(second_signer=auditor)
+    assert codes() == [("books_mismatch", "register_not_as_recorded", reg.pk)]
+    ControlRegister.objects.filter(pk=reg.pk).update(second_signer=None)
+    CagnotteCount.objects.filter(pk=count.pk).update(counted=51_20)
+    assert codes() == [("books_mismatch", "count_not_as_recorded", count.pk)]
+    CagnotteCount.objects.filter(pk=count.pk).update(counted=41_20)
+    assert codes() == []
+    # A count with no event behind it.
+    forged = CagnotteCount.objects.get(pk=count.pk)
+    forged.pk, forged.corrects = None, count
+    forged.save()
+    assert codes() == [("books_mismatch", "count_not_as_recorded", forged.pk)]
+
+
+def test_a_missing_sealed_stream_fails_the_check_not_the_request(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    gone = f"table_session:{closed.sessions[0].pk}"
+    with trigger_disabled():  # renaming a head is refused; the owner switches the trigger off first
+        raw_sql("UPDATE audit_auditstream SET name = name || 'x' WHERE name = %s", (gone,))
+    r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
+    assert r.status_code == 200, r.json()
+    body = r.json()
+    assert body["ok"] is False and "stream_missing" in [x["code"] for x in body["reasons"]]
+    assert body["chains"]["ok"] is True  # the streams still there verify
 
 
 def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,

@@ -392,3 +392,23 @@ def _database_url() -> str:
     s = connection.settings_dict
     auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
     return f"postgres://{auth}@{s['HOST'] or 'localhost'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def test_an_emptied_trail_does_not_verify(commissario):
+    """TRUNCATE of both audit tables leaves chains that all verify (there are none): the
+    floor's rows say which streams must exist, and the whole-trail check names the first."""
+    from floor import services as floor_services
+
+    casino = floor_services.casino_create(name="Casinò di Venezia", code="venezia", by=commissario)
+    day = floor_services.gaming_day_open(casino=casino, by=commissario)
+    assert chain_verify().ok
+    raw_sql("SET CONSTRAINTS ALL IMMEDIATE")
+    raw_sql("TRUNCATE audit_auditevent, audit_auditstream")  # the test settings allow it; the owner could
+    result = chain_verify()
+    assert not result.ok and result.streams_checked == 0
+    assert (result.first_broken.reason, result.first_broken.stream) == ("stream_missing", f"casino:{casino.pk}")
+    assert "2 missing in all" in result.first_broken.message
+    assert chain_verify(streams=[]).ok  # a check of named streams is about those alone
+    assert day.audit_stream == f"gaming_day:{day.pk}"
+    code, out = run_verify()
+    assert code == 1 and "stream_missing" in out

@@ -201,3 +201,41 @@ def test_a_file_format_that_is_not_a_word_is_not_found(client_for, auditor, api_
     """Exploratory testing: a NUL byte in the format reached PostgreSQL (a 500)."""
     assert client_for(auditor).get("/desk/reports/1/files/%00/").status_code == 404
     assert api_client_for(auditor).get("/api/reports/1/files/%00/").status_code == 404
+
+
+def test_direzione_corrects_a_miscount_on_the_desk(client_for, closed, direzione, auditor):
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    client = client_for(direzione)
+    key = str(uuid.uuid4())
+    client.post(f"/desk/days/{day.pk}/cagnotte/",
+                {"table": table.pk, "counted": "9", "witness": auditor.pk, "note": "", "idempotency_key": key})  # fmt: skip
+    first = CagnotteCount.objects.get()
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "Correct this count" in html and f"/desk/counts/{first.pk}/correct/" in html
+    data = {"counted": "9.60", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    refused = client.post(f"/desk/counts/{first.pk}/correct/", data)
+    assert refused.status_code == 400 and CagnotteCount.objects.count() == 1
+    data["note"], data["idempotency_key"] = "box recounted", str(uuid.uuid4())
+    response = client.post(f"/desk/counts/{first.pk}/correct/", data)
+    assert response.status_code == 200, response.content.decode()
+    assert "Count of table 1 corrected: € 9.60." in response.content.decode()
+    new = CagnotteCount.objects.get(corrects=first)
+    assert (new.counted, new.note, new.witness) == (9_60, "box recounted", auditor)
+    assert "corrects an earlier count: box recounted" in client.get(f"/desk/days/{day.pk}/").content.decode()
+    again = client.post(f"/desk/counts/{first.pk}/correct/", {**data, "idempotency_key": str(uuid.uuid4())})
+    assert again.status_code == 409 and CagnotteCount.objects.count() == 2
+    assert client_for(auditor).post(f"/desk/counts/{new.pk}/correct/", data).status_code == 403
+
+
+def test_a_day_with_no_play_gets_its_register_on_the_desk(client_for, direzione, casino, commissario, media):
+    day = floor_services.gaming_day_open(casino=casino, by=commissario)
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    client = client_for(direzione)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "No table played on this day." in html
+    button = re.search(r"<button type=\"submit\"([^>]*)>Write the control register", html)
+    assert button and "disabled" not in button.group(1)
+    response = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 200, response.content.decode()
+    assert ControlRegister.objects.get(gaming_day=day).total == 0
