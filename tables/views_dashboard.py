@@ -8,13 +8,16 @@ Commissario writes; the Direzione and the auditor look), call one floor service,
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+import re
 from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -126,7 +129,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     return render(
         request,
         "tables/dashboard.html",
-        {"casinos": casinos, "outcome": outcome, **_common(request)},
+        {"casinos": casinos, "outcome": outcome, "today": timezone.localdate(), **_common(request)},
         status=outcome.status if outcome else 200,
     )
 
@@ -292,7 +295,14 @@ def gaming_day_open(request: HttpRequest, pk: int) -> HttpResponse:
     casino = get_object_or_404(Casino, pk=pk)
 
     def run() -> str:
-        day = floor_services.gaming_day_open(casino=casino, by=request.user)
+        raw = (request.POST.get("date") or "").strip()
+        if raw and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
+            raise BadForm("bad_input", _("A date is expected (YYYY-MM-DD)."), details={"date": raw})
+        try:
+            date = dt.date.fromisoformat(raw) if raw else None  # blank: today
+        except ValueError:
+            raise BadForm("bad_input", _("A date is expected (YYYY-MM-DD)."), details={"date": raw}) from None
+        day = floor_services.gaming_day_open(casino=casino, by=request.user, date=date)
         return _("Gaming day %(date)s open.") % {"date": day.date.isoformat()}
 
     return _page(request, form_post(request, run))

@@ -3,6 +3,7 @@ its floor service, a retried post is entered once, the live fragment."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 
@@ -140,6 +141,23 @@ def test_open_the_gaming_day(client_for, commissario, casino):
     response = client_for(commissario).post(f"/floor/casinos/{casino.pk}/open-day/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200
     assert floor_services.GamingDay.objects.filter(casino=casino, closed_at__isnull=True).exists()
+
+
+def test_open_the_gaming_day_of_another_date(client_for, commissario, casino):
+    from django.utils import timezone
+
+    client = client_for(commissario)
+    url = f"/floor/casinos/{casino.pk}/open-day/"
+    assert 'name="date" type="date"' in client.get("/floor/").content.decode()
+    for date, code in (("30/11/2026", "A date is expected"), ("2026-02-30", "A date is expected"),
+                       ("2020-01-01", "today, or the day before or after")):  # fmt: skip
+        refused = client.post(url, {"date": date, "idempotency_key": str(uuid.uuid4())})
+        assert refused.status_code == 400 and code in refused.content.decode()
+    assert not floor_services.GamingDay.objects.exists()
+    tomorrow = timezone.localdate() + dt.timedelta(days=1)
+    response = client.post(url, {"date": tomorrow.isoformat(), "idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 200
+    assert floor_services.GamingDay.objects.get(casino=casino).date == tomorrow
 
 
 def test_a_refusal_on_the_floor_page_is_said_once(client_for, game):
