@@ -462,6 +462,15 @@ def test_control_register_two_different_signers(
     assert r.json()["agrees_with_counts"] is True
     assert ControlRegister.objects.get(pk=reg["id"]).signed
     assert api(auditor).get(url).json()["id"] == r.json()["id"]
+    # Signed twice, it goes into report version 3, which says what it corrects and why.
+    with django_capture_on_commit_callbacks(execute=True):
+        for user in (direzione, direzione2):
+            assert api(user).post(f"/api/control-registers/{r.json()['id']}/sign/").status_code == 200
+    v3 = DayReport.objects.get(gaming_day=closed.day, version=3)
+    assert v3.status == "done", v3.error
+    csv_text = _file(v3, "csv").read_text("utf-8-sig")
+    assert f"control register {reg['id']}: late count" in csv_text
+    assert f"({direzione.username}" in csv_text  # "Signed by": the name, then the username
 
 
 def test_a_first_signature_on_figures_no_longer_in_force_is_withdrawn(closed, direzione, direzione2):
