@@ -23,7 +23,9 @@ from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, Tab
 from .idempotency import IdempotentMixin
 from .models import MAX_STAKE_CENTS, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
+from .roles import has_role
 from .serializers import (
+    IDENTITY_READERS,
     CasinoSerializer,
     GamingDaySerializer,
     MeSerializer,
@@ -54,7 +56,10 @@ class _ListApi(GenericAPIView):
     def list_response(self) -> Response:
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(self.output_serializer(page, many=True).data)
+        return self.get_paginated_response(self.output_serializer(page, many=True, context=self.output_context()).data)
+
+    def output_context(self) -> dict:
+        return {}
 
 
 def _session_detail(session: TableSession) -> dict:
@@ -498,7 +503,10 @@ class PatronListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.patron_list()
 
-    @extend_schema(responses={200: PatronSerializer(many=True), **LIST_ERRORS})
+    @extend_schema(
+        responses={200: PatronSerializer(many=True), **LIST_ERRORS},
+        description="The document, birth date and notes are null for the table staff (Capo Partita, changeur).",
+    )
     def get(self, request):
         return self.list_response()
 
@@ -511,15 +519,26 @@ class PatronListApi(IdempotentMixin, _ListApi):
         data = self.PatronRegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
         patron = services.patron_register(by=request.user, **data.validated_data)
-        return Response(PatronSerializer(patron).data, status=status.HTTP_201_CREATED)
+        return Response(PatronSerializer(patron, context={"identity": True}).data, status=status.HTTP_201_CREATED)
+
+    def output_context(self) -> dict:
+        return {"identity": reads_identity(self.request.user)}
+
+
+def reads_identity(user) -> bool:
+    return has_role(user, *IDENTITY_READERS)
 
 
 class PatronDetailApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: PatronSerializer, **READ_ERRORS})
+    @extend_schema(
+        responses={200: PatronSerializer, **READ_ERRORS},
+        description="The document, birth date and notes are null for the table staff (Capo Partita, changeur).",
+    )
     def get(self, request, pk: int):
-        return Response(PatronSerializer(get_object_or_404(selectors.patron_list(), pk=pk)).data)
+        patron = get_object_or_404(selectors.patron_list(), pk=pk)
+        return Response(PatronSerializer(patron, context={"identity": reads_identity(request.user)}).data)
 
 
 class ApiNotFound(APIView):

@@ -7,7 +7,9 @@ import django_filters
 from config.api import IdFilter, StrictBooleanFilter
 
 from .models import GamingDay, Patron, Seat, Table, TableSession
+from .roles import has_role
 from .selectors import patron_search
+from .serializers import IDENTITY_READERS
 
 
 class TableFilter(django_filters.FilterSet):
@@ -46,12 +48,27 @@ class SeatFilter(django_filters.FilterSet):
 
 
 class PatronFilter(django_filters.FilterSet):
+    """For the table staff, who do not read identities (serializers.IDENTITY_READERS), the
+    search is by name only and a document filter matches nobody: no answer tells them
+    whose a document is."""
+
     search = django_filters.CharFilter(method="filter_search", label="name or document")
-    document_number = django_filters.CharFilter(lookup_expr="iexact")
+    document_number = django_filters.CharFilter(method="filter_document_number")
+    document_type = django_filters.ChoiceFilter(choices=Patron.DocumentType.choices, method="filter_document_type")
 
     class Meta:
         model = Patron
-        fields = ["nationality", "document_type"]
+        fields = ["nationality"]
+
+    def _identity(self) -> bool:
+        request = getattr(self, "request", None)
+        return request is not None and has_role(request.user, *IDENTITY_READERS)
 
     def filter_search(self, queryset, name, value):
-        return patron_search(queryset, value)
+        return patron_search(queryset, value, documents=self._identity())
+
+    def filter_document_number(self, queryset, name, value):
+        return queryset.filter(document_number__iexact=value) if self._identity() else queryset.none()
+
+    def filter_document_type(self, queryset, name, value):
+        return queryset.filter(document_type=value) if self._identity() else queryset.none()

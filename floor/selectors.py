@@ -118,12 +118,13 @@ def patron_list() -> QuerySet[Patron]:
     return Patron.objects.select_related("created_by").order_by("last_name", "first_name", "id")
 
 
-def patron_search(qs: QuerySet[Patron], text: str) -> QuerySet[Patron]:
-    """Every word must match a first name, a last name or a document number."""
+def patron_search(qs: QuerySet[Patron], text: str, *, documents: bool = True) -> QuerySet[Patron]:
+    """Every word must match a first name, a last name or (with `documents`) a document number."""
     for word in text.split():
-        qs = qs.filter(
-            Q(first_name__icontains=word) | Q(last_name__icontains=word) | Q(document_number__icontains=word)
-        )
+        match = Q(first_name__icontains=word) | Q(last_name__icontains=word)
+        if documents:
+            match |= Q(document_number__icontains=word)
+        qs = qs.filter(match)
     return qs
 
 

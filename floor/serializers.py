@@ -102,8 +102,28 @@ class PatronRefSerializer(serializers.ModelSerializer):
         fields = ["id", "first_name", "last_name"]
 
 
+# Who reads a patron's identity (document, birth date, notes): the Commissario registers
+# and seats patrons, the Direzione and the auditors answer for the register. The table staff
+# (Capo Partita, changeur) need the name only; for them those fields are null (GDPR art.
+# 5(1)(c), data minimisation).
+IDENTITY_READERS = ("commissario", "direzione", "auditor")
+_IDENTITY = ("document_type", "document_number", "birth_date", "notes")
+
+
 class PatronSerializer(serializers.ModelSerializer):
+    """A patron. His identity fields are null unless the reader's role needs them
+    (`IDENTITY_READERS`); the view says so through the context's `identity`."""
+
     created_by = UserRefSerializer()
+    document_type = serializers.ChoiceField(choices=Patron.DocumentType.choices, allow_null=True)
+    document_number = serializers.CharField(allow_null=True)
+    notes = serializers.CharField(allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self.context.get("identity", False):
+            data.update(dict.fromkeys(_IDENTITY))
+        return data
 
     class Meta:
         model = Patron

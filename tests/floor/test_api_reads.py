@@ -205,3 +205,28 @@ def test_list_queries_do_not_grow_with_rows(endpoint, auditor, api_client_for):
     many, many_rows = queries(20)
     assert many_rows > few_rows
     assert many == few, f"{endpoint}: {few} queries for {few_rows} rows, {many} for {many_rows}"
+
+
+@pytest.mark.parametrize(
+    ("role", "identity"),
+    [("commissario", True), ("direzione", True), ("auditor", True), ("capo_partita", False), ("changeur", False)],
+)
+def test_a_patron_s_identity_only_for_those_who_need_it(role, identity, request, api_client_for):
+    """GDPR art. 5(1)(c): the table staff read a patron's name, not his document."""
+    patron = PatronFactory(first_name="Sofía", last_name="Navarro", document_number="YA1234567", notes="VIP")
+    client = api_client_for(request.getfixturevalue(role))
+    detail = client.get(f"/api/patrons/{patron.pk}/").json()
+    listed = client.get("/api/patrons/", {"search": "navarro"}).json()["results"]
+    assert [p["id"] for p in listed] == [patron.pk]
+    for body in (detail, listed[0]):
+        assert (body["first_name"], body["last_name"]) == ("Sofía", "Navarro")
+        shown = (body["document_type"], body["document_number"], body["birth_date"], body["notes"])
+        if identity:
+            assert shown == (patron.document_type, "YA1234567", patron.birth_date.isoformat(), "VIP")
+        else:
+            assert shown == (None, None, None, None)
+    # No filter tells the table staff whose a document is.
+    by_document = client.get("/api/patrons/", {"document_number": "ya1234567"}).json()["count"]
+    by_search = client.get("/api/patrons/", {"search": "YA1234"}).json()["count"]
+    by_type = client.get("/api/patrons/", {"document_type": patron.document_type}).json()["count"]
+    assert (by_document, by_search, by_type) == ((1, 1, 1) if identity else (0, 0, 0))
