@@ -32,6 +32,17 @@ def euros(cents) -> str:
 
 
 @register.filter
+def euros_exact(cents) -> str:
+    """For the books: always the cents, 1000 -> '10.00' (next to '9.60')."""
+    if cents is None or cents == "":
+        return ""
+    cents = int(cents)
+    sign = "-" if cents < 0 else ""
+    whole, rest = divmod(abs(cents), 100)
+    return f"{sign}{whole:,}".replace(",", "\u202f") + f".{rest:02d}"
+
+
+@register.filter
 def signed_euros(cents) -> str:
     if cents is None:
         return ""

@@ -222,7 +222,9 @@ def test_direzione_corrects_a_miscount_on_the_desk(client_for, closed, direzione
     assert "Count of table 1 corrected: € 9.60." in response.content.decode()
     new = CagnotteCount.objects.get(corrects=first)
     assert (new.counted, new.note, new.witness) == (9_60, "box recounted", auditor)
-    assert "corrects an earlier count: box recounted" in client.get(f"/desk/days/{day.pk}/").content.decode()
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "corrects an earlier count: box recounted" in html
+    assert "€ 9.60" in html and "€ 0.00" in html  # the books show the cents, always (expected: none)
     again = client.post(f"/desk/counts/{first.pk}/correct/", {**data, "idempotency_key": str(uuid.uuid4())})
     assert again.status_code == 409 and CagnotteCount.objects.count() == 2
     assert client_for(auditor).post(f"/desk/counts/{new.pk}/correct/", data).status_code == 403
