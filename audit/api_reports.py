@@ -22,6 +22,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from config.api import ErrorSerializer
@@ -242,6 +243,8 @@ class ReportVerifyOutput(serializers.Serializer):
 
 class ReportVerifyApi(IdempotentMixin, APIView):
     permission_classes = READ
+    # A verification recomputes chains and file hashes: rate-limited per user (429 `throttled`).
+    throttle_classes = (ScopedRateThrottle,)
     throttle_scope = "audit_verify"
 
     @extend_schema(

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from config.api import ErrorSerializer
@@ -115,6 +116,9 @@ class AuditVerifyOutput(serializers.Serializer):
 
 class AuditVerifyApi(APIView):
     permission_classes = PERMISSION_CLASSES
+    # The whole trail's recomputation: rate-limited per user (429 `throttled`).
+    throttle_classes = (ScopedRateThrottle,)
+    throttle_scope = "audit_verify"
 
     @extend_schema(
         summary="Verify the audit chains",

@@ -1,10 +1,16 @@
 """API plumbing shared by the apps: pagination and the error schema for the docs."""
 
+import codecs
+import json
+
 import django_filters
 from django import forms
+from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import serializers
+from rest_framework import parsers, serializers
+from rest_framework.exceptions import ParseError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.utils.json import strict_constant as json_strict_constant
 
 
 class Pagination(PageNumberPagination):
@@ -63,3 +69,35 @@ class IdFilter(django_filters.NumberFilter):
     decimals: "?casino=1.5" listed casino 1's sessions."""
 
     field_class = forms.IntegerField
+
+
+class IdField(serializers.PrimaryKeyRelatedField):
+    """A related object named by its id: a whole number (or its digits as a string), never a
+    float or a boolean. DRF's own field reads 4.5 as object 4 (Django truncates the lookup),
+    and 1e400 (infinity) crashes its int() conversion."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool | float):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's strict JSON parser (NaN and Infinity refused), which also refuses a number too
+    large for a float (1e400 would be read as infinity): a 400 `malformed_request`."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            decoded = codecs.getreader(encoding)(stream)
+            return json.load(decoded, parse_constant=json_strict_constant, parse_float=_finite_float)
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc

@@ -51,11 +51,17 @@ class NotAllowed(ApplicationError):
     status_code = status.HTTP_403_FORBIDDEN
 
 
+# Control characters in a text: a tab becomes a space, line breaks stay, the others (a
+# terminal's escape sequences, a bell...) go, so the registers and exports hold plain text.
+# NUL stays, for the refusals that name it (PostgreSQL refuses it in a text).
+_CONTROLS = dict.fromkeys(c for c in [*range(1, 32), 0x7F] if c not in (0x0A, 0x0D)) | {ord("\t"): " "}
+
+
 def clean_text(value: str | None, model: Any, field: str) -> str:
-    """A free text for `model.field` (a reason, a note, a number), stripped, within the
-    column's max_length: the services check it themselves, for the pages and commands as
+    """A free text for `model.field` (a reason, a note, a number), stripped of control
+    characters (`_CONTROLS`), within the column's max_length: the services check it themselves, for the pages and commands as
     for the API (PostgreSQL would refuse a longer one with a 500; SQLite would keep it)."""
-    text = (value or "").strip()
+    text = (value or "").translate(_CONTROLS).strip()
     limit = model._meta.get_field(field).max_length
     if limit is not None and len(text) > limit:
         raise ApplicationError(

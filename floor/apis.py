@@ -14,16 +14,18 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS
+from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS, IdField
 from config.errors import ApplicationError
 
 from . import selectors, services
 from .auth import TooManyFailedLogins, client_address, login_blocked, login_failed, login_succeeded
+from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
 from .models import MAX_STAKE_CENTS, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .roles import has_role
+from .security import security_event
 from .serializers import (
     IDENTITY_READERS,
     CasinoSerializer,
@@ -85,7 +87,8 @@ class TokenLoginApi(APIView):
         responses={200: TokenOutputSerializer, 400: _E, 429: _E},
         auth=[],
         description="Failed logins are throttled per username and per client address "
-        "(code `too_many_failed_logins`, 429).",
+        "(code `too_many_failed_logins`, 429). The token lasts API_TOKEN_HOURS (a shift, 12 by default) "
+        "from its issue; a login within that time gets the same token, a later one a new token.",
     )
     def post(self, request):
         data = self.TokenLoginInput(data=request.data)
@@ -99,7 +102,8 @@ class TokenLoginApi(APIView):
             login_failed(username=username, address=address)
             raise ApplicationError("invalid_credentials", "Wrong username or password.")
         login_succeeded(username=username, address=address)
-        token, _ = Token.objects.get_or_create(user=user)
+        token, issued = issue_token(user)
+        security_event("auth.token_issued" if issued else "auth.logged_in", actor=user, request=request, via="api")
         me = MeSerializer(user).data
         return Response({"token": token.key, "user": me, "roles": me["roles"]})
 
@@ -111,7 +115,8 @@ class TokenLogoutApi(APIView):
 
     @extend_schema(request=None, responses={204: None, **LIST_ERRORS})
     def post(self, request):
-        Token.objects.filter(user=request.user).delete()
+        if Token.objects.filter(user=request.user).delete()[0]:
+            security_event("auth.token_revoked", actor=request.user, request=request, via="api")
         if request.session.session_key:
             logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -142,8 +147,8 @@ class CasinoListApi(_ListApi):
 
 
 class TableInput(serializers.Serializer):
-    casino = serializers.PrimaryKeyRelatedField(queryset=Casino.objects.all())
-    site = serializers.PrimaryKeyRelatedField(queryset=Site.objects.all())
+    casino = IdField(queryset=Casino.objects.all())
+    site = IdField(queryset=Site.objects.all())
     number = serializers.IntegerField(min_value=1, max_value=9999)
     seats = serializers.IntegerField(min_value=1, max_value=99, required=False)
     profile = serializers.CharField(max_length=20, required=False)
@@ -157,7 +162,7 @@ class TableInput(serializers.Serializer):
 
 class TablePatchInput(TableInput):
     casino = None  # a table never moves to another casino
-    site = serializers.PrimaryKeyRelatedField(queryset=Site.objects.all(), required=False)
+    site = IdField(queryset=Site.objects.all(), required=False)
     number = serializers.IntegerField(min_value=1, max_value=9999, required=False)
 
 
@@ -212,7 +217,7 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     filterset_class = GamingDayFilter
 
     class GamingDayOpenInput(serializers.Serializer):
-        casino = serializers.PrimaryKeyRelatedField(queryset=Casino.objects.all())
+        casino = IdField(queryset=Casino.objects.all())
         date = serializers.DateField(required=False, help_text="Defaults to today (Europe/Rome).")
 
     def get_queryset(self):
@@ -258,9 +263,9 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
     filterset_class = TableSessionFilter
 
     class TableSessionOpenInput(serializers.Serializer):
-        table = serializers.PrimaryKeyRelatedField(queryset=Table.objects.all())
-        capo_partita = serializers.PrimaryKeyRelatedField(queryset=User.objects.all())
-        changeur = serializers.PrimaryKeyRelatedField(queryset=User.objects.all())
+        table = IdField(queryset=Table.objects.all())
+        capo_partita = IdField(queryset=User.objects.all())
+        changeur = IdField(queryset=User.objects.all())
         shoe_number = serializers.CharField(max_length=40)
         minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
         maximum = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
@@ -277,7 +282,8 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         responses={201: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="Opens a session on a table. Codes: `no_open_gaming_day`, `table_session_already_open`, "
         "`not_a_capo_partita`, `not_a_changeur`, `minimum_out_of_range`, `maximum_out_of_range`, `shoe_in_use`, `table_inactive`, "
-        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6).",
+        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6), "
+        "`user_inactive`.",
     )
     def post(self, request):
         data = self.TableSessionOpenInput(data=request.data)
@@ -387,10 +393,10 @@ class StaffChangeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     class StaffChangeInput(serializers.Serializer):
-        capo_partita = serializers.PrimaryKeyRelatedField(
+        capo_partita = IdField(
             queryset=User.objects.all(), required=False, help_text="The new Capo Partita; omit to keep him."
         )
-        changeur = serializers.PrimaryKeyRelatedField(
+        changeur = IdField(
             queryset=User.objects.all(), required=False, help_text="The new changeur; omit to keep him."
         )
         reason = serializers.CharField(max_length=200)
@@ -401,7 +407,8 @@ class StaffChangeApi(IdempotentMixin, APIView):
         description="Relieves the session's Capo Partita, changeur or both, at any moment (a coup in play goes "
         "on with the new Capo Partita; the outgoing one's writes are refused from then on). Codes: "
         "`session_closed`, `staff_unchanged`, `not_a_capo_partita`, `not_a_changeur`, `reason_required`, "
-        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6).",
+        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6), "
+        "`user_inactive`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -437,7 +444,7 @@ class SeatListApi(IdempotentMixin, _ListApi):
     filterset_class = SeatFilter
 
     class SeatAssignInput(serializers.Serializer):
-        patron = serializers.PrimaryKeyRelatedField(queryset=Patron.objects.all())
+        patron = IdField(queryset=Patron.objects.all())
         seat_number = serializers.IntegerField(min_value=0, max_value=99, required=False, allow_null=True)
         standing = serializers.BooleanField(required=False, default=False)
 

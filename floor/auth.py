@@ -13,6 +13,7 @@ which would give a guesser unlimited attempts for as long as the outage lasts.""
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 from django.conf import settings
 from django.core.cache import cache
@@ -42,20 +43,37 @@ class TooManyFailedLogins(ApplicationError):
 
 
 def client_address(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrites
-    # it, and trusting it would let a guesser pick a fresh "address" for every attempt.
+    """REMOTE_ADDR, or behind settings.TRUSTED_PROXY_HOPS trusted proxies the address the
+    nearest of them appended to X-Forwarded-For. The entries left of those are the client's
+    to write, so trusting them would let a guesser pick a fresh "address" for every attempt;
+    and without the setting, behind a proxy, every user would share the proxy's address."""
+    hops = settings.TRUSTED_PROXY_HOPS
+    if hops > 0:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if len(forwarded) >= hops and forwarded[-hops]:
+            return forwarded[-hops][:64]
     return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def _username_key(username: str) -> str:
+    # Django's login form reads the username NFKC-normalized: the same form here, so that
+    # look-alike spellings (fullwidth letters...) count against the one account.
+    return unicodedata.normalize("NFKC", username).strip().casefold()
 
 
 def _keys(*, username: str, address: str) -> tuple[str, str]:
     # Usernames are hashed so arbitrary input never becomes part of a cache key.
-    digest = hashlib.sha256(username.strip().lower().encode()).hexdigest()
+    digest = hashlib.sha256(_username_key(username).encode()).hexdigest()
     return f"{_PREFIX}:user:{digest}", f"{_PREFIX}:addr:{address}"
 
 
 def login_blocked(*, username: str, address: str) -> bool:
-    counts = cache.get_many(list(_keys(username=username, address=address)))
-    return any(count >= settings.LOGIN_MAX_FAILURES for count in counts.values())
+    user_key, address_key = _keys(username=username, address=address)
+    counts = cache.get_many([user_key, address_key])
+    return (
+        counts.get(user_key, 0) >= settings.LOGIN_MAX_FAILURES
+        or counts.get(address_key, 0) >= settings.LOGIN_MAX_FAILURES_PER_ADDRESS
+    )
 
 
 def login_failed(*, username: str, address: str) -> None:

@@ -394,6 +394,14 @@ def _lock_session(session: TableSession) -> TableSession:
     return TableSession.objects.select_for_update().select_related("table").get(pk=session.pk)
 
 
+def _check_active(*users: User) -> None:
+    for user in users:
+        if not user.is_active:
+            raise ApplicationError(
+                "user_inactive", "This member of staff's account is inactive.", details={"user": user.pk}
+            )
+
+
 def _check_capo_free(capo_partita: User, *, but: TableSession | None = None) -> None:
     """RULES.md §6: one croupier per table, so a Capo Partita runs one table at a time.
     Callers hold the gaming day's lock, which every session open and staff change takes."""
@@ -432,6 +440,7 @@ def table_session_open(
     if not table.active:
         raise ApplicationError("table_inactive", "The table is not active.", details={"table": table.pk})
     # RULES.md §6: one croupier and one changeur per table, each with that role.
+    _check_active(capo_partita, changeur)
     if not has_role(capo_partita, Role.CAPO_PARTITA):
         raise ApplicationError(
             "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": capo_partita.pk}
@@ -662,6 +671,7 @@ def table_session_staff_change(
             "This Capo Partita and this changeur run the table already.",
             details={"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
         )
+    _check_active(new_capo, new_changeur)
     if not has_role(new_capo, Role.CAPO_PARTITA):
         raise ApplicationError(
             "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": new_capo.pk}

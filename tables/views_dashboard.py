@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from config.errors import Conflict
 from floor import selectors as floor_selectors
 from floor import services as floor_services
 from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
@@ -120,7 +121,9 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
             _table_card(
                 t,
                 live.get(t.pk),
-                seat_choice=int(seat_choice) if seat_table == str(t.pk) and (seat_choice or "").isdigit() else None,
+                seat_choice=int(seat_choice)
+                if seat_table == str(t.pk) and (seat_choice or "").isascii() and (seat_choice or "").isdigit()
+                else None,
             )
             for t in tables
             if t.casino_id == casino.pk
@@ -190,8 +193,18 @@ def act_minimum(request, table, user):
 
 
 def act_staff(request, table, user):
+    session = _session(request, table)
+    # The form names the whole staff; it changes what the page showed, or nothing: a page
+    # loaded before another relief would otherwise bring back the one relieved since.
+    shown = (request.POST.get("current_capo_partita"), request.POST.get("current_changeur"))
+    if shown != (str(session.capo_partita_id), str(session.changeur_id)):
+        raise Conflict(
+            "staff_changed_meanwhile",
+            _("The staff of this table changed since the page was loaded: look again."),
+            details={"session": session.pk},
+        )
     session = floor_services.table_session_staff_change(
-        session=_session(request, table),
+        session=session,
         by=user,
         capo_partita=_user(request, "capo_partita"),
         changeur=_user(request, "changeur"),

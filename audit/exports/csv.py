@@ -18,9 +18,12 @@ Layout (every line is a valid CSV record):
 A reader takes a one-field record starting with "# " after an empty line as the start of a
 section, skips the following "# " records, and reads the header. Money is euros as a plain
 decimal string ("-1234.50"): see formatting.py for the shared decisions. No BOM because the
-CSV is for machines (a BOM breaks many parsers); people get the XLSX. Cell text is written
-as it is (no "'" prefix against formula injection): the CSV is evidence and must say
-exactly what the books say; the XLSX writes text cells as text."""
+CSV is for machines (a BOM breaks many parsers); people get the XLSX. Yet a CSV is also
+opened in a spreadsheet, which runs a cell that starts with "=", "+", "-", "@", a tab or a
+carriage return as a formula (a reason typed at a table could be one): such a text cell is
+written with a "'" before it (OWASP's advice), and only text cells (money and numbers are
+never prefixed). A reader strips one leading "'" from a text cell to get the books' text;
+the XLSX writes text cells as text, the PDF draws them."""
 
 from __future__ import annotations
 
@@ -38,6 +41,15 @@ EXTENSION = "csv"
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defused(column: Column, cell: str) -> str:
+    if column.kind == "text" and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
 
 
 def write_csv(
@@ -67,7 +79,7 @@ def write_csv(
                     raise ValueError(
                         f"section {section.key!r}: a row has {len(row)} cells for {width} columns"
                     )
-                out.writerow([csv_cell(c, v, tz) for c, v in zip(columns, row, strict=True)])
+                out.writerow([_defused(c, csv_cell(c, v, tz)) for c, v in zip(columns, row, strict=True)])
 
         for chart in doc.charts:
             out.writerow([])

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from audit.exports.document import Chart, Column, ReportDocument, Section
 from floor import selectors as floor_selectors
-from floor.models import GamingDay
+from floor.models import GamingDay, StaffChange
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 
@@ -196,12 +196,32 @@ def build_document(
         "seal": seal,
     }
 
+    # Art. 70 names the croupiers and changeurs of each session: all of them, in turn, when
+    # they were relieved (the staff changes section says when and why).
+    reliefs: dict[int, list] = {}
+    for change in (
+        StaffChange.objects.filter(session__gaming_day_id=day_id)
+        .select_related("old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur")
+        .order_by("at", "pk")
+    ):
+        reliefs.setdefault(change.session_id, []).append(change)
+
+    def in_turn(session, old: str, new: str) -> str:
+        changes = reliefs.get(session.pk)
+        if not changes:
+            return _who(getattr(session, new.removeprefix("new_")))
+        names = [_who(getattr(changes[0], old))]
+        for change in changes:
+            if getattr(change, f"{new}_id") != getattr(change, f"{old}_id"):
+                names.append(_who(getattr(change, new)))
+        return " → ".join(names)
+
     session_rows = []
     for s in sessions:
         f = session_figures.get(s.pk, {})
         session_rows.append([
-            s.table.number, s.number, s.opened_at, s.closed_at, _who(s.capo_partita),
-            _who(s.changeur), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
+            s.table.number, s.number, s.opened_at, s.closed_at, in_turn(s, "old_capo_partita", "new_capo_partita"),
+            in_turn(s, "old_changeur", "new_changeur"), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
             f.get("banker_wins", 0),
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
@@ -226,8 +246,8 @@ def build_document(
                    "recommended strategy, under the rules most used at the table; ties excluded."),
         Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
-            ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupier", "text"),
-            ("changeur", "Changeur", "text"), ("shoe_number", "Shoe (at opening)", "text"),
+            ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupiers (in turn)", "text"),
+            ("changeur", "Changeurs (in turn)", "text"), ("shoe_number", "Shoe (at opening)", "text"),
             ("minimum", "Minimum", "money"), ("coups", "Coups", "int"), ("annulled", "Annulled", "int"),
             ("banker_wins", "Banker wins", "int"),
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),

@@ -163,9 +163,21 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Failed logins: after LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW seconds for one
-# username or one client address, further attempts are refused (429) until the window passes.
+# username, or LOGIN_MAX_FAILURES_PER_ADDRESS for one client address (higher: a floor's
+# tablets may share one), further attempts are refused (429) until the window passes.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+# The client's address is REMOTE_ADDR, unless this many trusted proxies (a TLS terminator)
+# stand in front: then it is the one they appended to X-Forwarded-For, that many from the right.
+TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 0)
+# A browser session lasts one shift (shared terminals on the floor), not Django's two weeks;
+# so does an API token (floor/authentication.py).
+SESSION_COOKIE_AGE = env_int("SESSION_HOURS", 12) * 3600
+API_TOKEN_HOURS = env_int("API_TOKEN_HOURS", 12)
+# Logins, role and password changes as audit events (floor/security.py). Always on but in
+# the test settings, whose fixtures log in and grant roles in nearly every test.
+SECURITY_EVENTS = True
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("it", "Italiano")]
@@ -187,6 +199,12 @@ REPORTS_DIR = env_str("CHEMIN_REPORTS_DIR", "reports")
 
 REST_FRAMEWORK = {
     # Token first: an anonymous API call then gets 401 with `WWW-Authenticate: Token`.
+    # DRF's parsers, the JSON one refusing numbers beyond a float (config/api.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "floor.authentication.TokenAuthentication",  # with the roles: one query
         "rest_framework.authentication.SessionAuthentication",
@@ -210,7 +228,7 @@ SPECTACULAR_SETTINGS = {
         '`{"error": {"code": "...", "message": "...", "details": {...}}}` with a stable code.'
     ),
     "VERSION": "0.1.0",
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["floor.permissions.CanReadFloor"],  # staff roles only, as every read
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

@@ -11,6 +11,16 @@ if not ALLOWED_HOSTS:
 
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must name the hosts this service answers for.")
 
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+
+# No silent fallback to the demo's SQLite and in-process Celery: the audit trail's triggers
+# and the row locks are PostgreSQL's, and the login throttle's counts must be shared by every
+# worker (a per-process cache would multiply the attempts allowed).
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must name the PostgreSQL database in production.")
+if not REDIS_URL:
+    raise ImproperlyConfigured("REDIS_URL must name the Redis of the cache and of Celery in production.")
+
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 # Probes and the Prometheus scrape come over plain HTTP from inside the network (the
@@ -20,6 +30,7 @@ SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
+LANGUAGE_COOKIE_SECURE = True
 SESSION_COOKIE_HTTPONLY = True
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True

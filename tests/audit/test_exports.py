@@ -186,7 +186,7 @@ def test_csv_reads_back_to_the_rows():
             (at.astimezone(ROME).replace(microsecond=0)).isoformat(),
             money_plain(cents),
             "true" if regola else "false",
-            note or "",
+            ("'" + note) if note and note[0] in "=+-@" else (note or ""),  # a formula is defused
         ]
         # the money column reads back to the exact cents
         assert int(Decimal(record[3]) * 100) == cents
@@ -195,6 +195,19 @@ def test_csv_reads_back_to_the_rows():
     assert blocks["Chart: Cagnotte per table"][0] == ["label", "value_eur"]
     assert blocks["Chart: Cagnotte per table"][7] == ["Tavolo 7", "40.05"]
     assert blocks["Chart: Coups per hour"][1:3] == [["15:00", "3"], ["16:00", "10"]]
+
+
+def test_a_csv_text_cell_never_starts_a_formula():
+    """A reason typed at a table must not run when the CSV is opened in a spreadsheet: text
+    cells that start like a formula get a "'" before them; numbers and money never do."""
+    cols = [Column("reason", "Reason"), Column("amount", "Amount", "money"), Column("n", "N", "int")]
+    texts = ['=HYPERLINK("http://evil.example","x")', "+1+cmd", "-2+3", "@SUM(1)", "\tx", "a=b", "plain"]
+    doc = ReportDocument("t", "", [], [Section("s", "S", cols, Rows(len(texts), lambda i: (texts[i], -150, -3)))])
+    _, blocks = csv_blocks(written(write_csv, doc))
+    body = blocks["S"][1:]
+    assert [r[0] for r in body] == [
+        '\'=HYPERLINK("http://evil.example","x")', "'+1+cmd", "'-2+3", "'@SUM(1)", "'\tx", "a=b", "plain"]
+    assert {(r[1], r[2]) for r in body} == {("-1.50", "-3")}
 
 
 def test_a_row_of_the_wrong_width_is_refused():

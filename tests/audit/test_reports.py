@@ -279,6 +279,10 @@ def test_report_files_and_checksums(closed):
     # The croupiers' relief is on record with who, when and why.
     [relief] = [r for r in rows if "break at 23:00" in r]
     assert relief.index("capo_partita") < relief.index("capo_relief_venezia")  # before, after
+    # The sessions' register names both croupiers of table 2, in turn (art. 70).
+    [t2] = [r for r in rows if r[:2] == ["2", "1"] and any("→" in cell for cell in r)]
+    turn = next(cell for cell in t2 if "→" in cell)
+    assert turn.index("(capo_partita)") < turn.index("(capo_relief_venezia)")
     assert _file(report, "pdf").read_bytes().startswith(b"%PDF")
     assert _file(report, "xlsx").read_bytes().startswith(b"PK")
 

@@ -56,6 +56,23 @@ def test_production_refuses_to_start_without_allowed_hosts():
     assert "DJANGO_ALLOWED_HOSTS" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("missing", "overrides"),
+    [("DATABASE_URL", {"DATABASE_URL": "sqlite:///demo.sqlite3"}), ("REDIS_URL", {"REDIS_URL": ""})],
+)
+def test_production_refuses_the_demo_s_database_or_no_redis(missing, overrides):
+    env = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/chemin", "REDIS_URL": "redis://127.0.0.1:6379/0"}
+    result = _manage(
+        "check",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+        **{**env, **overrides},
+    )
+    assert result.returncode != 0
+    assert missing in result.stderr
+
+
 def test_env_readers_fail_loudly_on_bad_values(monkeypatch):
     monkeypatch.setenv("X_BOOL", "maybe")
     with pytest.raises(ImproperlyConfigured):

@@ -298,6 +298,29 @@ def test_bad_input_is_refused_with_a_stable_code_and_writes_nothing(case: Case, 
     assert after == before, "a refused request writes nothing"
 
 
+@pytest.mark.parametrize(
+    ("url", "payload", "code"),
+    [
+        # A number beyond a float is infinity to Python's json, which crashed int() in DRF.
+        ("staff/", '{"capo_partita": 1e400, "reason": "x"}', "malformed_request"),
+        ("seats/", '{"patron": -1e999, "seat_number": 8}', "malformed_request"),
+        ("minimum/", '{"minimum": 1e400, "reason": "x"}', "malformed_request"),
+        # An id is a whole number: 4.5 is not object 4.
+        ("staff/", '{"capo_partita": 4.5, "reason": "x"}', "invalid_input"),
+        ("seats/", '{"patron": 1.0, "standing": true}', "invalid_input"),
+        ("staff/", '{"capo_partita": true, "reason": "x"}', "invalid_input"),
+    ],
+)
+def test_numbers_that_are_no_id_are_a_400(url, payload, code, world, commissario, api_client_for):
+    before = dump()
+    response = api_client_for(commissario).post(
+        f"/api/sessions/{world.session.pk}/{url}", data=payload, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == code
+    assert dump() == before
+
+
 @pytest.mark.parametrize("payload", ["{", "[1, 2", '"just a string"', "null"])
 def test_malformed_json_is_a_400(payload, world, commissario, api_client_for):
     before = dump()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory, force_authenticate
@@ -27,6 +32,7 @@ def login(client: APIClient, username: str, password: str, address: str = "10.0.
 @pytest.fixture
 def throttle(settings):
     settings.LOGIN_MAX_FAILURES = 3
+    settings.LOGIN_MAX_FAILURES_PER_ADDRESS = 6
     settings.LOGIN_FAILURE_WINDOW = 60
     return settings
 
@@ -138,10 +144,80 @@ def test_failed_logins_are_throttled_even_with_the_right_password(throttle, comm
 
 def test_failures_are_counted_per_address_across_usernames(throttle, commissario, auditor):
     client = APIClient()
-    for name in ("a", "b", "c"):
+    # An address may fail more often than a username (a floor's tablets may share one)...
+    for name in ("a", "b", "c", "d", "e"):
         login(client, name, "guess", address="10.6.6.6")
+    assert login(client, "auditor", PASSWORD, address="10.6.6.6").status_code == 200
+    # ...up to its own limit.
+    login(client, "f", "guess", address="10.6.6.6")
     assert login(client, "auditor", PASSWORD, address="10.6.6.6").status_code == 429
     assert login(client, "auditor", PASSWORD, address="10.7.7.7").status_code == 200
+
+
+def test_look_alike_usernames_count_against_the_one_account(throttle, commissario):
+    """Django's form reads the username NFKC-normalized (fullwidth letters as plain ones):
+    so does the throttle."""
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in "commissario")
+    for name in (fullwidth, "\uff23ommissario", "commissari\uff4f"):
+        browser = Client()
+        browser.post("/accounts/login/", {"username": name, "password": "guess"}, REMOTE_ADDR=f"10.3.3.{len(name)}")
+    browser = Client()
+    answer = browser.post("/accounts/login/", {"username": "commissario", "password": PASSWORD}, REMOTE_ADDR="10.4.4.4")
+    assert answer.status_code == 429
+
+
+def test_behind_trusted_proxies_the_address_is_the_one_they_saw(throttle, settings, commissario):
+    from django.test import RequestFactory
+
+    from floor.auth import client_address
+
+    make = RequestFactory()
+    forwarded = {"REMOTE_ADDR": "10.0.0.254", "HTTP_X_FORWARDED_FOR": "6.6.6.6, 203.0.113.7"}
+    assert client_address(make.get("/", **forwarded)) == "10.0.0.254"  # no proxy trusted: the header is ignored
+    settings.TRUSTED_PROXY_HOPS = 1
+    assert client_address(make.get("/", **forwarded)) == "203.0.113.7"  # not the client-written 6.6.6.6
+    assert client_address(make.get("/", REMOTE_ADDR="10.0.0.254")) == "10.0.0.254"
+
+
+def test_the_admin_login_is_throttled_and_logins_are_on_record(throttle, make_user):
+    throttle.SECURITY_EVENTS = True
+    from audit.models import AuditEvent
+
+    admin_user = make_user("boss", is_staff=True, is_superuser=True)
+    admin_user.set_password(PASSWORD)
+    admin_user.save()
+    browser = Client()
+    for _ in range(3):
+        assert browser.post("/admin/login/", {"username": "boss", "password": "guess"}).status_code == 200
+    assert browser.post("/admin/login/", {"username": "boss", "password": PASSWORD}).status_code == 429
+    actions = list(AuditEvent.objects.filter(stream__name="security").values_list("action", flat=True))
+    assert actions.count("auth.login_failed") == 3 and "auth.logged_in" not in actions
+    # The API token: issued once per shift, revoked at logout, and a password change revokes it.
+    cache.clear()  # (the three failures above hold the username's count)
+    api = APIClient()
+    first = login(api, "boss", PASSWORD, address="10.9.9.9")
+    assert first.status_code == 200
+    assert login(api, "boss", PASSWORD, address="10.9.9.8").json()["token"] == first.json()["token"]
+    admin_user.refresh_from_db()
+    admin_user.set_password("another-password-42")
+    admin_user.save()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {first.json()['token']}")
+    assert api.get("/api/me/").status_code == 401
+    actions = list(AuditEvent.objects.filter(stream__name="security").order_by("seq").values_list("action", flat=True))
+    assert actions[-3:] == ["auth.token_issued", "auth.logged_in", "auth.credentials_changed"]
+
+
+def test_a_token_expires_after_a_shift(commissario, settings):
+    from rest_framework.authtoken.models import Token
+
+    first = login(APIClient(), "commissario", PASSWORD).json()["token"]
+    Token.objects.filter(key=first).update(created=timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS, minutes=1))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {first}")
+    refused = client.get("/api/me/")
+    assert refused.status_code == 401 and "expired" in refused.json()["error"]["message"]
+    second = login(APIClient(), "commissario", PASSWORD).json()["token"]
+    assert second != first and not Token.objects.filter(key=first).exists()
 
 
 def test_a_success_resets_the_username_count(throttle, commissario):
@@ -258,3 +334,24 @@ def test_is_assigned_capo_partita_and_session_writable_by(table_session, capo_pa
     assert not session_writable_by(AnonymousUser(), table_session)
     table_session.status = "closed"
     assert not session_writable_by(capo_partita, table_session)
+
+
+def test_role_grants_and_odd_usernames_are_on_record(settings, make_user):
+    from django.contrib.auth.models import Group
+
+    from audit.models import AuditEvent
+    from audit.selectors import chain_verify
+
+    settings.SECURITY_EVENTS = True
+    user = make_user("newcomer")
+    group, _ = Group.objects.get_or_create(name=Role.CAPO_PARTITA)
+    user.groups.add(group)
+    user.groups.add(group)  # he has it already: nothing to record
+    user.groups.remove(group)
+    assert login(APIClient(), "x\u0007\u001b[31m" + "y" * 130, "guess").status_code == 400
+    events = list(AuditEvent.objects.filter(stream__name="security").order_by("seq"))
+    assert [(e.action, e.payload.get("change"), e.payload.get("groups")) for e in events][:2] == [
+        ("auth.roles_changed", "add", ["capo_partita"]), ("auth.roles_changed", "remove", ["capo_partita"])]
+    failed = events[-1]
+    assert failed.action == "auth.login_failed" and failed.payload["username"] == "x[31m" + "y" * 130
+    assert chain_verify(streams=["security"]).ok

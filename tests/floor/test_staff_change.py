@@ -91,6 +91,15 @@ def test_refusals_write_nothing(table_session, commissario, capo_partita, change
     refused(change(capo_partita=auditor), "not_a_capo_partita")
     refused(change(changeur=auditor), "not_a_changeur")
     refused(change(capo_partita=relief, reason="x" * 201), "text_too_long")
+    relief.is_active = False
+    relief.save()
+    refused(change(capo_partita=relief), "user_inactive")  # he could not log in to his tablet
+    with pytest.raises(ApplicationError) as inactive:
+        other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
+        services.table_session_open(
+            table=other, by=commissario, capo_partita=relief, changeur=changeur, shoe_number="S-2", minimum=100
+        )
+    assert inactive.value.code == "user_inactive"
     services.table_session_close(session=table_session, by=commissario)
     assert isinstance(refused(change(capo_partita=relief), "session_closed"), Conflict)
     table_session.refresh_from_db()
@@ -135,3 +144,11 @@ def test_a_capo_partita_runs_one_table_at_a_time(table_session, commissario, cap
         table=other, by=commissario, capo_partita=make_user("capo_2", Role.CAPO_PARTITA), changeur=changeur,
         shoe_number="S-2", minimum=100,
     )
+
+
+def test_a_reason_is_kept_as_plain_text(table_session, commissario, relief):
+    """A bell or a terminal's escape sequence never reaches the registers and exports."""
+    services.table_session_staff_change(
+        session=table_session, by=commissario, capo_partita=relief, reason="a\u0007\u001b[31mb\tc"
+    )
+    assert StaffChange.objects.get().reason == "a[31mb c"

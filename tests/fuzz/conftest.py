@@ -94,6 +94,7 @@ def fuzz_floor(
     make_user,
 ) -> FuzzFloor:
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.SECURITY_EVENTS = True  # the token login's odd usernames reach the security stream too
     main = make_game("venezia", seated=8, standing=1)
     coup = table_services.coup_open(session=main.session, by=capo_partita)
 

@@ -82,7 +82,8 @@ def test_relieve_the_capo_partita_from_the_floor(client_for, game, make_user, si
     # Only a Capo Partita with no table is offered, to open a table or to relieve one.
     assert capo_options(html, f"cp-{idle.pk}") == {relief.pk}
     assert capo_options(html, f"scp-{game.session.pk}") == {game.capo.pk, relief.pk}
-    data = {"session": game.session.pk, "capo_partita": relief.pk, "changeur": game.session.changeur_id}
+    data = {"session": game.session.pk, "capo_partita": relief.pk, "changeur": game.session.changeur_id,
+            "current_capo_partita": game.capo.pk, "current_changeur": game.session.changeur_id}  # fmt: skip
     refused = post(client, game.session.table, "staff", reason="", **data)
     assert refused.status_code == 400 and "Give the reason" in refused.content.decode()
     unchanged = post(client, game.session.table, "staff", reason="x", **{**data, "capo_partita": game.capo.pk})
@@ -95,6 +96,11 @@ def test_relieve_the_capo_partita_from_the_floor(client_for, game, make_user, si
     assert StaffChange.objects.get().reason == "break"
     html = client.get("/floor/").content.decode()
     assert capo_options(html, f"cp-{idle.pk}") == {game.capo.pk}  # the relieved one is free again
+    # A page loaded before that relief (it shows game.capo) changes nothing: it would bring
+    # him back while asking only for another changeur.
+    stale = post(client, game.session.table, "staff", reason="changeur break", **data)
+    assert stale.status_code == 409 and "changed since the page was loaded" in stale.content.decode()
+    assert StaffChange.objects.count() == 1
 
 
 def test_interrupt_resume_close(client_for, game):

@@ -1,0 +1,132 @@
+"""Security events on record, and the Django admin's login behind the same throttle.
+
+Logins (browser, admin, API token), failed logins, logouts, token issue and revocation,
+role changes and password changes are audit events in the `security` stream, in the
+transaction of the change where there is one. A password change (or a user made inactive)
+revokes the user's API tokens: a token must not outlive the credentials it was issued on.
+
+Failed logins are recorded only when the password was checked: a refusal by the throttle
+(429) writes nothing, so a guesser can't fill the trail faster than the throttle allows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.db import transaction
+from django.db.models.signals import m2m_changed, pre_save
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from audit.services import record
+
+from .auth import client_address
+
+STREAM = "security"
+_CONTROL = dict.fromkeys(range(32)) | {0x7F: None}
+
+
+def _clean(text: Any, limit: int = 150) -> str:
+    # Whatever a login form was sent, as text the trail accepts: no control characters.
+    return str(text or "").translate(_CONTROL)[:limit]
+
+
+def security_event(action: str, *, actor: Any = None, request: HttpRequest | None = None, **data: Any) -> None:
+    if not settings.SECURITY_EVENTS:
+        return  # (the test settings: the suite's own logins and role grants stay out of its counts)
+    if request is not None:
+        data["address"] = _clean(client_address(request), 64)
+    with transaction.atomic():
+        record(stream=STREAM, actor=actor, action=action, data=data)
+
+
+def _logged_in(sender, request, user, **kwargs) -> None:
+    security_event("auth.logged_in", actor=user, request=request, via="browser")
+
+
+def _logged_out(sender, request, user, **kwargs) -> None:
+    if user is not None:
+        security_event("auth.logged_out", actor=user, request=request, via="browser")
+
+
+def _login_failed(sender, credentials, request=None, **kwargs) -> None:
+    security_event("auth.login_failed", request=request, username=_clean(credentials.get("username")))
+
+
+def _roles_changed(sender, instance, action, pk_set, **kwargs) -> None:
+    if action not in ("post_add", "post_remove", "post_clear") or not isinstance(instance, get_user_model()):
+        return
+    if action != "post_clear" and not pk_set:
+        return  # add() of roles he has already: nothing changed
+    from django.contrib.auth.models import Group
+
+    names = sorted(Group.objects.filter(pk__in=pk_set or ()).values_list("name", flat=True))
+    security_event(
+        "auth.roles_changed", user=instance.pk, username=instance.get_username(), change=action[5:], groups=names,
+        now=sorted(instance.groups.values_list("name", flat=True)),
+    )  # fmt: skip
+
+
+def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
+    if raw or instance.pk is None or (update_fields is not None and not {"password", "is_active"} & set(update_fields)):
+        return
+    before = sender.objects.filter(pk=instance.pk).values("password", "is_active").first()
+    if before is None:
+        return
+    changed = [f for f in ("password", "is_active") if before[f] != getattr(instance, f)]
+    if not changed:
+        return
+    from rest_framework.authtoken.models import Token
+
+    revoked = Token.objects.filter(user_id=instance.pk).delete()[0]
+    security_event(
+        "auth.credentials_changed", user=instance.pk, username=instance.get_username(),
+        changed=changed, active=instance.is_active, tokens_revoked=revoked,
+    )  # fmt: skip
+
+
+def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+    """AdminSite.login, through the throttled login view: the admin's login had no throttle
+    of its own, for the most powerful accounts."""
+    from .views import ThrottledLoginView
+
+    site = admin.site
+    if request.method == "GET" and site.has_permission(request):
+        return HttpResponseRedirect(reverse("admin:index", current_app=site.name))
+    context = {
+        **site.each_context(request),
+        "title": _("Log in"),
+        "subtitle": None,
+        "app_path": request.get_full_path(),
+        "username": request.user.get_username(),
+    }
+    if REDIRECT_FIELD_NAME not in request.GET and REDIRECT_FIELD_NAME not in request.POST:
+        context[REDIRECT_FIELD_NAME] = reverse("admin:index", current_app=site.name)
+    context.update(extra_context or {})
+    request.current_app = site.name
+    return ThrottledLoginView.as_view(
+        authentication_form=AdminAuthenticationForm,
+        template_name="admin/login.html",
+        extra_context=context,
+        redirect_authenticated_user=False,
+    )(request)
+
+
+def connect() -> None:
+    user_model = get_user_model()
+    user_logged_in.connect(_logged_in, dispatch_uid="chemin_security_logged_in")
+    user_logged_out.connect(_logged_out, dispatch_uid="chemin_security_logged_out")
+    user_login_failed.connect(_login_failed, dispatch_uid="chemin_security_login_failed")
+    m2m_changed.connect(_roles_changed, sender=user_model.groups.through, dispatch_uid="chemin_security_roles")
+    pre_save.connect(_credentials_changed, sender=user_model, dispatch_uid="chemin_security_credentials")
+    admin.site.login = admin_login
+    # API tokens are not shown or minted in the admin: a token is the user's own, from his login.
+    from rest_framework.authtoken.models import TokenProxy
+
+    if admin.site.is_registered(TokenProxy):
+        admin.site.unregister(TokenProxy)
