@@ -394,12 +394,19 @@ def _lock_session(session: TableSession) -> TableSession:
     return TableSession.objects.select_for_update().select_related("table").get(pk=session.pk)
 
 
-def _check_active(*users: User) -> None:
-    for user in users:
+def _check_staff(capo_partita: User, changeur: User) -> None:
+    """RULES.md §6: one croupier and one changeur per table, each active and with that role."""
+    for user in (capo_partita, changeur):
         if not user.is_active:
             raise ApplicationError(
                 "user_inactive", "This member of staff's account is inactive.", details={"user": user.pk}
             )
+    if not has_role(capo_partita, Role.CAPO_PARTITA):
+        raise ApplicationError(
+            "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": capo_partita.pk}
+        )
+    if not has_role(changeur, Role.CHANGEUR):
+        raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": changeur.pk})
 
 
 def _check_capo_free(capo_partita: User, *, but: TableSession | None = None) -> None:
@@ -439,14 +446,7 @@ def table_session_open(
     table = Table.objects.select_for_update().get(pk=table.pk)
     if not table.active:
         raise ApplicationError("table_inactive", "The table is not active.", details={"table": table.pk})
-    # RULES.md §6: one croupier and one changeur per table, each with that role.
-    _check_active(capo_partita, changeur)
-    if not has_role(capo_partita, Role.CAPO_PARTITA):
-        raise ApplicationError(
-            "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": capo_partita.pk}
-        )
-    if not has_role(changeur, Role.CHANGEUR):
-        raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": changeur.pk})
+    _check_staff(capo_partita, changeur)
     shoe_number = clean_text(shoe_number, TableSession, "shoe_number")
     if not shoe_number:
         raise ApplicationError("shoe_number_required", "The session's shoe number is required.")
@@ -671,13 +671,7 @@ def table_session_staff_change(
             "This Capo Partita and this changeur run the table already.",
             details={"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
         )
-    _check_active(new_capo, new_changeur)
-    if not has_role(new_capo, Role.CAPO_PARTITA):
-        raise ApplicationError(
-            "not_a_capo_partita", "This user is not a Capo Partita.", details={"capo_partita": new_capo.pk}
-        )
-    if not has_role(new_changeur, Role.CHANGEUR):
-        raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": new_changeur.pk})
+    _check_staff(new_capo, new_changeur)
     _check_capo_free(new_capo, but=session)
     now = timezone.now()
     change = StaffChange.objects.create(
