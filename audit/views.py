@@ -12,6 +12,7 @@ Views stay thin: parse, authorize, one service or selector, render."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from celery.result import AsyncResult
@@ -23,6 +24,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
+from rest_framework.throttling import ScopedRateThrottle
 
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
@@ -85,6 +87,25 @@ def _readable(request: HttpRequest) -> bool:
 
 def _refused(request: HttpRequest) -> HttpResponse:
     return forbidden(request, _("The auditor's desk is for the auditors, the Direzione and the Commissario."))
+
+
+class _VerifyScope:
+    throttle_scope = "audit_verify"
+
+
+def _verify_throttled(request: HttpRequest) -> HttpResponse | None:
+    """A verification recomputes chains and hashes: the desk's buttons count against the
+    same per-user budget as the verify API (`THROTTLE_AUDIT_VERIFY`, DRF's scoped throttle,
+    one bucket whatever the channel). Over it: 429 with Retry-After, nothing computed."""
+    throttle = ScopedRateThrottle()
+    if throttle.allow_request(request, _VerifyScope()):
+        return None
+    wait = math.ceil(throttle.wait() or 1)
+    message = _("Too many verifications: try again in %(minutes)s min.") % {"minutes": math.ceil(wait / 60)}
+    template = "_429.html" if is_htmx(request) else "429.html"
+    response = render(request, template, {"message": message}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 # --------------------------------------------------------------------------- reads
@@ -240,6 +261,8 @@ def report_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
     if not _readable(request):
         return _refused(request)
     report = get_object_or_404(_reports(), pk=pk)
+    if (throttled := _verify_throttled(request)) is not None:
+        return throttled
     try:
         verified = _explain(report_verify(report=report))
     except ApplicationError as exc:
@@ -259,6 +282,8 @@ def trail_verify(request: HttpRequest) -> HttpResponse:
         return HttpResponse(status=405, headers={"Allow": "GET, POST"})
     result = None
     if request.method == "POST":
+        if (throttled := _verify_throttled(request)) is not None:
+            return throttled
         r = chain_verify()
         result = {"ok": r.ok, "streams": r.streams_checked, "events": r.events_checked, "seconds": r.seconds,
                   "broken": _broken_words(r.as_dict()["first_broken"]) if r.first_broken else ""}  # fmt: skip
@@ -270,7 +295,7 @@ def trail_verify(request: HttpRequest) -> HttpResponse:
 
 
 def _user_field(request: HttpRequest, field: str):
-    pk = int_field(request.POST.get(field), field=field)
+    pk = int_field(request.POST.get(field), field=field, empty=_("Choose a member of staff."))
     user = get_user_model().objects.filter(pk=pk, is_active=True).first()
     if user is None:
         raise BadForm("unknown_user", _("Choose a member of staff."), details={field: pk})
@@ -305,7 +330,7 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
     day = get_object_or_404(GamingDay, pk=pk)
 
     def run() -> str:
-        table_pk = int_field(request.POST.get("table"), field="table")
+        table_pk = int_field(request.POST.get("table"), field="table", empty=_("Choose a table."))
         table = Table.objects.filter(pk=table_pk).first()
         if table is None:
             raise BadForm("unknown_table", _("Choose a table."), details={"table": table_pk})

@@ -22,7 +22,8 @@ from django.utils.translation import gettext_lazy
 from rest_framework.response import Response
 
 from config.errors import ApplicationError
-from floor.idempotency import HEADER, idempotent_response, request_fingerprint, validate_key
+from floor.idempotency import HEADER, REPLAYED_HEADER, idempotent_response, request_fingerprint, validate_key
+from floor.models import IdempotencyKey
 
 KEY_FIELD = "idempotency_key"
 # Form fields that are not part of what the user asked for: a retry may carry another CSRF
@@ -78,6 +79,7 @@ REFUSALS = {
     "sessions_still_open": gettext_lazy("Tables are still in play: close their sessions first."),
     "gaming_day_closed": gettext_lazy("The gaming day is closed already."),
     "idempotency_key_reused": gettext_lazy("This form was already sent for another entry: reload the page."),
+    "bad_idempotency_key": gettext_lazy("This form's key is damaged: reload the page."),
     # the play's and the floor's own refusals, said in the user's language too
     "betting_open": gettext_lazy("Close betting (rien ne va plus) before the cards."),
     "coup_not_betting": gettext_lazy("Betting is not open on this coup."),
@@ -189,44 +191,77 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
         except ApplicationError as exc:
             response = _as_outcome_response(exc)
     else:
-        data = QueryDict(mutable=True)
-        for name in request.POST:
-            if name not in _NOT_FINGERPRINTED:
-                data.setlist(name, request.POST.getlist(name))
-        path = request.get_full_path()
         try:
             response = idempotent_response(
                 user=request.user,
                 key=key,
                 method="POST",
                 path=request.path,
-                fingerprint=request_fingerprint(method="POST", path=path, data=data),
+                fingerprint=_fingerprint(request),
                 run=call,
                 handle_exception=_as_outcome_response,
             )
         except ApplicationError as exc:  # idempotency_key_reused: the key was sent with another form
             return Outcome(False, str(exc.message), exc.code, exc.status_code)
-    body: dict[str, Any] = response.data
+    return _outcome(response.data, response.status_code, replayed=response.headers.get(REPLAYED_HEADER) == "true")
+
+
+def _outcome(body: dict[str, Any], status: int, *, replayed: bool) -> Outcome:
     if "error" in body:  # idempotency_key_reused: the API's error shape
         error = body["error"]
-        return Outcome(False, error.get("message", ""), error.get("code", ""), response.status_code)
+        return Outcome(False, error.get("message", ""), error.get("code", ""), status)
     return Outcome(
         bool(body.get("ok")),
         body.get("message", ""),
         body.get("code", ""),
-        response.status_code,
-        replayed=response.headers.get("Idempotent-Replayed") == "true",
+        status,
+        replayed=replayed,
         localized=bool(body.get("localized")),
     )
 
 
-def forbidden(request: HttpRequest, message: str | None = None) -> HttpResponse:
-    return render(
-        request,
-        "403.html",
-        {"message": message or _("Your role does not allow this page.")},
-        status=403,
+def _fingerprint(request: HttpRequest) -> str:
+    data = QueryDict(mutable=True)
+    for name in request.POST:
+        if name not in _NOT_FINGERPRINTED:
+            data.setlist(name, request.POST.getlist(name))
+    return request_fingerprint(method="POST", path=request.get_full_path(), data=data)
+
+
+def stored_outcome(request: HttpRequest) -> Outcome | None:
+    """The stored answer to this very post, if the user made it before (same key, same form).
+
+    A tablet's retry of an entry made while its user could still make it (a Capo Partita
+    relieved since, whose offline tablet sends it again) gets that answer back, as the API
+    replays it, rather than a refusal that would make him think the entry was lost. Nothing
+    runs and nothing is written; a new entry is refused as before."""
+    try:
+        key = validate_key(request.POST.get(KEY_FIELD) or request.headers.get(HEADER), required=False)
+    except ApplicationError:
+        return None
+    if key is None:
+        return None
+    record = (
+        IdempotencyKey.objects.filter(user=request.user, key=key, completed=True)
+        .only("fingerprint", "status_code", "response_body")
+        .first()
     )
+    if record is None or record.fingerprint != _fingerprint(request) or record.status_code is None:
+        return None
+    return _outcome(record.response_body or {}, record.status_code, replayed=True)
+
+
+def forbidden(request: HttpRequest, message: str | None = None) -> HttpResponse:
+    context = {"message": message or _("Your role does not allow this page.")}
+    if is_htmx(request):
+        # An htmx post swaps its answer into a panel (a tablet, a table card): a refusal of
+        # the user himself (relieved, role withdrawn) replaces the page's content instead, as
+        # the full 403 page would, rather than nesting a whole page inside the panel.
+        response = render(request, "_403.html", context, status=403)
+        response["HX-Retarget"] = "#main"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    return render(request, "403.html", context, status=403)
 
 
 def is_htmx(request: HttpRequest) -> bool:
@@ -256,8 +291,12 @@ _EUROS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)  # ASCII digits: not 
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 
 
-def int_field(raw: str | None, *, field: str) -> int:
+def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
+    """A whole number from a form field; `empty` is what to say when nothing was chosen (a
+    select left on its blank option), rather than that a number is expected."""
     text = (raw or "").strip()
+    if not text and empty:
+        raise BadForm("choice_required", empty, details={field: raw})
     # ASCII digits only: int() also reads other scripts' digits (Arabic-Indic four is 4)
     if not _INT.fullmatch(text):
         raise BadForm("bad_input", _("A whole number is expected."), details={field: raw})

@@ -161,7 +161,7 @@ def _session(request: HttpRequest, table: Table) -> TableSession:
 
 
 def _user(request: HttpRequest, field: str):
-    pk = int_field(request.POST.get(field), field=field)
+    pk = int_field(request.POST.get(field), field=field, empty=_("Choose a member of staff."))
     user = get_user_model().objects.filter(pk=pk).first()
     if user is None:
         raise BadForm("unknown_user", _("Choose a member of staff."), details={field: pk})
@@ -236,7 +236,7 @@ def act_close(request, table, user):
 
 
 def act_seat_assign(request, table, user):
-    patron_pk = int_field(request.POST.get("patron"), field="patron")
+    patron_pk = int_field(request.POST.get("patron"), field="patron", empty=_("Choose a patron."))
     patron = Patron.objects.filter(pk=patron_pk).first()
     if patron is None:
         raise BadForm("unknown_patron", _("Choose a patron."), details={"patron": patron_pk})
@@ -246,7 +246,7 @@ def act_seat_assign(request, table, user):
         session=_session(request, table),
         patron=patron,
         by=user,
-        seat_number=None if standing else int_field(where, field="seat_number"),
+        seat_number=None if standing else int_field(where, field="seat_number", empty=_("Choose a seat, or standing.")),
         standing=standing,
     )
     if standing:

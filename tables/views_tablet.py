@@ -28,7 +28,16 @@ from tables.models import Auction, Bank, Coup, Succession
 from tables.selectors import coup_list, session_game_state
 
 from .templatetags.chemin_ui import euros
-from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+from .views_common import (
+    BadForm,
+    Outcome,
+    euros_to_cents,
+    forbidden,
+    form_post,
+    int_field,
+    is_htmx,
+    stored_outcome,
+)
 
 # Who may look at a tablet without writing: the floor's supervisors.
 TABLET_READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
@@ -339,7 +348,7 @@ def _commissario(request: HttpRequest) -> bool:
 
 
 def _patron(request: HttpRequest) -> Patron:
-    pk = int_field(request.POST.get("patron"), field="patron")
+    pk = int_field(request.POST.get("patron"), field="patron", empty=_("Choose a player at the table."))
     patron = Patron.objects.filter(pk=pk).first()
     if patron is None:
         raise BadForm("unknown_patron", _("Choose a player at the table."), details={"patron": pk})
@@ -590,11 +599,14 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     closed_to_its_capo = (
         session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)
     )
-    if not (writable or floor or closed_to_its_capo):
+    replay = None if (writable or floor or closed_to_its_capo) else stored_outcome(request)
+    if not (writable or floor or closed_to_its_capo or replay):
         return forbidden(request, _("Only the Capo Partita assigned to this table session may record its play."))
     if handler is None:
         return render(request, "404.html", status=404)
-    if closed_to_its_capo and not floor:
+    if replay is not None:  # his own entry, made before he was relieved: its answer again
+        outcome = replay
+    elif closed_to_its_capo and not floor:
         outcome = Outcome(False, "", "session_closed", 409)
     else:
         outcome = form_post(request, lambda: handler(request, session, request.user))

@@ -86,6 +86,8 @@ def test_relieve_the_capo_partita_from_the_floor(client_for, game, make_user, si
             "current_capo_partita": game.capo.pk, "current_changeur": game.session.changeur_id}  # fmt: skip
     refused = post(client, game.session.table, "staff", reason="", **data)
     assert refused.status_code == 400 and "Give the reason" in refused.content.decode()
+    unchosen = post(client, game.session.table, "staff", reason="break", **{**data, "capo_partita": ""})
+    assert unchosen.status_code == 400 and "Choose a member of staff." in unchosen.content.decode()
     unchanged = post(client, game.session.table, "staff", reason="x", **{**data, "capo_partita": game.capo.pk})
     assert unchanged.status_code == 400 and "run the table already" in unchanged.content.decode()
     response = post(client, game.session.table, "staff", reason="break", **data)

@@ -17,6 +17,7 @@ from audit.tasks import report_build
 from floor import services as floor_services
 from floor.models import IdempotencyKey
 from floor.roles import Role
+from tests.factories import UserFactory
 from tests.pages.test_quality import PAGE_BUDGET, _asset_bytes
 
 pytestmark = pytest.mark.django_db
@@ -241,3 +242,30 @@ def test_a_day_with_no_play_gets_its_register_on_the_desk(client_for, direzione,
     response = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200, response.content.decode()
     assert ControlRegister.objects.get(gaming_day=day).total == 0
+
+
+def test_the_desks_verifications_share_the_apis_budget(client_for, closed, auditor, monkeypatch):
+    """Each verification recomputes chains and hashes: the desk's buttons and the verify API
+    draw on one per-user budget (THROTTLE_AUDIT_VERIFY); over it, 429 and nothing computed."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    from audit import views
+
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"audit_verify": "3/hour"})
+    computed = []
+    real = views.chain_verify
+    monkeypatch.setattr(views, "chain_verify", lambda: computed.append(1) or real())
+    client = client_for(auditor)
+    assert client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true").status_code == 200
+    assert client.post("/desk/verify/", HTTP_HX_REQUEST="true").status_code == 200
+    assert client.post(f"/api/reports/{closed.pk}/verify/").status_code == 200
+    page = client.post("/desk/verify/")
+    assert page.status_code == 429 and int(page["Retry-After"]) > 0
+    assert "Too many verifications" in page.content.decode() and "<html" in page.content.decode()
+    fragment = client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true")
+    assert fragment.status_code == 429 and "<html" not in fragment.content.decode()
+    assert client.post(f"/api/reports/{closed.pk}/verify/").status_code == 429
+    assert computed == [1]  # the refused trail verification computed nothing
+    # another auditor has his own budget
+    other = UserFactory(username="auditor2", roles=["auditor"])
+    assert client_for(other).post("/desk/verify/", HTTP_HX_REQUEST="true").status_code == 200

@@ -320,3 +320,73 @@ def test_the_tablet_takes_back_the_banco_of_a_player_barred_since(client_for, ga
     assert "bet-withdraw" in client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert post(client, game.session, "bet-withdraw", coup=coup.pk, patron=game.seat(2).pk).status_code == 200
     assert not BancoCall.objects.filter(coup=coup).exists()
+
+
+def _relieve(game):
+    from floor import services as floor_services
+
+    relief = UserFactory(username="capo_relief", roles=["capo_partita"])
+    floor_services.table_session_staff_change(
+        session=game.session, by=game.commissario, capo_partita=relief, reason="break"
+    )
+    return relief
+
+
+def test_a_relieved_capo_partitas_retry_gets_its_first_answer_and_nothing_new(client_for, game):
+    """His tablet lost the answer to an entry made before the relief and sends it again:
+    the stored answer comes back (as the API replays it), not a refusal that would make him
+    think it was lost; a new entry of his is refused and writes nothing."""
+    client = client_for(game.capo)
+    key = str(uuid.uuid4())
+    assert post(client, game.session, "coup-open", key=key).status_code == 200
+    _relieve(game)
+
+    again = post(client, game.session, "coup-open", key=key)
+    assert again.status_code == 200
+    html = again.content.decode()
+    assert "already recorded" in html and "Read only" in html and "Open the coup" not in html
+    assert Coup.objects.filter(session=game.session).count() == 1
+
+    coup = Coup.objects.get(session=game.session)
+    fresh = post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="100")
+    assert fresh.status_code == 403 and not Bet.objects.filter(coup=coup).exists()
+    # the same key with another form is no replay either
+    other = post(client, game.session, "rien-ne-va-plus", key=key, coup=coup.pk)
+    assert other.status_code == 403 and coup.state == Coup.objects.get(pk=coup.pk).state
+
+
+def test_a_refused_htmx_post_replaces_the_page_not_the_panel(client_for, game):
+    client = client_for(game.capo)
+    _relieve(game)
+    response = client.post(
+        f"/tablet/sessions/{game.session.pk}/coup-open/",
+        {"idempotency_key": str(uuid.uuid4())},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 403
+    assert response["HX-Retarget"] == "#main" and response["HX-Reswap"] == "innerHTML"
+    html = response.content.decode()
+    assert "<html" not in html and "Only the Capo Partita assigned" in html and 'href="/"' in html
+    assert not Coup.objects.filter(session=game.session).exists()
+
+
+def test_a_damaged_form_key_is_said_in_italian(client_for, game):
+    client = client_for(game.capo)
+    response = client.post(
+        f"/tablet/sessions/{game.session.pk}/coup-open/",
+        {"idempotency_key": "a,b"},
+        headers={"Accept-Language": "it"},
+    )
+    assert response.status_code == 400
+    assert "La chiave di questo modulo è danneggiata" in response.content.decode()
+    assert not Coup.objects.filter(session=game.session).exists()
+
+
+def test_no_player_chosen_is_said_so(client_for, game):
+    client = client_for(game.capo)
+    assert post(client, game.session, "coup-open").status_code == 200
+    coup = Coup.objects.get(session=game.session)
+    response = post(client, game.session, "bet", coup=coup.pk, patron="", quick="custom", amount="100")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Choose a player at the table." in html and "A whole number is expected." not in html
