@@ -4,6 +4,10 @@ through floor/services.py so that it is validated, locked and written to the aud
 acts through the API."""
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
+from django.utils.translation import gettext as _
 
 from .models import (
     Casino,
@@ -17,6 +21,34 @@ from .models import (
     Table,
     TableSession,
 )
+from .roles import role_conflict
+
+
+class StaffUserChangeForm(UserChangeForm):
+    """The user's roles are his groups: a combination that segregation of duties forbids
+    (floor.roles.role_conflict) is refused here with a plain message, before the database's
+    guard (floor.security) would refuse it."""
+
+    def clean(self):
+        cleaned = super().clean()
+        groups = cleaned.get("groups")
+        if groups is not None:
+            conflict = role_conflict(group.name for group in groups)
+            if conflict:
+                self.add_error(
+                    "groups",
+                    _("One person may not hold these roles together: %(roles)s. Only Commissario and "
+                      "Direzione go together.") % {"roles": ", ".join(conflict)},
+                )  # fmt: skip
+        return cleaned
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class StaffUserAdmin(UserAdmin):
+    form = StaffUserChangeForm
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

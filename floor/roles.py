@@ -17,6 +17,22 @@ class Role(StrEnum):
 
 ALL_ROLES = tuple(Role)
 
+# Segregation of duties: who records the play (the Capo Partita), who handles the cash at
+# the table (the changeur) and who audits the books are three people, and none of them is
+# also the floor's supervisor or its management. Only the two supervising roles, Commissario
+# and Direzione, may be held together (the director on duty also runs the floor).
+COMPATIBLE_ROLES = frozenset({frozenset({Role.COMMISSARIO, Role.DIREZIONE})})
+
+
+def role_conflict(roles: Iterable[str]) -> tuple[str, ...] | None:
+    """The staff roles among `roles` that one person may not hold together, or None.
+
+    Groups other than the five roles are not this module's concern and are ignored."""
+    held = frozenset(str(role) for role in roles if str(role) in ALL_ROLES)
+    if len(held) < 2 or held in COMPATIBLE_ROLES:
+        return None
+    return tuple(role for role in ALL_ROLES if role in held)
+
 
 def cache_roles(user: Any, roles: Iterable[str]) -> None:
     """Remember `roles` as the user's for this request (read along with the user: see

@@ -17,6 +17,7 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models.signals import m2m_changed, pre_save
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -26,6 +27,7 @@ from django.utils.translation import gettext as _
 from audit.services import record
 
 from .auth import client_address
+from .roles import role_conflict
 
 STREAM = "security"
 _CONTROL = dict.fromkeys(range(32)) | {0x7F: None}
@@ -70,6 +72,35 @@ def _roles_changed(sender, instance, action, pk_set, **kwargs) -> None:
         "auth.roles_changed", user=instance.pk, username=instance.get_username(), change=action[5:], groups=names,
         now=sorted(instance.groups.values_list("name", flat=True)),
     )  # fmt: skip
+
+
+class RoleConflict(ValidationError):
+    """Roles one person may not hold together (floor.roles.role_conflict)."""
+
+    code = "role_conflict"
+
+
+def _roles_checked(sender, instance, action, pk_set, reverse, **kwargs) -> None:
+    """Before roles are added, by any path (the admin, a shell, `group.user_set.add`): refuse a
+    combination that segregation of duties forbids. The admin's form says it first."""
+    if action != "pre_add" or not pk_set:
+        return
+    from django.contrib.auth.models import Group
+
+    user_model = get_user_model()
+    if reverse:  # group.user_set.add(users): one role for each of these users
+        users = user_model.objects.filter(pk__in=pk_set)
+        additions = [(user, {instance.name}) for user in users]
+    else:
+        additions = [(instance, set(Group.objects.filter(pk__in=pk_set).values_list("name", flat=True)))]
+    for user, names in additions:
+        held = set(user.groups.values_list("name", flat=True))
+        conflict = role_conflict(held | names)
+        if conflict:
+            raise RoleConflict(
+                f"{user.get_username()} may not hold these roles together: {', '.join(conflict)}.",
+                code="role_conflict",
+            )
 
 
 def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
@@ -122,6 +153,7 @@ def connect() -> None:
     user_logged_in.connect(_logged_in, dispatch_uid="chemin_security_logged_in")
     user_logged_out.connect(_logged_out, dispatch_uid="chemin_security_logged_out")
     user_login_failed.connect(_login_failed, dispatch_uid="chemin_security_login_failed")
+    m2m_changed.connect(_roles_checked, sender=user_model.groups.through, dispatch_uid="chemin_roles_checked")
     m2m_changed.connect(_roles_changed, sender=user_model.groups.through, dispatch_uid="chemin_security_roles")
     pre_save.connect(_credentials_changed, sender=user_model, dispatch_uid="chemin_security_credentials")
     admin.site.login = admin_login

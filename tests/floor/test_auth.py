@@ -88,21 +88,21 @@ def test_logout_deletes_the_token(api_client_for, changeur):
 
 
 def test_me_shows_the_roles(api_client_for, make_user):
-    both = make_user("both", Role.CAPO_PARTITA, Role.CHANGEUR, first_name="Giulia", last_name="Contarini")
+    both = make_user("both", Role.COMMISSARIO, Role.DIREZIONE, first_name="Giulia", last_name="Contarini")
     body = api_client_for(both, token=True).get("/api/me/").json()
     assert body == {
         "id": both.pk, "username": "both", "first_name": "Giulia", "last_name": "Contarini",
-        "roles": ["capo_partita", "changeur"],
+        "roles": ["commissario", "direzione"],
     }
 
 
 def test_a_token_request_reads_the_user_and_his_roles_in_one_query(api_client_for, make_user):
-    both = make_user("both", Role.CAPO_PARTITA, Role.CHANGEUR)
+    both = make_user("both", Role.COMMISSARIO, Role.DIREZIONE)
     client = api_client_for(both, token=True)
     client.get("/api/me/")  # the first on this connection compiles the query
     with CaptureQueriesContext(connection) as captured:
         body = client.get("/api/me/").json()
-    assert body["roles"] == ["capo_partita", "changeur"]
+    assert body["roles"] == ["commissario", "direzione"]
     assert len(captured) == 1, [q["sql"] for q in captured]
     auditor = make_user("reader", Role.AUDITOR)
     assert api_client_for(auditor, token=True).get("/api/me/").json()["roles"] == ["auditor"]

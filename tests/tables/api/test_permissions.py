@@ -65,8 +65,8 @@ def user_for(name: str, world):
         return world["other_capo"]
     if name == "outsider":
         return UserFactory()
-    if name == "multi_role":  # every role but capo_partita
-        return UserFactory(roles=[Role.COMMISSARIO, Role.AUDITOR, Role.DIREZIONE, Role.CHANGEUR])
+    if name == "multi_role":  # the two roles one person may hold together (floor.roles)
+        return UserFactory(roles=[Role.COMMISSARIO, Role.DIREZIONE])
     return UserFactory(roles=[name])
 
 

@@ -1,0 +1,95 @@
+"""Segregation of duties: who records the play, who handles the cash, who audits and who
+supervises are different people. Only Commissario and Direzione may be held together; the
+admin's form says so, and every other path (a shell, group.user_set.add) is refused too."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.test import Client
+
+from floor.roles import ALL_ROLES, Role, role_conflict
+from floor.security import RoleConflict
+
+pytestmark = pytest.mark.django_db
+
+ALLOWED_TOGETHER = {frozenset({Role.COMMISSARIO, Role.DIREZIONE})}
+
+
+@pytest.mark.parametrize("pair", list(itertools.combinations(ALL_ROLES, 2)), ids=lambda p: "+".join(p))
+def test_every_pair_of_roles(pair):
+    conflict = role_conflict(pair)
+    if frozenset(pair) in ALLOWED_TOGETHER:
+        assert conflict is None
+    else:
+        assert conflict is not None and set(conflict) == set(pair)
+
+
+def test_one_role_no_role_and_other_groups_never_conflict():
+    assert role_conflict([]) is None
+    for role in ALL_ROLES:
+        assert role_conflict([role, "night shift"]) is None
+    assert set(role_conflict(ALL_ROLES)) == set(ALL_ROLES)
+
+
+def group(role):
+    return Group.objects.get_or_create(name=str(role))[0]
+
+
+def test_adding_a_conflicting_role_is_refused_by_any_path(make_user):
+    capo = make_user("capo", Role.CAPO_PARTITA)
+    newcomer = make_user("newcomer")
+    auditor, changeur, capo_role = group(Role.AUDITOR), group(Role.CHANGEUR), group(Role.CAPO_PARTITA)
+    # (each in its own savepoint, as a caller's transaction: the refusal rolls it back)
+    with pytest.raises(RoleConflict, match="capo_partita, auditor"), transaction.atomic():
+        capo.groups.add(auditor)
+    with pytest.raises(RoleConflict), transaction.atomic():
+        changeur.user_set.add(capo)
+    with pytest.raises(RoleConflict), transaction.atomic():  # two at once, to a user with none
+        newcomer.groups.add(capo_role, changeur)
+    assert not newcomer.groups.exists()
+    assert sorted(capo.groups.values_list("name", flat=True)) == ["capo_partita"]
+
+    # A change of role: the old one goes first (what the admin's save does), then the new.
+    capo.groups.set([group(Role.AUDITOR)])
+    assert sorted(capo.groups.values_list("name", flat=True)) == ["auditor"]
+    boss = make_user("boss", Role.COMMISSARIO)
+    boss.groups.add(group(Role.DIREZIONE))
+    assert sorted(boss.groups.values_list("name", flat=True)) == ["commissario", "direzione"]
+
+
+@pytest.fixture
+def admin_client(make_user):
+    root = make_user("root", is_superuser=True, is_staff=True)
+    client = Client()
+    client.force_login(root)
+    return client
+
+
+def _change_form(client, user, roles):
+    page = client.get(f"/admin/auth/user/{user.pk}/change/")
+    assert page.status_code == 200
+    data = {
+        "username": user.username, "first_name": "", "last_name": "", "email": "",
+        "is_active": "on", "date_joined_0": "2026-11-30", "date_joined_1": "10:00:00",
+        "initial-date_joined_0": "2026-11-30", "initial-date_joined_1": "10:00:00",
+        "groups": [group(role).pk for role in roles], "user_permissions": [],
+    }  # fmt: skip
+    return client.post(f"/admin/auth/user/{user.pk}/change/", data)
+
+
+def test_the_admin_says_which_roles_conflict_and_saves_nothing(admin_client, make_user):
+    capo = make_user("capo", Role.CAPO_PARTITA)
+    refused = _change_form(admin_client, capo, [Role.CAPO_PARTITA, Role.CHANGEUR])
+    assert refused.status_code == 200  # the form again, with its error
+    html = refused.content.decode()
+    assert re.search(r"One person may not hold these roles together: capo_partita, changeur", html)
+    assert list(capo.groups.values_list("name", flat=True)) == ["capo_partita"]
+
+    saved = _change_form(admin_client, capo, [Role.COMMISSARIO, Role.DIREZIONE])
+    assert saved.status_code == 302
+    assert sorted(capo.groups.values_list("name", flat=True)) == ["commissario", "direzione"]
