@@ -86,9 +86,8 @@ def ensure_database(url: str) -> None:
 
 def seed(k: int, run: str) -> list[dict]:
     """K tables, each with an open session, 8 seated patrons, a shoe and a bank."""
-    from rest_framework.authtoken.models import Token
-
     from floor import services as floor
+    from floor.authentication import issue_token
     from floor.models import Casino, Patron, Site
     from floor.roles import Role
     from tables import services as tables
@@ -103,7 +102,7 @@ def seed(k: int, run: str) -> list[dict]:
     out = []
     for n in range(1, k + 1):
         capo = UserFactory(username=f"bench-{run}-capo-{n}", roles=[Role.CAPO_PARTITA])
-        token, _ = Token.objects.get_or_create(user=capo)
+        token, _ = issue_token(capo)
         table = floor.table_create(casino=casino, site=site, number=n, by=direzione, profile="venezia")
         session = floor.table_session_open(
             table=table, by=commissario, capo_partita=capo, changeur=changeur,
@@ -116,7 +115,7 @@ def seed(k: int, run: str) -> list[dict]:
             patrons.append(patron.pk)
         tables.shoe_load(session=session, by=capo)
         tables.bank_open(session=session, by=capo, patron=Patron.objects.get(pk=patrons[0]), amount=1000_00)
-        out.append({"table": n, "session": session.pk, "token": token.key, "patrons": patrons, "capo": capo.pk})
+        out.append({"table": n, "session": session.pk, "token": token, "patrons": patrons, "capo": capo.pk})
     return out
 
 

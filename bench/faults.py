@@ -686,22 +686,17 @@ class Floor:
 
 
 def seed_floor(n_tables: int) -> Floor:
-    from rest_framework.authtoken.models import Token
+    from django.contrib.auth import get_user_model
 
+    from floor.authentication import issue_token
     from floor.models import GamingDay
 
     close_db()
     run = uuid.uuid4().hex[:8]
     tables = seed(n_tables, run)
-    commissario, _ = Token.objects.get_or_create(user_id=_user_id(f"bench-{run}-commissario"))
+    commissario, _ = issue_token(get_user_model().objects.get(username=f"bench-{run}-commissario"))
     day = GamingDay.objects.get(casino__code=f"bench-{run}", closed_at__isnull=True).pk
-    return Floor(run=run, tables=tables, day=day, commissario_token=commissario.key)
-
-
-def _user_id(username: str) -> int:
-    from django.contrib.auth import get_user_model
-
-    return get_user_model().objects.get(username=username).pk
+    return Floor(run=run, tables=tables, day=day, commissario_token=commissario)
 
 
 def api(port: int, method: str, path: str, token: str | None = None, body=None, key: str | None = None,

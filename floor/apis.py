@@ -7,7 +7,6 @@ from django.contrib.auth import authenticate, get_user_model, logout
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -22,7 +21,7 @@ from .auth import TooManyFailedLogins, client_address, login_blocked, login_fail
 from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
-from .models import MAX_STAKE_CENTS, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
+from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .roles import has_role
 from .security import security_event
@@ -87,8 +86,9 @@ class TokenLoginApi(APIView):
         responses={200: TokenOutputSerializer, 400: _E, 429: _E},
         auth=[],
         description="Failed logins are throttled per username and per client address "
-        "(code `too_many_failed_logins`, 429). The token lasts API_TOKEN_HOURS (a shift, 12 by default) "
-        "from its issue; a login within that time gets the same token, a later one a new token.",
+        "(code `too_many_failed_logins`, 429). Each login gets a new token, its own (one per tablet), "
+        "shown only in this answer: the server keeps only its SHA-256 digest. It lasts API_TOKEN_HOURS "
+        "(a shift, 12 by default) from its issue; a logout revokes it.",
     )
     def post(self, request):
         data = self.TokenLoginInput(data=request.data)
@@ -102,21 +102,23 @@ class TokenLoginApi(APIView):
             login_failed(username=username, address=address)
             raise ApplicationError("invalid_credentials", "Wrong username or password.")
         login_succeeded(username=username, address=address)
-        token, issued = issue_token(user)
-        security_event("auth.token_issued" if issued else "auth.logged_in", actor=user, request=request, via="api")
+        key, token = issue_token(user)
+        security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)
         me = MeSerializer(user).data
-        return Response({"token": token.key, "user": me, "roles": me["roles"]})
+        return Response({"token": key, "user": me, "roles": me["roles"]})
 
 
 class TokenLogoutApi(APIView):
-    """Deletes the caller's token (every tablet of this user must log in again)."""
+    """Revokes the token the request carries (this tablet's; the user's other tablets stay
+    logged in) and ends the browser session if there is one."""
 
     permission_classes = (IsAuthenticated,)
 
     @extend_schema(request=None, responses={204: None, **LIST_ERRORS})
     def post(self, request):
-        if Token.objects.filter(user=request.user).delete()[0]:
-            security_event("auth.token_revoked", actor=request.user, request=request, via="api")
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        if token is not None and ApiToken.objects.filter(pk=token.pk).delete()[0]:
+            security_event("auth.token_revoked", actor=request.user, request=request, via="api", token=token.pk)
         if request.session.session_key:
             logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)

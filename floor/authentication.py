@@ -1,5 +1,8 @@
 """API token authentication that reads the user's roles with the token: one query per request.
 
+Tokens are stored as the SHA-256 digest of their key (floor.models.ApiToken): the key is
+given once, at login, and the request's key is hashed to find its row.
+
 DRF's TokenAuthentication reads the token with its user; the first permission check then
 reads the user's roles (floor.roles.user_roles), a second round trip on every API request.
 Here one EXISTS per role rides in the token's query (compiled once per connection:
@@ -10,6 +13,8 @@ permissions cost no query. Same answers and errors as DRF's.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import secrets
 
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -17,9 +22,9 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
-from rest_framework.authtoken.models import Token
 
 from config.prepared import Prepared
+from floor.models import ApiToken
 from floor.roles import ALL_ROLES, cache_roles
 
 
@@ -27,28 +32,34 @@ def _role_flag(role: str) -> str:
     return f"chemin_role_{role}"
 
 
-def _token_with_roles(key: str):
+def _token_with_roles(digest: str):
     flags = {
         _role_flag(role): Exists(Group.objects.filter(user=OuterRef("user_id"), name=role))
         for role in ALL_ROLES
     }
-    return Token.objects.select_related("user").annotate(**flags).filter(key=key)
+    return ApiToken.objects.select_related("user").annotate(**flags).filter(digest=digest)
 
 
 TOKEN = Prepared(_token_with_roles, args=(str,))
 
 
-def token_expired(token: Token) -> bool:
+def token_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_expired(token: ApiToken) -> bool:
     return token.created < timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS)
 
 
-def issue_token(user) -> tuple[Token, bool]:
-    """The user's token, a new one if he has none or his has expired: (token, new?)."""
-    token = Token.objects.filter(user=user).first()
-    if token is not None and not token_expired(token):
-        return token, False
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user), True
+def issue_token(user) -> tuple[str, ApiToken]:
+    """A new token for one login (one device): (its key, shown once; the stored row).
+
+    The user's expired tokens are deleted on the way: they could no longer be used."""
+    ApiToken.objects.filter(
+        user=user, created__lt=timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS)
+    ).delete()
+    key = secrets.token_hex(20)  # 160 bits, 40 characters as DRF's keys
+    return key, ApiToken.objects.create(user=user, digest=token_digest(key))
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -56,14 +67,14 @@ class TokenAuthentication(authentication.TokenAuthentication):
     settings.API_TOKEN_HOURS from its issue (a shift): a tablet left logged in overnight, or a
     token copied off it, stops working; the Capo Partita logs in again."""
 
-    model = Token
+    model = ApiToken
 
     def authenticate_credentials(self, key: str):
-        if "\x00" in key:  # no token holds one, and PostgreSQL refuses it in a text
+        if len(key) > 200:  # no key is that long: not worth hashing
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         try:
-            token = TOKEN.get(key)
-        except Token.DoesNotExist:
+            token = TOKEN.get(token_digest(key))
+        except ApiToken.DoesNotExist:
             raise exceptions.AuthenticationFailed(_("Invalid token.")) from None
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))

@@ -354,3 +354,27 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
+
+
+class ApiToken(models.Model):
+    """An API token, stored as the SHA-256 digest of its key: the key itself is given once,
+    in the login's answer, and is never stored, so a copy of the database (a backup, a
+    replica, a support dump) holds no token anyone could use.
+
+    One per login: each tablet has its own, a logout revokes that tablet's only, and a
+    password or activation change revokes them all (floor.security). A token lasts
+    settings.API_TOKEN_HOURS from `created`; expired ones are deleted at the user's next
+    login."""
+
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 hex of the key.")
+    # No index of its own: the (user, created) index leads with it.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
+    )
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "created"], name="floor_apitoken_user_created")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.digest[:8]}"

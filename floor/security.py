@@ -112,9 +112,9 @@ def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwar
     changed = [f for f in ("password", "is_active") if before[f] != getattr(instance, f)]
     if not changed:
         return
-    from rest_framework.authtoken.models import Token
+    from .models import ApiToken
 
-    revoked = Token.objects.filter(user_id=instance.pk).delete()[0]
+    revoked = ApiToken.objects.filter(user_id=instance.pk).delete()[0]
     security_event(
         "auth.credentials_changed", user=instance.pk, username=instance.get_username(),
         changed=changed, active=instance.is_active, tokens_revoked=revoked,
@@ -157,8 +157,3 @@ def connect() -> None:
     m2m_changed.connect(_roles_changed, sender=user_model.groups.through, dispatch_uid="chemin_security_roles")
     pre_save.connect(_credentials_changed, sender=user_model, dispatch_uid="chemin_security_credentials")
     admin.site.login = admin_login
-    # API tokens are not shown or minted in the admin: a token is the user's own, from his login.
-    from rest_framework.authtoken.models import TokenProxy
-
-    if admin.site.is_registered(TokenProxy):
-        admin.site.unregister(TokenProxy)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import pytest
 from django.core.cache import cache
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from floor import services
@@ -85,8 +84,10 @@ def api_client_for() -> Callable[..., APIClient]:
         client = APIClient()
         if user is not None:
             if token:
-                key, _ = Token.objects.get_or_create(user=user)
-                client.credentials(HTTP_AUTHORIZATION=f"Token {key.key}")
+                from floor.authentication import issue_token
+
+                key, _ = issue_token(user)
+                client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
             else:
                 client.force_authenticate(user)
         return client

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from audit.models import AuditEvent, AuditStream
 from floor import services
 from floor.models import (
+    ApiToken,
     Casino,
     GamingDay,
     MinimumChange,
@@ -25,7 +25,7 @@ from floor.roles import Role
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory
 
 DUMPED = (Casino, Site, Table, GamingDay, TableSession, SessionInterruption, MinimumChange, Patron, Seat,
-          AuditStream, AuditEvent, Token)
+          AuditStream, AuditEvent, ApiToken)
 
 
 def dump() -> dict[str, list[dict[str, Any]]]:

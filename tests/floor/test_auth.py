@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
@@ -11,11 +12,12 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory, force_authenticate
 from rest_framework.views import APIView
 
+from floor.authentication import token_digest
+from floor.models import ApiToken
 from floor.permissions import IsAssignedCapoPartita, session_writable_by
 from floor.roles import Role
 from tests.factories import PASSWORD, SeatFactory, UserFactory
@@ -41,7 +43,10 @@ def test_token_login_returns_the_token_the_user_and_the_roles(commissario):
     response = login(APIClient(), "commissario", PASSWORD)
     assert response.status_code == 200
     body = response.json()
-    assert body["token"] == Token.objects.get(user=commissario).key
+    # Shown once: the server keeps only its digest.
+    stored = ApiToken.objects.get(user=commissario)
+    assert stored.digest == token_digest(body["token"]) and body["token"] not in stored.digest
+    assert len(body["token"]) == 40
     assert body["roles"] == ["commissario"]
     assert body["user"]["username"] == "commissario"
     assert body["user"]["roles"] == ["commissario"]
@@ -52,16 +57,33 @@ def test_token_login_returns_the_token_the_user_and_the_roles(commissario):
     assert me.status_code == 200 and me.json()["username"] == "commissario"
 
 
-def test_a_second_login_returns_the_same_token(capo_partita):
+def test_each_login_has_its_own_token_and_a_logout_revokes_only_its_own(capo_partita):
     first = login(APIClient(), "capo_partita", PASSWORD).json()["token"]
-    assert login(APIClient(), "capo_partita", PASSWORD).json()["token"] == first
+    second = login(APIClient(), "capo_partita", PASSWORD).json()["token"]
+    assert second != first and ApiToken.objects.filter(user=capo_partita).count() == 2
+    tablet_a, tablet_b = APIClient(), APIClient()
+    tablet_a.credentials(HTTP_AUTHORIZATION=f"Token {first}")
+    tablet_b.credentials(HTTP_AUTHORIZATION=f"Token {second}")
+    assert tablet_a.post("/api/auth/logout/").status_code == 204
+    assert tablet_a.get("/api/me/").status_code == 401
+    assert tablet_b.get("/api/me/").status_code == 200  # the other tablet stays logged in
+
+
+def test_a_database_copy_holds_no_usable_token(capo_partita):
+    key = login(APIClient(), "capo_partita", PASSWORD).json()["token"]
+    digest = ApiToken.objects.get(user=capo_partita).digest
+    thief = APIClient()
+    thief.credentials(HTTP_AUTHORIZATION=f"Token {digest}")  # what a dump or a backup shows
+    assert thief.get("/api/me/").status_code == 401
+    thief.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert thief.get("/api/me/").status_code == 200
 
 
 def test_wrong_password_is_a_400_in_the_error_shape(commissario):
     response = login(APIClient(), "commissario", "wrong-password")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_credentials"
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
 
 
 def test_missing_fields_are_invalid_input(db):
@@ -81,7 +103,7 @@ def test_logout_deletes_the_token(api_client_for, changeur):
     assert client.get("/api/me/").status_code == 200
     response = client.post("/api/auth/logout/")
     assert response.status_code == 204
-    assert not Token.objects.filter(user=changeur).exists()
+    assert not ApiToken.objects.filter(user=changeur).exists()
     refused = client.get("/api/me/")
     assert refused.status_code in (401, 403)
     assert refused.json()["error"]["code"] == "authentication_failed"
@@ -137,7 +159,7 @@ def test_failed_logins_are_throttled_even_with_the_right_password(throttle, comm
     assert response.status_code == 429
     assert response.json()["error"]["code"] == "too_many_failed_logins"
     assert response.json()["error"]["details"] == {"retry_after_seconds": 60}
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
     # Per username: another address is refused too.
     assert login(client, "commissario", PASSWORD, address="10.9.9.9").status_code == 429
 
@@ -192,32 +214,34 @@ def test_the_admin_login_is_throttled_and_logins_are_on_record(throttle, make_us
     assert browser.post("/admin/login/", {"username": "boss", "password": PASSWORD}).status_code == 429
     actions = list(AuditEvent.objects.filter(stream__name="security").values_list("action", flat=True))
     assert actions.count("auth.login_failed") == 3 and "auth.logged_in" not in actions
-    # The API token: issued once per shift, revoked at logout, and a password change revokes it.
+    # The API tokens: one per login, and a password change revokes them all.
     cache.clear()  # (the three failures above hold the username's count)
     api = APIClient()
     first = login(api, "boss", PASSWORD, address="10.9.9.9")
     assert first.status_code == 200
-    assert login(api, "boss", PASSWORD, address="10.9.9.8").json()["token"] == first.json()["token"]
+    second = login(api, "boss", PASSWORD, address="10.9.9.8").json()["token"]
     admin_user.refresh_from_db()
     admin_user.set_password("another-password-42")
     admin_user.save()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {first.json()['token']}")
-    assert api.get("/api/me/").status_code == 401
+    for key in (first.json()["token"], second):
+        api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert api.get("/api/me/").status_code == 401
     actions = list(AuditEvent.objects.filter(stream__name="security").order_by("seq").values_list("action", flat=True))
-    assert actions[-3:] == ["auth.token_issued", "auth.logged_in", "auth.credentials_changed"]
+    assert actions[-3:] == ["auth.token_issued", "auth.token_issued", "auth.credentials_changed"]
+    changed = AuditEvent.objects.filter(stream__name="security", action="auth.credentials_changed").latest("seq")
+    assert json.loads(changed.payload_json)["tokens_revoked"] == 2
 
 
 def test_a_token_expires_after_a_shift(commissario, settings):
-    from rest_framework.authtoken.models import Token
-
     first = login(APIClient(), "commissario", PASSWORD).json()["token"]
-    Token.objects.filter(key=first).update(created=timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS, minutes=1))
+    ApiToken.objects.filter(digest=token_digest(first)).update(created=timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS, minutes=1))
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {first}")
     refused = client.get("/api/me/")
     assert refused.status_code == 401 and "expired" in refused.json()["error"]["message"]
     second = login(APIClient(), "commissario", PASSWORD).json()["token"]
-    assert second != first and not Token.objects.filter(key=first).exists()
+    # the expired one is deleted at the next login
+    assert second != first and not ApiToken.objects.filter(digest=token_digest(first)).exists()
 
 
 def test_a_success_resets_the_username_count(throttle, commissario):
@@ -355,3 +379,28 @@ def test_role_grants_and_odd_usernames_are_on_record(settings, make_user):
     failed = events[-1]
     assert failed.action == "auth.login_failed" and failed.payload["username"] == "x[31m" + "y" * 130
     assert chain_verify(streams=["security"]).ok
+
+
+def test_the_migration_moves_clear_tokens_to_digests(make_user):
+    """A database from before floor 0007 keeps DRF's tokens in clear: each is moved over as
+    its digest (the tablet stays logged in) and the clear keys are deleted."""
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = import_module("floor.migrations.0007_api_token")
+    user = make_user("old_tablet", Role.CAPO_PARTITA)
+    key = "a1" * 20
+    with connection.cursor() as cursor:  # (in the test's transaction: rolled back after it)
+        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer, created timestamptz)")
+        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, now())", [key, user.pk])
+    with connection.schema_editor() as editor:
+        migration.tokens_to_digests(apps, editor)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM authtoken_token")
+        assert cursor.fetchone()[0] == 0
+    assert ApiToken.objects.get(user=user).digest == token_digest(key)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/me/").json()["username"] == "old_tablet"

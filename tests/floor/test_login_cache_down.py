@@ -7,9 +7,9 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from floor.models import ApiToken
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def redis_down(settings):
 
 def _written(user) -> tuple:
     user.refresh_from_db()
-    return Session.objects.count(), Token.objects.count(), user.last_login
+    return Session.objects.count(), ApiToken.objects.count(), user.last_login
 
 
 @pytest.mark.parametrize("password", [PASSWORD, "a-guess"], ids=["right-password", "wrong-password"])
@@ -66,7 +66,7 @@ def test_token_login_with_the_cache_down_is_a_503_in_the_error_shape(redis_down,
     )
     assert response.status_code == 503 and response["Retry-After"]
     assert response.json()["error"]["code"] == "service_unavailable"
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
     assert get_user_model().objects.get(pk=commissario.pk).last_login is None
 
 
