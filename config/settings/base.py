@@ -6,7 +6,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import env_bool, env_int, env_list, env_str
+from .env import env_bool, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -69,7 +69,7 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
@@ -111,7 +111,7 @@ CELERY_TIMEZONE = "Europe/Rome"
 # A pool child dying alone is requeued at once (TASK_REJECT_ON_WORKER_LOST). Keep it above
 # the longest task: one still running past it is delivered again (harmless, tasks are
 # idempotent, but done twice). bench/faults.py sets 10 s to see the redelivery in seconds.
-_visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+_visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 if _visibility_timeout < 1:
     raise ImproperlyConfigured(f"CELERY_VISIBILITY_TIMEOUT={_visibility_timeout} must be at least 1 second.")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_timeout}
@@ -164,16 +164,16 @@ LOGOUT_REDIRECT_URL = "login"
 # Failed logins: after LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW seconds for one
 # username, or LOGIN_MAX_FAILURES_PER_ADDRESS for one client address (higher: a floor's
 # tablets may share one), further attempts are refused (429) until the window passes.
-LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
-LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20)
-LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20, minimum=1)
+LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900, minimum=1)
 # The client's address is REMOTE_ADDR, unless this many trusted proxies (a TLS terminator)
 # stand in front: then it is the one they appended to X-Forwarded-For, that many from the right.
-TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 0)
+TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 0, minimum=0)
 # A browser session lasts one shift (shared terminals on the floor), not Django's two weeks;
 # so does an API token (floor/authentication.py).
-SESSION_COOKIE_AGE = env_int("SESSION_HOURS", 12) * 3600
-API_TOKEN_HOURS = env_int("API_TOKEN_HOURS", 12)
+SESSION_COOKIE_AGE = env_int("SESSION_HOURS", 12, minimum=1) * 3600
+API_TOKEN_HOURS = env_int("API_TOKEN_HOURS", 12, minimum=1)
 # Logins, role and password changes as audit events (floor/security.py). Always on but in
 # the test settings, whose fixtures log in and grant roles in nearly every test.
 SECURITY_EVENTS = True
@@ -217,7 +217,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Scoped throttles for the expensive endpoints (views name their scope).
-    "DEFAULT_THROTTLE_RATES": {"audit_verify": env_str("THROTTLE_AUDIT_VERIFY", "30/hour")},
+    "DEFAULT_THROTTLE_RATES": {"audit_verify": env_rate("THROTTLE_AUDIT_VERIFY", "30/hour")},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -240,8 +240,8 @@ LOG_FORMAT = env_str("LOG_FORMAT", "plain")
 LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)
 
 # Probes (config/health.py): how long /readyz waits for Redis and for a Celery worker.
-READYZ_TIMEOUT = float(env_int("READYZ_TIMEOUT_MS", 1000)) / 1000
-READYZ_CELERY_TIMEOUT = float(env_int("READYZ_CELERY_TIMEOUT_MS", 1000)) / 1000
+READYZ_TIMEOUT = float(env_int("READYZ_TIMEOUT_MS", 1000, minimum=1)) / 1000
+READYZ_CELERY_TIMEOUT = float(env_int("READYZ_CELERY_TIMEOUT_MS", 1000, minimum=1)) / 1000
 
 # /metrics (config/metrics.py): allowed from loopback and private addresses that reach us
 # directly (not through the proxy), or with "Authorization: Bearer $METRICS_TOKEN".

@@ -1,6 +1,7 @@
 """Settings: production passes `check --deploy`; bad environment values fail loudly."""
 
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings.env import env_bool, env_int, env_list, env_str
+from config.settings.env import env_bool, env_int, env_list, env_rate, env_str
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +84,37 @@ def test_env_readers_fail_loudly_on_bad_values(monkeypatch):
     monkeypatch.delenv("X_REQ", raising=False)
     with pytest.raises(ImproperlyConfigured):
         env_str("X_REQ", required=True)
+
+
+def test_numbers_below_their_minimum_and_bad_rates_fail_at_startup(monkeypatch):
+    monkeypatch.setenv("X_INT", "-3")
+    with pytest.raises(ImproperlyConfigured, match="below its minimum"):
+        env_int("X_INT", 1, minimum=0)
+    assert env_int("X_INT", 1) == -3  # no minimum: any integer
+    for bad in ("bogus", "30", "0/hour", "30/fortnight", "-1/day"):
+        monkeypatch.setenv("X_RATE", bad)
+        with pytest.raises(ImproperlyConfigured):
+            env_rate("X_RATE", "30/hour")
+    monkeypatch.setenv("X_RATE", "100/day")
+    assert env_rate("X_RATE", "30/hour") == "100/day"
+    # ... and the settings use them: the process refuses to start, no 500 at the first request.
+    for name, value in (("THROTTLE_AUDIT_VERIFY", "bogus"), ("TRUSTED_PROXY_HOPS", "-3"), ("SESSION_HOURS", "0"),
+                        ("LOGIN_MAX_FAILURES", "0")):  # fmt: skip
+        result = _manage("check", **{name: value})
+        assert result.returncode != 0 and name in result.stderr, (name, result.stderr[-300:])
+
+
+def test_the_docker_image_collects_its_static_files_under_the_production_settings():
+    """docker/Dockerfile runs collectstatic at build time, with no database nor Redis: the
+    production settings must load with the values that RUN line gives them."""
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    line = re.search(r"&& ((?:\w+=\S+ )+)python manage\.py collectstatic", dockerfile)
+    assert line, "the Dockerfile no longer runs collectstatic"
+    env = dict(pair.split("=", 1) for pair in line.group(1).split())
+    build = {"DATABASE_URL": "", "REDIS_URL": "", **env}  # nothing from this machine's environment
+    result = _manage("collectstatic", "--noinput", "--dry-run", DJANGO_SETTINGS_MODULE="config.settings.production",
+                     **build)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-500:]
 
 
 def test_env_readers_parse_good_values(monkeypatch):
