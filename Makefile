@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
+# The demo listens on this machine only: its passwords are public. HOST=0.0.0.0 (and
+# DJANGO_ALLOWED_HOSTS) lets a tablet on a trusted network reach it.
+HOST ?= 127.0.0.1
 
 # Test services: real PostgreSQL and Redis (see .ci/services).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
@@ -23,7 +26,7 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py runserver 0.0.0.0:$(PORT)
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 services:
 	bash .ci/services

@@ -1,6 +1,7 @@
 """Dependency inversion for the floor: what other apps must do when the floor changes state.
 
-ARCHITECTURE.md: `floor` never imports `tables`. But closing a table session is not only
+ARCHITECTURE.md: `floor` never imports `tables` (only its pure rules engine's profiles, which
+a table is created with; no model, service or page of tables). But closing a table session is not only
 the floor's business: a coup still in play must stop the close, and the active bank ends
 with the session (RULES.md §4, art. 71: each banker's operations end in the register). So
 the floor publishes an explicit, ordered registry of callables, and the apps that depend on

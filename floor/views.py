@@ -46,7 +46,7 @@ ROLE_TASKS = {
 
 
 def _page(name: str) -> str | None:
-    # The pages live in tables (tables.urls_pages); floor never imports tables, it names them.
+    # The pages live in tables (tables.urls_pages); floor never imports tables' pages, it names them.
     try:
         return reverse(name)
     except NoReverseMatch:
