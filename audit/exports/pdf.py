@@ -71,7 +71,7 @@ HEADER_LEADING = 9.0
 MAX_TEXT_LINES = 10  # a reconstruction's cards and violations, read in full
 MAX_DATETIME_LINES = 2  # date, then time, when the column is narrow
 LAYOUT_SAMPLE = 200  # rows read ahead to size the columns
-MAX_HEADER_LINES = 3
+MAX_HEADER_LINES = 5
 HEADING_H = 20.0  # the section title line (and "... (continued)")
 SECTION_GAP = 16.0
 
@@ -364,7 +364,10 @@ def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]
     wants: list[float] = []
     for i, (c, title) in enumerate(zip(cols, titles, strict=True)):
         longest_word = max((_width(w, f.cond_bold, HEADER_SIZE) for w in title.split()), default=0)
-        header = min(longest_word, 140.0)
+        # room for the title on three lines (a long one may take up to MAX_HEADER_LINES
+        # when the columns must shrink to fit the page)
+        three_lines = _width(title, f.cond_bold, HEADER_SIZE) / 3 * 1.15
+        header = min(max(longest_word, three_lines), 140.0)
         content = max((_width(row[i], f.cond, BODY_SIZE) for row in sample), default=0.0)
         if c.kind == "text":
             # One line of up to 320pt; beyond that the cell wraps.

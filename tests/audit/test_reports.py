@@ -384,6 +384,21 @@ def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, ap
         (old.pk, e2 - 5_00, None, new_pk), (new_pk, e2 + 2_00, old.pk, None)
     ]
     assert built.summary["counted"] == e1 + 1_00 + e2 + 2_00
+    # Every section's column titles fit their header in the PDF: none is cut short.
+    from audit.exports import pdf
+
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione2)
+    built = build_document(
+        day=closed.day, version=2, seal="s", streams=[], register=reg,
+        counts=list(registers.current_counts(gaming_day_id=closed.day.pk)),
+    )  # fmt: skip
+    keys = {section.key for section in built.document.sections}
+    assert {"tables", "coups", "cagnotte_counts", "control_register"} <= keys
+    for section in built.document.sections:
+        table = pdf._layout(section.columns, pdf.fonts(), [])
+        assert not [t for t in table.titles if "…" in t[-1]], (section.key, table.titles)
 
 
 def test_cagnotte_register_api(closed, api, auditor, outsider):
