@@ -21,6 +21,8 @@ from .auth import TooManyFailedLogins, client_address, login_blocked, login_fail
 from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
+from .mfa import MESSAGES as MFA_MESSAGES
+from .mfa import SecondFactorRefused, check_second_factor
 from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .roles import has_role
@@ -80,13 +82,19 @@ class TokenLoginApi(APIView):
     class TokenLoginInput(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=128, trim_whitespace=False)
+        otp = serializers.CharField(
+            max_length=16, required=False, allow_blank=True,
+            help_text="The one-time code of the user's authenticator, for the roles that need one (MFA_ROLES).",
+        )  # fmt: skip
 
     @extend_schema(
         request=TokenLoginInput,
         responses={200: TokenOutputSerializer, 400: _E, 429: _E},
         auth=[],
         description="Failed logins are throttled per username and per client address "
-        "(code `too_many_failed_logins`, 429). Each login gets a new token, its own (one per tablet), "
+        "(code `too_many_failed_logins`, 429). The roles in MFA_ROLES (in production the Commissario, the "
+        "Direzione, the auditors and superusers) send `otp`, their authenticator's current code: "
+        "`mfa_code_required`, `mfa_code_invalid` (a failed login too) or `mfa_not_enrolled`. Each login gets a new token, its own (one per tablet), "
         "shown only in this answer: the server keeps only its SHA-256 digest. It lasts API_TOKEN_HOURS "
         "(a shift, 12 by default) from its issue; a logout revokes it.",
     )
@@ -101,6 +109,11 @@ class TokenLoginApi(APIView):
         if user is None:
             login_failed(username=username, address=address)
             raise ApplicationError("invalid_credentials", "Wrong username or password.")
+        try:
+            check_second_factor(user, data.validated_data.get("otp"))
+        except SecondFactorRefused as refused:
+            login_failed(username=username, address=address)
+            raise ApplicationError(refused.code, str(MFA_MESSAGES[refused.code])) from None
         login_succeeded(username=username, address=address)
         key, token = issue_token(user)
         security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)

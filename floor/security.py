@@ -14,12 +14,11 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models.signals import m2m_changed, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -27,6 +26,7 @@ from django.utils.translation import gettext as _
 from audit.services import record
 
 from .auth import client_address
+from .mfa import StaffAdminAuthenticationForm
 from .roles import role_conflict
 
 STREAM = "security"
@@ -121,6 +121,29 @@ def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwar
     )  # fmt: skip
 
 
+def _authenticator_saved(sender, instance, created, raw=False, **kwargs) -> None:
+    if created and not raw:
+        security_event("auth.authenticator_enrolled", user=instance.user_id, name=_clean(instance.name),
+                       confirmed=instance.confirmed)  # fmt: skip
+
+
+def _authenticator_changing(sender, instance, raw=False, **kwargs) -> None:
+    # Every login saves the device (its last code, its throttle): only a new key, owner or
+    # confirmation is a change worth recording.
+    if raw or instance.pk is None:
+        return
+    before = sender.objects.filter(pk=instance.pk).values("key", "user_id", "confirmed").first()
+    if before and (before["key"], before["user_id"], before["confirmed"]) != (
+        instance.key, instance.user_id, instance.confirmed
+    ):
+        security_event("auth.authenticator_changed", user=instance.user_id, name=_clean(instance.name),
+                       rekeyed=before["key"] != instance.key, confirmed=instance.confirmed)  # fmt: skip
+
+
+def _authenticator_deleted(sender, instance, **kwargs) -> None:
+    security_event("auth.authenticator_removed", user=instance.user_id, name=_clean(instance.name))
+
+
 def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
     """AdminSite.login, through the throttled login view: the admin's login had no throttle
     of its own, for the most powerful accounts."""
@@ -141,7 +164,7 @@ def admin_login(request: HttpRequest, extra_context: dict | None = None) -> Http
     context.update(extra_context or {})
     request.current_app = site.name
     return ThrottledLoginView.as_view(
-        authentication_form=AdminAuthenticationForm,
+        authentication_form=StaffAdminAuthenticationForm,
         template_name="admin/login.html",
         extra_context=context,
         redirect_authenticated_user=False,
@@ -157,3 +180,8 @@ def connect() -> None:
     m2m_changed.connect(_roles_changed, sender=user_model.groups.through, dispatch_uid="chemin_security_roles")
     pre_save.connect(_credentials_changed, sender=user_model, dispatch_uid="chemin_security_credentials")
     admin.site.login = admin_login
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    pre_save.connect(_authenticator_changing, sender=TOTPDevice, dispatch_uid="chemin_security_totp_changing")
+    post_save.connect(_authenticator_saved, sender=TOTPDevice, dispatch_uid="chemin_security_totp_saved")
+    post_delete.connect(_authenticator_deleted, sender=TOTPDevice, dispatch_uid="chemin_security_totp_deleted")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -21,6 +20,7 @@ from .auth import (
     login_failed,
     login_succeeded,
 )
+from .mfa import StaffAuthenticationForm
 from .roles import Role, user_roles
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ class ThrottledLoginView(LoginView):
 
     template_name = "registration/login.html"
     redirect_authenticated_user = True
+    authentication_form = StaffAuthenticationForm  # the password, then the one-time code (floor/mfa.py)
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         try:
@@ -75,14 +76,18 @@ class ThrottledLoginView(LoginView):
         username = request.POST.get("username", "")
         if login_blocked(username=username, address=client_address(request)):
             # Refused before the password is checked (floor/auth.py).
-            form = AuthenticationForm(request, initial={"username": username})
+            form = self.get_form_class()(request, initial={"username": username})
             context = self.get_context_data(form=form, throttled=True)
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):
         login_failed(username=self.request.POST.get("username", ""), address=client_address(self.request))
-        return super().form_invalid(form)
+        # The password was right and the one-time code is what is missing or wrong: say so,
+        # not "wrong username or password" (the code can only be asked once the password is).
+        return self.render_to_response(
+            self.get_context_data(form=form, second_factor=getattr(form, "second_factor_error", None))
+        )
 
     def form_valid(self, form):
         login_succeeded(username=form.get_user().get_username(), address=client_address(self.request))

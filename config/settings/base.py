@@ -25,6 +25,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "django_filters",
     "drf_spectacular",
     "audit",
@@ -177,6 +179,21 @@ API_TOKEN_HOURS = env_int("API_TOKEN_HOURS", 12, minimum=1)
 # Logins, role and password changes as audit events (floor/security.py). Always on but in
 # the test settings, whose fixtures log in and grant roles in nearly every test.
 SECURITY_EVENTS = True
+# The roles that log in with a one-time code besides the password (floor/mfa.py; TOTP),
+# "superuser" for the superusers. None in the demo, which must run with no setup; the
+# production settings ask it of the supervising roles.
+MFA_ROLES = env_list("MFA_ROLES", [])
+
+
+def check_mfa_roles(roles: list[str]) -> list[str]:
+    unknown = set(roles) - {"commissario", "capo_partita", "changeur", "auditor", "direzione", "superuser"}
+    if unknown:
+        raise ImproperlyConfigured(f"MFA_ROLES names no such role: {', '.join(sorted(unknown))}.")
+    return roles
+
+
+check_mfa_roles(MFA_ROLES)
+OTP_TOTP_ISSUER = "Chemin"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("it", "Italiano")]

@@ -21,6 +21,11 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
 if not REDIS_URL:
     raise ImproperlyConfigured("REDIS_URL must name the Redis of the cache and of Celery in production.")
 
+# A stolen password alone opens no supervising account: the Commissario, the Direzione, the
+# auditors and the superusers log in with a one-time code too (floor/mfa.py). MFA_ROLES=
+# lists others, e.g. "commissario,direzione,auditor,superuser,capo_partita".
+MFA_ROLES = check_mfa_roles(env_list("MFA_ROLES", ["commissario", "direzione", "auditor", "superuser"]))
+
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 # Probes and the Prometheus scrape come over plain HTTP from inside the network (the

@@ -125,3 +125,14 @@ def test_env_readers_parse_good_values(monkeypatch):
     assert env_int("X_INT", 1) == 42
     assert env_list("X_LIST", []) == ["a.example", "b.example"]
     assert env_bool("X_UNSET_BOOL", True) is True
+
+
+def test_production_asks_the_supervisors_for_a_second_factor_and_names_must_be_roles():
+    env = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/chemin", "REDIS_URL": "redis://127.0.0.1:6379/0",
+           "DJANGO_SETTINGS_MODULE": "config.settings.production", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+           "DJANGO_ALLOWED_HOSTS": "chemin.example.org"}  # fmt: skip
+    shown = _manage("shell", "-c", "from django.conf import settings; print(settings.MFA_ROLES)", **env)
+    assert shown.returncode == 0, shown.stderr[-500:]
+    assert "['commissario', 'direzione', 'auditor', 'superuser']" in shown.stdout
+    bad = _manage("check", MFA_ROLES="commissario,croupier")
+    assert bad.returncode != 0 and "MFA_ROLES names no such role: croupier" in bad.stderr

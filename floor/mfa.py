@@ -1,0 +1,116 @@
+"""The second factor: a time-based one-time code (TOTP, RFC 6238) for the roles that
+supervise the floor and its books, checked at every login (the login page, the admin's,
+and POST /api/auth/token/) before any session or token exists.
+
+Which roles need it is settings.MFA_ROLES (production: commissario, direzione, auditor and
+superusers; the demo and the tests: none unless set). A user enrols in person: a superuser
+adds his authenticator in the admin (OTP devices, TOTP) and shows him its QR code; a user
+who needs a code and has no authenticator cannot log in until then (a password alone, if
+stolen, must never let its thief enrol his own). The codes are django-otp's: a code is
+used once, and failures slow the device down (its throttling), on top of the failed-login
+throttle that counts a wrong code as a failed login."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext_lazy as _
+from django_otp import devices_for_user
+
+from .roles import user_roles
+
+SUPERUSER = "superuser"  # MFA_ROLES' name for the superusers, who hold no staff role
+_CODE = re.compile(r"\d{6,8}", re.ASCII)
+
+
+def mfa_required(user: Any) -> bool:
+    wanted = set(settings.MFA_ROLES)
+    if not wanted:
+        return False
+    if SUPERUSER in wanted and getattr(user, "is_superuser", False):
+        return True
+    return bool(wanted & user_roles(user))
+
+
+def mfa_enrolled(user: Any) -> bool:
+    return any(True for _ in devices_for_user(user, confirmed=True))
+
+
+def verify_code(user: Any, code: str | None) -> bool:
+    """True when `code` is the current code of one of the user's confirmed authenticators."""
+    text = re.sub(r"\s", "", code or "")
+    if not _CODE.fullmatch(text):
+        return False
+    with transaction.atomic():  # django-otp locks the devices to record the use (no replay)
+        return any(device.verify_token(text) for device in devices_for_user(user, for_verify=True))
+
+
+class SecondFactorRefused(Exception):
+    def __init__(self, code: str):
+        super().__init__(code)
+        self.code = code  # mfa_not_enrolled | mfa_code_required | mfa_code_invalid
+
+
+def check_second_factor(user: Any, code: str | None) -> None:
+    """Raise SecondFactorRefused unless the user needs no code or gave a right one."""
+    if not mfa_required(user):
+        return
+    if not mfa_enrolled(user):
+        raise SecondFactorRefused("mfa_not_enrolled")
+    if not (code or "").strip():
+        raise SecondFactorRefused("mfa_code_required")
+    if not verify_code(user, code):
+        raise SecondFactorRefused("mfa_code_invalid")
+
+
+# --------------------------------------------------------------------------- the login forms
+
+MESSAGES = {
+    "mfa_not_enrolled": _(
+        "Your role logs in with a one-time code, and no authenticator is enrolled for you yet: "
+        "ask the back office to enrol one."
+    ),
+    "mfa_code_required": _("Your role logs in with a one-time code: enter the code your authenticator shows."),
+    "mfa_code_invalid": _("This one-time code is not right, or was used already: enter the current one."),
+}
+
+
+class _SecondFactorMixin:
+    """The login form's optional code field, checked once the password is right. A refusal
+    is the form's error (the login view counts it as a failed login)."""
+
+    second_factor_error: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["otp_token"] = forms.CharField(
+            label=_("One-time code"),
+            help_text=_("Only for the roles that log in with an authenticator."),
+            required=False,
+            max_length=16,
+            strip=True,
+            widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
+        )
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        super().confirm_login_allowed(user)  # type: ignore[misc]
+        try:
+            check_second_factor(user, self.cleaned_data.get("otp_token"))  # type: ignore[attr-defined]
+        except SecondFactorRefused as refused:
+            self.second_factor_error = refused.code
+            raise ValidationError(MESSAGES[refused.code], code=refused.code) from None
+
+
+class StaffAuthenticationForm(_SecondFactorMixin, AuthenticationForm):
+    pass
+
+
+class StaffAdminAuthenticationForm(_SecondFactorMixin, AdminAuthenticationForm):
+    pass

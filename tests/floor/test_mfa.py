@@ -1,0 +1,136 @@
+"""The second factor (floor/mfa.py): the roles in MFA_ROLES log in with their
+authenticator's one-time code besides the password, on the login page, the admin's and the
+token API; a wrong code is a failed login; a code is used once; enrolment is on record."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from django.test import Client
+from django_otp.oath import TOTP
+from django_otp.plugins.otp_totp.models import TOTPDevice
+from rest_framework.test import APIClient
+
+from audit.models import AuditEvent
+from floor.models import ApiToken
+from floor.roles import Role
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "/api/auth/token/"
+
+
+@pytest.fixture
+def mfa(settings):
+    settings.MFA_ROLES = ["commissario", "direzione", "auditor", "superuser"]
+    settings.SECURITY_EVENTS = True
+    return settings
+
+
+def enrol(user) -> TOTPDevice:
+    return TOTPDevice.objects.create(user=user, name="phone", confirmed=True)
+
+
+def code(device: TOTPDevice, *, later: int = 0) -> str:
+    totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
+    totp.time = time.time() + later
+    return f"{totp.token():0{device.digits}d}"
+
+
+def api_login(username: str, otp: str | None = None, address: str = "10.0.0.1"):
+    body = {"username": username, "password": PASSWORD, **({"otp": otp} if otp is not None else {})}
+    return APIClient().post(TOKEN, body, format="json", REMOTE_ADDR=address)
+
+
+def error(response) -> str:
+    return response.json()["error"]["code"]
+
+
+def test_the_token_api_asks_the_supervisors_for_their_code(mfa, commissario, capo_partita):
+    assert error(api_login("commissario")) == "mfa_not_enrolled"  # no authenticator: no login
+    device = enrol(commissario)
+    assert error(api_login("commissario")) == "mfa_code_required"
+    assert error(api_login("commissario", "000000" if code(device) != "000000" else "111111")) == "mfa_code_invalid"
+    assert not ApiToken.objects.exists()
+    device.refresh_from_db()
+    device.throttle_reset()  # (django-otp slows a device down after a wrong code: 1 s here)
+    right = code(device)
+    ok = api_login("commissario", right)
+    assert ok.status_code == 200 and ok.json()["roles"] == ["commissario"]
+    # A code is used once: the same one again (a shoulder-surfer, a replay) is refused.
+    assert error(api_login("commissario", right)) == "mfa_code_invalid"
+    # Roles outside MFA_ROLES log in as before.
+    assert api_login("capo_partita").status_code == 200
+
+
+def test_a_wrong_code_counts_as_a_failed_login(mfa, commissario, settings):
+    settings.LOGIN_MAX_FAILURES = 3
+    device = enrol(commissario)
+    for _ in range(3):
+        assert error(api_login("commissario", "123456", address="10.1.1.1")) in ("mfa_code_invalid",)
+    device.refresh_from_db()
+    device.throttle_reset()
+    refused = api_login("commissario", code(device), address="10.1.1.2")
+    assert refused.status_code == 429 and error(refused) == "too_many_failed_logins"
+
+
+def test_the_login_page_asks_for_the_code_and_says_why(mfa, auditor):
+    device = enrol(auditor)
+    browser = Client()
+    page = browser.get("/accounts/login/")
+    assert 'autocomplete="one-time-code"' in page.content.decode()
+    missing = browser.post("/accounts/login/", {"username": "auditor", "password": PASSWORD})
+    assert missing.status_code == 200
+    html = missing.content.decode()
+    assert "enter the code your authenticator shows" in html and "Wrong username or password" not in html
+    wrong = browser.post("/accounts/login/", {"username": "auditor", "password": "nope", "otp_token": code(device)})
+    assert "Wrong username or password" in wrong.content.decode()  # the code is asked after the password only
+    assert "_auth_user_id" not in browser.session
+    ok = browser.post("/accounts/login/", {"username": "auditor", "password": PASSWORD, "otp_token": code(device)})
+    assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(auditor.pk)
+
+
+def test_the_admin_asks_the_superuser_for_his_code(mfa, make_user):
+    root = make_user("root", is_superuser=True, is_staff=True)
+    root.set_password(PASSWORD)
+    root.save()
+    browser = Client()
+    page = browser.get("/admin/login/")
+    assert 'name="otp_token"' in page.content.decode()
+    refused = browser.post("/admin/login/", {"username": "root", "password": PASSWORD})
+    assert "no authenticator is enrolled" in refused.content.decode() and "_auth_user_id" not in browser.session
+    device = enrol(root)
+    ok = browser.post("/admin/login/", {"username": "root", "password": PASSWORD, "otp_token": code(device)})
+    assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(root.pk)
+    # The superuser shows a new colleague his authenticator's QR code from the admin.
+    config = browser.get(f"/admin/otp_totp/totpdevice/{device.pk}/config/")
+    assert config.status_code == 200
+
+
+def test_enrolment_and_removal_are_on_record_but_not_each_use(mfa, commissario):
+    device = enrol(commissario)
+    assert api_login("commissario", code(device)).status_code == 200
+    device.key = TOTPDevice(user=commissario).key  # re-keyed (a new phone)
+    device.save()
+    device.delete()
+    events = AuditEvent.objects.filter(stream__name="security", action__startswith="auth.authenticator")
+    actions = [e.action for e in events.order_by("seq")]
+    assert actions == ["auth.authenticator_enrolled", "auth.authenticator_changed", "auth.authenticator_removed"]
+    assert json.loads(events.order_by("seq")[1].payload_json)["rekeyed"] is True
+
+
+def test_no_role_needs_a_code_unless_set(commissario, settings):
+    assert settings.MFA_ROLES == []
+    assert api_login("commissario").status_code == 200
+
+
+@pytest.mark.parametrize("role", [Role.CAPO_PARTITA, Role.CHANGEUR])
+def test_the_table_staff_can_be_asked_too(settings, make_user, role):
+    settings.MFA_ROLES = [str(role)]
+    user = make_user("staff", role)
+    user.set_password(PASSWORD)
+    user.save()
+    assert error(api_login("staff")) == "mfa_not_enrolled"
