@@ -16,12 +16,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from rest_framework.response import Response
 
 from config.errors import ApplicationError
+from config.htmx import is_htmx as is_htmx  # (the pages import it from here)
+from config.htmx import refusal
 from floor.idempotency import HEADER, REPLAYED_HEADER, idempotent_response, request_fingerprint, validate_key
 from floor.models import IdempotencyKey
 
@@ -37,6 +38,10 @@ REFUSALS = {
     "bet_over_bank": gettext_lazy("The bets would exceed the bank."),
     "bet_after_rien_ne_va_plus": gettext_lazy("Betting is closed (rien ne va plus)."),
     "banco_called": gettext_lazy("Banco is called: it covers the whole bank alone."),
+    "bets_already_placed": gettext_lazy("Bets are placed: banco solo covers the whole bank alone."),
+    "coup_moved_on": gettext_lazy(
+        "The coup has moved on since this page was shown (another tablet?): check its cards, then enter the next one."
+    ),
     "bet_already_placed": gettext_lazy("This player has bet already: bets made in time cannot be changed."),
     "avec_la_table_taken": gettext_lazy("Banco avec la table is taken for this coup."),
     "patron_barred": gettext_lazy("A barred player may not hold the cards (faux tirage)."),
@@ -252,20 +257,11 @@ def stored_outcome(request: HttpRequest) -> Outcome | None:
 
 
 def forbidden(request: HttpRequest, message: str | None = None) -> HttpResponse:
-    context = {"message": message or _("Your role does not allow this page.")}
-    if is_htmx(request):
-        # An htmx post swaps its answer into a panel (a tablet, a table card): a refusal of
-        # the user himself (relieved, role withdrawn) replaces the page's content instead, as
-        # the full 403 page would, rather than nesting a whole page inside the panel.
-        response = render(request, "_403.html", context, status=403)
-        response["HX-Retarget"] = "#main"
-        response["HX-Reswap"] = "innerHTML"
-        return response
-    return render(request, "403.html", context, status=403)
+    return refusal(request, status=403, message=message or _("Your role does not allow this page."))
 
 
-def is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
+def not_found(request: HttpRequest) -> HttpResponse:
+    return refusal(request, status=404, title=_("Not found"), message=_("There is no such page."))
 
 
 def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
+from config.errors import ApplicationError
 from floor.models import Patron, TableSession
 from floor.permissions import session_writable_by
 from floor.roles import Role, has_role
@@ -36,6 +37,7 @@ from .views_common import (
     form_post,
     int_field,
     is_htmx,
+    not_found,
     stored_outcome,
 )
 
@@ -443,10 +445,26 @@ def act_coup_annul(request, session, user):
     return _("Coup %(number)s annulled: the bets go back to the players.") % {"number": coup.number}
 
 
+def _expect_cards(request: HttpRequest) -> int | None:
+    # The cards the page showed (its picker's hidden field); an old form without it: unchecked.
+    raw = request.POST.get("expect_cards")
+    return None if raw is None else int_field(raw, field="expect_cards")
+
+
+def card_label(code: str) -> str:
+    """'8D' -> '8♦' for a message: the suit as its symbol, in every language."""
+    symbols = {code: symbol for code, symbol, _name in SUITS}
+    return f"{code[:-1]}{symbols.get(code[-1], code[-1])}"
+
+
 def act_card(request, session, user):
     card = _card(request)
-    services.card_deal(coup=_coup(request, session), by=user, card=card)
-    return _("Card %(card)s entered.") % {"card": card}
+    coup = services.card_deal(coup=_coup(request, session), by=user, card=card, expect_cards=_expect_cards(request))
+    punta = len(live.hands(coup.cards, punta_draws=coup.punta_draws).punta)
+    before = len(live.hands(coup.cards[:-1], punta_draws=coup.punta_draws).punta)
+    if punta > before:  # the message names the hand it went to, as the croupier dealt it
+        return _("Card %(card)s entered, to the punta.") % {"card": card_label(card)}
+    return _("Card %(card)s entered, to the banker.") % {"card": card_label(card)}
 
 
 def act_punta(request, session, user):
@@ -462,13 +480,23 @@ def act_banker_stand(request, session, user):
 
 def act_reconstruction_card(request, session, user):
     card = _card(request)
-    services.reconstruction_card(coup=_coup(request, session), by=user, card=card)
-    return _("Reconstruction: card %(card)s entered.") % {"card": card}
+    services.reconstruction_card(coup=_coup(request, session), by=user, card=card, expect_cards=_expect_cards(request))
+    return _("Reconstruction: card %(card)s entered.") % {"card": card_label(card)}
 
 
 def act_reconstruction_decide(request, session, user):
     side = request.POST.get("side", "")
-    services.reconstruction_decide(coup=_coup(request, session), by=user, side=side, draws=_draws(request))
+    try:
+        services.reconstruction_decide(coup=_coup(request, session), by=user, side=side, draws=_draws(request))
+    except ApplicationError as exc:
+        # The play's own words would say "the banker has no decision", whichever side this is.
+        words = {
+            "decision_not_expected": _("The reconstruction does not wait for this decision."),
+            "card_required": _("The reconstruction needs the next card of the sabot first."),
+        }
+        if exc.code in words:
+            raise BadForm(exc.code, words[exc.code], details=exc.details) from None
+        raise
     return _("Reconstruction: decision entered.")
 
 
@@ -589,10 +617,15 @@ ACTIONS: dict[str, Callable] = {
 
 
 @login_required
-@require_POST
 def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    if request.method == "GET":
+        # An action's address opened as a page (after a login that followed a post, a
+        # bookmark): the tablet it belongs to, rather than an empty 405.
+        return redirect("tablet-session", pk=pk)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
     handler = ACTIONS.get(action)
-    session = get_object_or_404(TableSession.objects.select_related("table"), pk=pk)
+    session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
     floor = action in FLOOR_ACTIONS and _commissario(request)
     # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
@@ -601,9 +634,12 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     )
     replay = None if (writable or floor or closed_to_its_capo) else stored_outcome(request)
     if not (writable or floor or closed_to_its_capo or replay):
+        if has_role(request.user, Role.CAPO_PARTITA) and not session.is_closed:  # relieved, or another table's
+            return forbidden(request, _("%(name)s runs this table now: you do not record its play.") % {
+                "name": session.capo_partita.get_full_name() or session.capo_partita.get_username()})
         return forbidden(request, _("Only the Capo Partita assigned to this table session may record its play."))
     if handler is None:
-        return render(request, "404.html", status=404)
+        return not_found(request)
     if replay is not None:  # his own entry, made before he was relieved: its answer again
         outcome = replay
     elif closed_to_its_capo and not floor:

@@ -47,7 +47,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # An htmx post whose session expired: a full-page login, not one inside the panel.
+    "config.htmx.HtmxLoginRedirectMiddleware",
 ]
+# A stale form (its CSRF token rotated by a new login): said in the page's language, with a
+# reload button, and inside an htmx panel's page rather than Django's bare 403.
+CSRF_FAILURE_VIEW = "config.htmx.csrf_failure"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -462,7 +462,7 @@ class CardDealApi(_CoupStepApi):
         "The card as it leaves the shoe; the engine says whose hand it goes to. When the banker's "
         "decision is awaited, a card is his third card (he drew). Codes: `bad_card`, `card_exhausted`, "
         "`shoe_empty`, `declaration_required`, `too_many_cards`, `card_after_natural`, `betting_open`, "
-        "`coup_pending`.",
+        "`coup_pending`, `coup_moved_on` (with `expect_cards`).",
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -504,7 +504,7 @@ class ReconstructionCardApi(_CoupStepApi):
         CardDealInput,
         "The next shoe card for a pending reconstruction",
         "RULES.md §3.3. Codes: `reconstruction_not_pending`, `decision_required`, `bad_card`, "
-        "`card_exhausted`.",
+        "`card_exhausted`, `coup_moved_on` (with `expect_cards`: the reconstruction's cards seen).",
     )
     def post(self, request, pk: int):
         return super().post(request, pk)

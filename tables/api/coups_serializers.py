@@ -127,6 +127,13 @@ class BetPlaceInput(serializers.Serializer):
 
 class CardDealInput(serializers.Serializer):
     card = card_field()
+    expect_cards = serializers.IntegerField(
+        required=False, min_value=0, max_value=6,
+        help_text="Optional: how many cards (of the coup; of the reconstruction, for its cards) the "
+        "tablet had seen when this one was entered. If others were entered since (another tablet, an "
+        "old page), 409 `coup_moved_on` and nothing is dealt, rather than dealing this card to "
+        "the hand that comes next now.",
+    )  # fmt: skip
 
 
 class DrawsInput(serializers.Serializer):

@@ -708,9 +708,22 @@ def _require_dealing(coup: Coup) -> None:
         )
 
 
-def _card_deal(play: _Play, card: object) -> Coup:
+def _check_expected(entered: list[str], expect_cards: int | None) -> None:
+    """A tablet says how many cards it saw (the page it entered the card on): a card sent
+    from an older page (a second tablet, a tab left open) is refused rather than dealt to the
+    hand that comes next now, which is not the one its croupier saw."""
+    if expect_cards is not None and expect_cards != len(entered):
+        raise Conflict(
+            "coup_moved_on",
+            "The coup has moved on since this page was shown: check its cards, then enter the next one.",
+            details={"expected_cards": expect_cards, "cards": len(entered)},
+        )
+
+
+def _card_deal(play: _Play, card: object, expect_cards: int | None = None) -> Coup:
     session, coup, by = play.session, play.coup, play.by
     _require_dealing(coup)
+    _check_expected(coup.cards, expect_cards)
     with engine_errors():
         code, side, banker_draws = live.deal(
             coup.cards, card, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws
@@ -743,11 +756,12 @@ def _card_deal(play: _Play, card: object) -> Coup:
 
 
 @service_atomic
-def card_deal(*, coup: Coup, by: User, card: str) -> Coup:
+def card_deal(*, coup: Coup, by: User, card: str, expect_cards: int | None = None) -> Coup:
     """One card as it leaves the shoe; the engine says whose hand it goes to (§2.3-2.7).
-    When the banker's turn comes, a card entered is his third card: it is his decision to draw."""
+    When the banker's turn comes, a card entered is his third card: it is his decision to draw.
+    `expect_cards`: the cards the tablet had seen dealt (`coup_moved_on` if others were since)."""
     session, coup = lock_coup(coup, by)
-    return _played(session, coup, by, _card_deal, card)
+    return _played(session, coup, by, _card_deal, card, expect_cards)
 
 
 def _punta_declare(play: _Play, draws: bool) -> Coup:
@@ -931,13 +945,14 @@ def _require_pending(coup: Coup) -> dict[str, Any]:
     return coup.needs or {}
 
 
-def _reconstruction_card(play: _Play, card: object) -> Coup:
+def _reconstruction_card(play: _Play, card: object, expect_cards: int | None = None) -> Coup:
     session, coup, by = play.session, play.coup, play.by
     needs = _require_pending(coup)
     if "cards" not in needs:
         raise ApplicationError(
             "decision_required", "The reconstruction needs a decision first.", details=needs
         )
+    _check_expected(coup.next_cards, expect_cards)
     shoe_card = play.shoe().draw(
         session=session, by=by, card=card, use=ShoeCard.Use.RECONSTRUCTION, coup=coup
     )
@@ -955,10 +970,11 @@ def _reconstruction_card(play: _Play, card: object) -> Coup:
 
 
 @service_atomic
-def reconstruction_card(*, coup: Coup, by: User, card: str) -> Coup:
-    """The next shoe card for a pending reconstruction (§3.3): shoe-checked and recorded."""
+def reconstruction_card(*, coup: Coup, by: User, card: str, expect_cards: int | None = None) -> Coup:
+    """The next shoe card for a pending reconstruction (§3.3): shoe-checked and recorded.
+    `expect_cards`: the reconstruction cards the tablet had seen (`coup_moved_on` otherwise)."""
     session, coup = lock_coup(coup, by)
-    return _played(session, coup, by, _reconstruction_card, card)
+    return _played(session, coup, by, _reconstruction_card, card, expect_cards)
 
 
 def _reconstruction_decide(play: _Play, side: str, draws: bool) -> Coup:

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from tables.models import Bet, Coup
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
 
 def said(page, text: str):
@@ -20,7 +21,7 @@ def said(page, text: str):
 def pick(page, rank: str, suit: str):
     page.locator(f"form.picker label.key:text-is('{rank}')").first.click()
     page.locator(f"form.picker button[name=suit][value={suit}]").first.click()
-    said(page, f"{rank}{suit}")
+    said(page, f"{rank}{SYMBOLS[suit]}")  # the message shows the suit as its symbol
 
 
 @pytest.mark.parametrize("viewport", ["landscape", "portrait"])

@@ -366,7 +366,7 @@ def test_a_refused_htmx_post_replaces_the_page_not_the_panel(client_for, game):
     assert response.status_code == 403
     assert response["HX-Retarget"] == "#main" and response["HX-Reswap"] == "innerHTML"
     html = response.content.decode()
-    assert "<html" not in html and "Only the Capo Partita assigned" in html and 'href="/"' in html
+    assert "<html" not in html and "runs this table now" in html and 'href="/"' in html
     assert not Coup.objects.filter(session=game.session).exists()
 
 
@@ -390,3 +390,115 @@ def test_no_player_chosen_is_said_so(client_for, game):
     assert response.status_code == 400
     html = response.content.decode()
     assert "Choose a player at the table." in html and "A whole number is expected." not in html
+
+
+def _dealing(client, game) -> Coup:
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco").status_code == 200
+    assert post(client, game.session, "rien-ne-va-plus", coup=coup.pk).status_code == 200
+    return coup
+
+
+def test_a_card_from_a_page_the_coup_has_moved_on_from_is_refused(client_for, game):
+    """Two tablets (or tabs) on one table both show "next card: to the punta". The first
+    card goes to the punta; the second, from the older page, is refused rather than dealt to
+    the banker, whom its croupier never saw coming."""
+    client = client_for(game.capo)
+    coup = _dealing(client, game)
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'name="expect_cards" value="0"' in page
+    first = post(client, game.session, "card", coup=coup.pk, rank="9", suit="D", expect_cards="0")
+    assert first.status_code == 200 and "Card 9♦ entered, to the punta." in first.content.decode()
+    stale = post(client, game.session, "card", coup=coup.pk, rank="8", suit="D", expect_cards="0")
+    assert stale.status_code == 409 and "The coup has moved on" in stale.content.decode()
+    coup.refresh_from_db()
+    assert coup.cards == ["9D"]
+    second = post(client, game.session, "card", coup=coup.pk, rank="8", suit="D", expect_cards="1")
+    assert "Card 8♦ entered, to the banker." in second.content.decode()
+    italian = client.post(
+        f"/tablet/sessions/{game.session.pk}/card/",
+        {"coup": coup.pk, "rank": "2", "suit": "S", "expect_cards": "1", "idempotency_key": str(uuid.uuid4())},
+        headers={"Accept-Language": "it"},
+    )
+    assert italian.status_code == 409 and "Il colpo è andato avanti" in italian.content.decode()
+
+
+def test_the_stop_card_offers_a_new_sabot_and_the_banker_stays(client_for, game):
+    from tables.models import Bank, Shoe
+
+    client = client_for(game.capo)
+    shoe = Shoe.objects.filter(session=game.session).latest("pk")
+    Shoe.objects.filter(pk=shoe.pk).update(stop_card_reached_at=shoe.loaded_at)  # (as the last coup's card did)
+    banker = Bank.objects.get(session=game.session, status="active").banker_id
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "the stop card has appeared" in page and "Load a new sabot" in page and "Open the coup" not in page
+    assert post(client, game.session, "shoe-load", number=shoe.number).status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Open the coup" in page and "Load a new sabot" not in page
+    assert Bank.objects.get(session=game.session, status="active").banker_id == banker
+
+
+def test_an_expired_session_sends_the_tablet_to_the_login_and_back(client, game):
+    page = f"/tablet/sessions/{game.session.pk}/"
+    response = client.post(
+        f"{page}card/", {"rank": "9", "suit": "D"},
+        headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"},
+    )  # fmt: skip
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == f"/accounts/login/?next={page.replace('/', '%2F')}"
+    # A plain post's login comes back to the action's address: its GET is the tablet.
+    assert client.get(f"{page}card/").status_code == 302  # (anonymous: to the login first)
+
+
+def test_an_actions_address_opened_as_a_page_is_the_tablet(client_for, game):
+    response = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/card/")
+    assert response.status_code == 302 and response["Location"] == f"/tablet/sessions/{game.session.pk}/"
+
+
+def test_a_stale_csrf_token_says_reload_in_the_users_language(game):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(game.capo)
+    page = f"/tablet/sessions/{game.session.pk}/"
+    response = client.post(
+        f"{page}coup-open/", {"idempotency_key": str(uuid.uuid4())},
+        headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}", "Accept-Language": "it"},
+    )  # fmt: skip
+    assert response.status_code == 403 and response["HX-Retarget"] == "#main"
+    html = response.content.decode()
+    assert "Questa pagina non è aggiornata" in html and f'href="{page}"' in html and "<html" not in html
+    assert not Coup.objects.filter(session=game.session).exists()
+
+
+def test_a_relieved_capo_partita_is_told_who_runs_the_table(client_for, game):
+    client = client_for(game.capo)
+    relief = _relieve(game)
+    relief.first_name, relief.last_name = "Marco", "Bon"
+    relief.save()
+    response = post(client, game.session, "coup-open")
+    assert response.status_code == 403
+    assert "Marco Bon runs this table now" in response.content.decode()
+
+
+def test_a_reconstruction_decision_for_the_wrong_side_says_so(client_for, game):
+    client = client_for(game.capo)
+    coup = _dealing(client, game)
+    Coup.objects.filter(pk=coup.pk).update(state=Coup.State.PENDING, needs={"decision": "banker"})
+    wrong = post(client, game.session, "reconstruction-decide", coup=coup.pk, side="punta", draws="true")
+    assert wrong.status_code == 400
+    html = wrong.content.decode()
+    assert "does not wait for this decision" in html and "The banker has no decision" not in html
+
+
+def test_a_barred_player_is_offered_no_banco(client_for, game):
+    client = client_for(game.capo)
+    assert post(client, game.session, "bar", patron=game.seat(3).pk, reason="false draw").status_code == 200
+    post(client, game.session, "coup-open")
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    rows = re.findall(r'<form[^>]*class="bet-row">(.*?)</form>', html, re.S)
+    barred = [r for r in rows if f'name="patron" value="{game.seat(3).pk}"' in r]
+    others = [r for r in rows if f'name="patron" value="{game.seat(3).pk}"' not in r]
+    assert barred and 'value="banco"' not in barred[0] and 'value="half"' not in barred[0]
+    assert all('value="banco"' in r for r in others)

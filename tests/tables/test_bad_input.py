@@ -160,6 +160,10 @@ def test_declaration_required_and_bad_cards(game, closed, refused):
     refused("bad_decision", services.punta_declare, coup=closed, by=game.capo, draws="yes")
     services.punta_declare(coup=closed, by=game.capo, draws=True)
     refused("declaration_not_expected", services.punta_declare, coup=closed, by=game.capo, draws=True)
+    # the punta's third card, sent from a page that had seen three cards, not four
+    error = refused("coup_moved_on", services.card_deal, coup=closed, by=game.capo, card="2S", expect_cards=3)
+    assert error.status_code == 409 and error.details == {"expected_cards": 3, "cards": 4}
+    services.card_deal(coup=closed, by=game.capo, card="2S", expect_cards=4)
 
 
 def test_fourth_card_to_a_side(game, closed, refused):
@@ -212,6 +216,8 @@ def test_pending_coup_refuses_cards_and_wrong_decisions(game, refused):
         "card_required", services.reconstruction_decide, coup=coup, by=game.capo, side="banker", draws=True
     )
     refused("bad_side", services.reconstruction_decide, coup=coup, by=game.capo, side="house", draws=True)
+    # a reconstruction card from a page that had seen another count of them
+    refused("coup_moved_on", services.reconstruction_card, coup=coup, by=game.capo, card="6H", expect_cards=1)
     for _ in range(6):
         services.card_void(session=game.session, by=game.capo, card="6D", reason="dropped")
     refused("card_exhausted", services.reconstruction_card, coup=coup, by=game.capo, card="6D")

@@ -46,6 +46,12 @@
     if (result && evt.detail.target && evt.detail.target.id === "tablet" && result.textContent.trim()) {
       result.setAttribute("tabindex", "-1");
       result.focus({ preventScroll: true });
+      // A refusal must be seen: bring it into view when the page was scrolled away from it
+      // (a long list of bettors). A success keeps the croupier where he is, at the next row.
+      var box = result.getBoundingClientRect();
+      if (result.classList.contains("err") && (box.top < 0 || box.bottom > window.innerHeight)) {
+        result.scrollIntoView({ block: "start" });
+      }
     }
   });
 

@@ -301,3 +301,13 @@ def test_a_player_whose_money_is_on_the_table_keeps_his_place(game, tablet, comm
                 HTTP_IDEMPOTENCY_KEY="rel-2"))  # fmt: skip
     other = Seat.objects.get(session=game.session, patron=game.seat(3), left_at__isnull=True)
     assert floor.post(f"/api/seats/{other.pk}/release/", HTTP_IDEMPOTENCY_KEY="rel-3").status_code == 200
+
+
+def test_a_card_with_the_count_the_tablet_saw(tablet, closed):
+    """`expect_cards`: a card from a tablet that had not seen the last one is refused."""
+    coup = closed
+    ok = tablet.post(f"/api/coups/{coup}/cards/", {"card": "9D", "expect_cards": 0})
+    assert ok.status_code == 200, ok.json()
+    stale = tablet.post(f"/api/coups/{coup}/cards/", {"card": "8D", "expect_cards": 0})
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "coup_moved_on"
+    assert tablet.post(f"/api/coups/{coup}/cards/", {"card": "8D", "expect_cards": 7}).status_code == 400
