@@ -22,7 +22,7 @@ from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
 from .mfa import MESSAGES as MFA_MESSAGES
-from .mfa import SecondFactorRefused, check_second_factor
+from .mfa import SecondFactorRefused, check_second_factor, second_factor_failed
 from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .roles import has_role
@@ -110,12 +110,13 @@ class TokenLoginApi(APIView):
             login_failed(username=username, address=address)
             raise ApplicationError("invalid_credentials", "Wrong username or password.")
         try:
-            check_second_factor(user, data.validated_data.get("otp"))
+            verified = check_second_factor(user, data.validated_data.get("otp"))
         except SecondFactorRefused as refused:
             login_failed(username=username, address=address)
+            second_factor_failed(user, refused.code, request)
             raise ApplicationError(refused.code, str(MFA_MESSAGES[refused.code])) from None
         login_succeeded(username=username, address=address)
-        key, token = issue_token(user)
+        key, token = issue_token(user, mfa_verified=verified)
         security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)
         me = MeSerializer(user).data
         return Response({"token": key, "user": me, "roles": me["roles"]})

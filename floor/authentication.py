@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
 from config.prepared import Prepared
+from floor.mfa import mfa_required
 from floor.models import ApiToken
 from floor.roles import ALL_ROLES, cache_roles
 
@@ -51,7 +52,7 @@ def token_expired(token: ApiToken) -> bool:
     return token.created < timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS)
 
 
-def issue_token(user) -> tuple[str, ApiToken]:
+def issue_token(user, *, mfa_verified: bool = False) -> tuple[str, ApiToken]:
     """A new token for one login (one device): (its key, shown once; the stored row).
 
     The user's expired tokens are deleted on the way: they could no longer be used."""
@@ -59,7 +60,7 @@ def issue_token(user) -> tuple[str, ApiToken]:
         user=user, created__lt=timezone.now() - dt.timedelta(hours=settings.API_TOKEN_HOURS)
     ).delete()
     key = secrets.token_hex(20)  # 160 bits, 40 characters as DRF's keys
-    return key, ApiToken.objects.create(user=user, digest=token_digest(key))
+    return key, ApiToken.objects.create(user=user, digest=token_digest(key), mfa_verified=mfa_verified)
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -81,4 +82,6 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if token_expired(token):
             raise exceptions.AuthenticationFailed(_("Token expired: log in again."))
         cache_roles(token.user, (role for role in ALL_ROLES if getattr(token, _role_flag(role))))
+        if not token.mfa_verified and mfa_required(token.user):
+            raise exceptions.AuthenticationFailed(_("This account now logs in with a one-time code: log in again."))
         return token.user, token

@@ -52,22 +52,62 @@ def verify_code(user: Any, code: str | None) -> bool:
         return any(device.verify_token(text) for device in devices_for_user(user, for_verify=True))
 
 
+def second_factor_failed(user: Any, code: str, request: Any = None) -> None:
+    """The password was right and the code missing or wrong: on record (floor.security), for
+    "someone has this password" is exactly what the trail must show."""
+    from .security import security_event
+
+    security_event("auth.second_factor_failed", actor=user, request=request, code=code)
+
+
 class SecondFactorRefused(Exception):
     def __init__(self, code: str):
         super().__init__(code)
         self.code = code  # mfa_not_enrolled | mfa_code_required | mfa_code_invalid
 
 
-def check_second_factor(user: Any, code: str | None) -> None:
-    """Raise SecondFactorRefused unless the user needs no code or gave a right one."""
+def check_second_factor(user: Any, code: str | None) -> bool:
+    """Raise SecondFactorRefused unless the user needs no code or gave a right one; True when
+    a code was checked (the session or token is then marked so: see below)."""
     if not mfa_required(user):
-        return
+        return bool((code or "").strip()) and mfa_enrolled(user) and verify_code(user, code)
     if not mfa_enrolled(user):
         raise SecondFactorRefused("mfa_not_enrolled")
     if not (code or "").strip():
         raise SecondFactorRefused("mfa_code_required")
     if not verify_code(user, code):
         raise SecondFactorRefused("mfa_code_invalid")
+    return True
+
+
+# A login is bound to the factors it was made with: a session (its key) or an API token (its
+# mfa_verified) made without a code stops working as soon as its user needs one, when a role
+# in MFA_ROLES is granted to him (a changeur promoted Commissario), or when MFA_ROLES
+# changes, rather than carrying a password-only login into a supervising role.
+SESSION_KEY = "chemin_mfa_verified"
+
+
+class SecondFactorSessionMiddleware:
+    """After AuthenticationMiddleware: a browser session whose user needs a second factor it
+    was not opened with is ended, and the request goes on as anonymous (a page sends him to
+    the login; the API answers 401/403)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        user = getattr(request, "user", None)
+        if (
+            settings.MFA_ROLES
+            and user is not None
+            and user.is_authenticated
+            and not request.session.get(SESSION_KEY)
+            and mfa_required(user)
+        ):
+            from django.contrib.auth import logout
+
+            logout(request)
+        return self.get_response(request)
 
 
 # --------------------------------------------------------------------------- the login forms
@@ -87,6 +127,7 @@ class _SecondFactorMixin:
     is the form's error (the login view counts it as a failed login)."""
 
     second_factor_error: str | None = None
+    second_factor_verified = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -102,9 +143,10 @@ class _SecondFactorMixin:
     def confirm_login_allowed(self, user: Any) -> None:
         super().confirm_login_allowed(user)  # type: ignore[misc]
         try:
-            check_second_factor(user, self.cleaned_data.get("otp_token"))  # type: ignore[attr-defined]
+            self.second_factor_verified = check_second_factor(user, self.cleaned_data.get("otp_token"))  # type: ignore[attr-defined]
         except SecondFactorRefused as refused:
             self.second_factor_error = refused.code
+            second_factor_failed(user, refused.code, getattr(self, "request", None))
             raise ValidationError(MESSAGES[refused.code], code=refused.code) from None
 
 

@@ -372,6 +372,9 @@ class ApiToken(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
     )
     created = models.DateTimeField(default=timezone.now)
+    # Issued at a login that checked a one-time code (floor/mfa.py): a token issued without one
+    # stops working when its user comes to need one.
+    mfa_verified = models.BooleanField(default=False)
 
     class Meta:
         indexes = [models.Index(fields=["user", "created"], name="floor_apitoken_user_created")]

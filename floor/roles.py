@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
@@ -16,6 +17,7 @@ class Role(StrEnum):
 
 
 ALL_ROLES = tuple(Role)
+logger = logging.getLogger(__name__)
 
 # Segregation of duties: who records the play (the Capo Partita), who handles the cash at
 # the table (the changeur) and who audits the books are three people, and none of them is
@@ -34,10 +36,20 @@ def role_conflict(roles: Iterable[str]) -> tuple[str, ...] | None:
     return tuple(role for role in ALL_ROLES if role in held)
 
 
+def _effective(user: Any, roles: frozenset[str]) -> frozenset[str]:
+    """A user who holds roles that may not go together (given before the guard existed, or
+    written past it in SQL) acts with none of them until the back office fixes his roles."""
+    conflict = role_conflict(roles)
+    if conflict:
+        logger.warning("user %s holds conflicting roles %s: none of them is in force", user.pk, conflict)
+        return frozenset()
+    return roles
+
+
 def cache_roles(user: Any, roles: Iterable[str]) -> None:
     """Remember `roles` as the user's for this request (read along with the user: see
     floor.authentication), so that user_roles does not query them."""
-    user._chemin_roles = frozenset(str(role) for role in roles)
+    user._chemin_roles = _effective(user, frozenset(str(role) for role in roles))
 
 
 def user_roles(user: Any) -> frozenset[str]:
@@ -46,7 +58,7 @@ def user_roles(user: Any) -> frozenset[str]:
         return frozenset()
     cached = getattr(user, "_chemin_roles", None)
     if cached is None:
-        cached = frozenset(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+        cached = _effective(user, frozenset(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True)))
         user._chemin_roles = cached
     return cached
 

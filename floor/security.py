@@ -88,10 +88,13 @@ def _roles_checked(sender, instance, action, pk_set, reverse, **kwargs) -> None:
     from django.contrib.auth.models import Group
 
     user_model = get_user_model()
+    # The users' rows locked: two additions at once to one user (two admins, two roles) wait
+    # for each other, so each sees the roles the other gave.
     if reverse:  # group.user_set.add(users): one role for each of these users
-        users = user_model.objects.filter(pk__in=pk_set)
+        users = user_model.objects.select_for_update().filter(pk__in=pk_set).order_by("pk")
         additions = [(user, {instance.name}) for user in users]
     else:
+        user_model.objects.select_for_update().filter(pk=instance.pk).exists()
         additions = [(instance, set(Group.objects.filter(pk__in=pk_set).values_list("name", flat=True)))]
     for user, names in additions:
         held = set(user.groups.values_list("name", flat=True))

@@ -20,6 +20,7 @@ from .auth import (
     login_failed,
     login_succeeded,
 )
+from .mfa import SESSION_KEY as MFA_SESSION_KEY
 from .mfa import StaffAuthenticationForm
 from .roles import Role, user_roles
 
@@ -91,7 +92,9 @@ class ThrottledLoginView(LoginView):
 
     def form_valid(self, form):
         login_succeeded(username=form.get_user().get_username(), address=client_address(self.request))
-        return super().form_valid(form)
+        response = super().form_valid(form)  # (the login: a new session key)
+        self.request.session[MFA_SESSION_KEY] = bool(getattr(form, "second_factor_verified", False))
+        return response
 
 
 @login_required

@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from config.errors import ApplicationError
+from config.htmx import refusal
 from floor.models import Patron, TableSession
 from floor.permissions import session_writable_by
 from floor.roles import Role, has_role
@@ -640,9 +641,14 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         return forbidden(request, _("Only the Capo Partita assigned to this table session may record its play."))
     if handler is None:
         return not_found(request)
-    if replay is not None:  # his own entry, made before he was relieved: its answer again
-        outcome = replay
-    elif closed_to_its_capo and not floor:
+    if replay is not None:
+        # His own entry, made before he was relieved: its answer again, and nothing of the
+        # table as it is now (he may no longer see it).
+        return refusal(
+            request, status=replay.status, title=_("Already recorded"),
+            message=f"{replay.message} ({_('already recorded: the same answer again')})",
+        )  # fmt: skip
+    if closed_to_its_capo and not floor:
         outcome = Outcome(False, "", "session_closed", 409)
     else:
         outcome = form_post(request, lambda: handler(request, session, request.user))

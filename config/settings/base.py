@@ -1,6 +1,7 @@
 """Settings shared by every environment. Zero configuration gives a working demo:
 SQLite and eager Celery unless DATABASE_URL / REDIS_URL are set."""
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -47,6 +48,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A session opened without the second factor its user now needs ends (floor/mfa.py).
+    "floor.mfa.SecondFactorSessionMiddleware",
     # An htmx post whose session expired: a full-page login, not one inside the panel.
     "config.htmx.HtmxLoginRedirectMiddleware",
 ]
@@ -187,17 +190,24 @@ SECURITY_EVENTS = True
 # The roles that log in with a one-time code besides the password (floor/mfa.py; TOTP),
 # "superuser" for the superusers. None in the demo, which must run with no setup; the
 # production settings ask it of the supervising roles.
-MFA_ROLES = env_list("MFA_ROLES", [])
-
-
-def check_mfa_roles(roles: list[str]) -> list[str]:
+def mfa_roles_from_env(default: list[str]) -> list[str]:
+    """MFA_ROLES: role names, comma-separated, or `none`. Unset: the default. A blank value
+    (an empty line in an .env file) fails loudly rather than turning the second factor off."""
+    raw = os.environ.get("MFA_ROLES")
+    if raw is None:
+        return default
+    if raw.strip().lower() == "none":
+        return []
+    roles = [role.strip() for role in raw.split(",") if role.strip()]
+    if not roles:
+        raise ImproperlyConfigured("MFA_ROLES is blank: name the roles that log in with a one-time code, or none.")
     unknown = set(roles) - {"commissario", "capo_partita", "changeur", "auditor", "direzione", "superuser"}
     if unknown:
         raise ImproperlyConfigured(f"MFA_ROLES names no such role: {', '.join(sorted(unknown))}.")
     return roles
 
 
-check_mfa_roles(MFA_ROLES)
+MFA_ROLES = mfa_roles_from_env([])
 OTP_TOTP_ISSUER = "Chemin"
 
 LANGUAGE_CODE = "en"

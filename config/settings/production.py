@@ -24,7 +24,7 @@ if not REDIS_URL:
 # A stolen password alone opens no supervising account: the Commissario, the Direzione, the
 # auditors and the superusers log in with a one-time code too (floor/mfa.py). MFA_ROLES=
 # lists others, e.g. "commissario,direzione,auditor,superuser,capo_partita".
-MFA_ROLES = check_mfa_roles(env_list("MFA_ROLES", ["commissario", "direzione", "auditor", "superuser"]))
+MFA_ROLES = mfa_roles_from_env(["commissario", "direzione", "auditor", "superuser"])
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)

@@ -136,3 +136,11 @@ def test_production_asks_the_supervisors_for_a_second_factor_and_names_must_be_r
     assert "['commissario', 'direzione', 'auditor', 'superuser']" in shown.stdout
     bad = _manage("check", MFA_ROLES="commissario,croupier")
     assert bad.returncode != 0 and "MFA_ROLES names no such role: croupier" in bad.stderr
+
+
+@pytest.mark.parametrize(("value", "ok"), [("none", True), ("", False), (" , ", False), ("auditor", True)])
+def test_a_blank_mfa_roles_fails_rather_than_turning_the_second_factor_off(value, ok):
+    result = _manage("check", MFA_ROLES=value)
+    assert (result.returncode == 0) is ok, result.stderr[-300:]
+    if not ok:
+        assert "MFA_ROLES is blank" in result.stderr

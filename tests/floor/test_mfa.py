@@ -134,3 +134,44 @@ def test_the_table_staff_can_be_asked_too(settings, make_user, role):
     user.set_password(PASSWORD)
     user.save()
     assert error(api_login("staff")) == "mfa_not_enrolled"
+
+
+def test_a_login_without_a_code_stops_when_its_user_comes_to_need_one(mfa, make_user):
+    """A changeur logged in (no code asked) is made Commissario: his token and his browser
+    session end, rather than carrying a password-only login into a supervising role."""
+    from django.contrib.auth.models import Group
+
+    user = make_user("promoted", Role.CHANGEUR)
+    user.set_password(PASSWORD)
+    user.save()
+    token = api_login("promoted").json()["token"]
+    browser = Client()
+    assert browser.post("/accounts/login/", {"username": "promoted", "password": PASSWORD}).status_code == 302
+    tablet = APIClient()
+    tablet.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert tablet.get("/api/me/").status_code == 200 and browser.get("/").status_code == 200
+
+    user.groups.set([Group.objects.get_or_create(name="commissario")[0]])
+    refused = tablet.get("/api/me/")
+    assert refused.status_code == 401 and "one-time code" in refused.json()["error"]["message"]
+    page = browser.get("/floor/")
+    assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
+    assert "_auth_user_id" not in browser.session  # the session was ended
+
+    device = enrol(user)
+    again = APIClient()
+    again.credentials(HTTP_AUTHORIZATION=f"Token {api_login('promoted', code(device)).json()['token']}")
+    assert again.get("/api/me/").json()["roles"] == ["commissario"]
+
+
+def test_a_refused_second_factor_is_on_record(mfa, commissario):
+    device = enrol(commissario)
+    api_login("commissario")
+    api_login("commissario", "000000" if code(device) != "000000" else "111111")
+    browser = Client()
+    browser.post("/accounts/login/", {"username": "commissario", "password": PASSWORD})
+    events = AuditEvent.objects.filter(stream__name="security", action="auth.second_factor_failed").order_by("seq")
+    assert [json.loads(e.payload_json)["code"] for e in events] == [
+        "mfa_code_required", "mfa_code_invalid", "mfa_code_required"
+    ]
+    assert {e.actor_id for e in events} == {commissario.pk}

@@ -93,3 +93,16 @@ def test_the_admin_says_which_roles_conflict_and_saves_nothing(admin_client, mak
     saved = _change_form(admin_client, capo, [Role.COMMISSARIO, Role.DIREZIONE])
     assert saved.status_code == 302
     assert sorted(capo.groups.values_list("name", flat=True)) == ["commissario", "direzione"]
+
+
+def test_conflicting_roles_written_past_the_guard_are_none_in_force(make_user, api_client_for):
+    """Roles given before the guard existed, or written straight into the relation: the user
+    acts with none of them (fail closed) until the back office fixes them."""
+    from floor.roles import user_roles
+
+    user = make_user("legacy", Role.CAPO_PARTITA)
+    through = type(user).groups.through
+    through.objects.create(user=user, group=group(Role.AUDITOR))  # (no signal: past the guard)
+    fresh = type(user).objects.get(pk=user.pk)
+    assert user_roles(fresh) == frozenset()
+    assert api_client_for(fresh, token=True).get("/api/me/").status_code == 403
