@@ -17,6 +17,7 @@ from urllib.parse import urlencode, urlsplit
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 
@@ -25,10 +26,12 @@ def is_htmx(request: HttpRequest) -> bool:
 
 
 def _same_site_path(request: HttpRequest, raw: str) -> str | None:
-    parts = urlsplit(raw or "")
-    if not parts.path.startswith("/") or parts.path.startswith("//"):
+    """The path (and query) of `raw` when it is a URL of this site, else None: never a link
+    to another host, whatever the header says (Django's own check, as the login's `next`)."""
+    if not url_has_allowed_host_and_scheme(raw, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         return None
-    if parts.netloc and parts.netloc != request.get_host():
+    parts = urlsplit(raw)
+    if not parts.path.startswith("/") or "\\" in parts.path:
         return None
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
