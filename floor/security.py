@@ -109,6 +109,10 @@ def _roles_checked(sender, instance, action, pk_set, reverse, **kwargs) -> None:
 def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
     if raw or instance.pk is None or (update_fields is not None and not {"password", "is_active"} & set(update_fields)):
         return
+    if update_fields is not None and set(update_fields) == {"password"} and getattr(instance, "_password", 1) is None:
+        # Django upgrading the stored hash at a login (check_password's setter, which clears
+        # _password for this very reason): the same password, no change to put on record.
+        return
     before = sender.objects.filter(pk=instance.pk).values("password", "is_active").first()
     if before is None:
         return

@@ -519,7 +519,7 @@ def act_bar(request, session, user):
 def act_void(request, session, user):
     card = _card(request)
     services.card_void(session=session, by=user, card=card, reason=request.POST.get("reason", ""))
-    return _("Card %(card)s voided, to the sibilla.") % {"card": card}
+    return _("Card %(card)s voided, to the sibilla.") % {"card": card_label(card)}
 
 
 def _succession(request: HttpRequest, session: TableSession) -> Succession:

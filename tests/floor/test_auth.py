@@ -404,3 +404,28 @@ def test_the_migration_moves_clear_tokens_to_digests(make_user):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get("/api/me/").json()["username"] == "old_tablet"
+
+
+def test_a_password_hash_upgrade_at_login_revokes_nothing(make_user, settings):
+    """Django re-hashes a password stored with weaker settings when its user logs in: the
+    same password, so his other tablets' tokens stay valid and no change is recorded."""
+    from django.contrib.auth.hashers import make_password
+
+    settings.SECURITY_EVENTS = True
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher", "django.contrib.auth.hashers.MD5PasswordHasher",
+    ]  # fmt: skip
+    user = make_user("rehashed", Role.CAPO_PARTITA)
+    user.password = make_password(PASSWORD, hasher="md5")  # (an old, weaker hash)
+    user.save()
+    first = login(APIClient(), "rehashed", PASSWORD).json()["token"]  # the login re-hashes it
+    user.refresh_from_db()
+    assert not user.password.startswith("md5$")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {first}")
+    login(APIClient(), "rehashed", PASSWORD)
+    assert client.get("/api/me/").status_code == 200
+    from audit.models import AuditEvent
+
+    changed = AuditEvent.objects.filter(stream__name="security", action="auth.credentials_changed")
+    assert changed.count() == 1  # the md5 one set above, not the upgrade
