@@ -175,3 +175,35 @@ def test_a_refused_second_factor_is_on_record(mfa, commissario):
         "mfa_code_required", "mfa_code_invalid", "mfa_code_required"
     ]
     assert {e.actor_id for e in events} == {commissario.pk}
+
+
+def test_the_first_superuser_enrols_from_the_server_and_logs_in(mfa, make_user):
+    """The admin, where superusers enrol the others, asks the first superuser for a code: he
+    enrols from the server (manage.py mfa_enrol), then logs in with the app's code."""
+    import base64
+    import io
+    import re
+
+    from django.core.management import CommandError, call_command
+
+    root = make_user("root", is_superuser=True, is_staff=True)
+    root.set_password(PASSWORD)
+    root.save()
+    out = io.StringIO()
+    call_command("mfa_enrol", "root", stdout=out)
+    secret = re.search(r"secret by hand: ([A-Z2-7]+)", out.getvalue()).group(1)
+    assert "otpauth://totp/Chemin%3Aroot?secret=" in out.getvalue() and "█" in out.getvalue()  # the QR code
+    device = TOTPDevice.objects.get(user=root)
+    assert base64.b32decode(secret) == device.bin_key
+    browser = Client()
+    ok = browser.post("/admin/login/", {"username": "root", "password": PASSWORD, "otp_token": code(device)})
+    assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(root.pk)
+    with pytest.raises(CommandError, match="has an authenticator already"):
+        call_command("mfa_enrol", "root", stdout=io.StringIO())
+    call_command("mfa_enrol", "root", "--replace", stdout=io.StringIO())
+    assert TOTPDevice.objects.filter(user=root).count() == 1 and not TOTPDevice.objects.filter(pk=device.pk).exists()
+    actions = list(AuditEvent.objects.filter(stream__name="security", action__startswith="auth.authenticator")
+                   .order_by("seq").values_list("action", flat=True))  # fmt: skip
+    assert actions == ["auth.authenticator_enrolled", "auth.authenticator_removed", "auth.authenticator_enrolled"]
+    with pytest.raises(CommandError, match="No user"):
+        call_command("mfa_enrol", "nobody", stdout=io.StringIO())
