@@ -1,10 +1,25 @@
 from csp.decorators import csp_update
 from django.contrib import admin
+from django.contrib.auth.views import redirect_to_login
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config.health import healthz, readyz
 from config.metrics import metrics_view
+
+
+def _login_first(view):
+    """The API docs for a browser with no session: the login page, which comes back here,
+    rather than a bare English 401 (a client sending its token is left to the API's own)."""
+
+    def docs(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if response.status_code == 401 and "HTTP_AUTHORIZATION" not in request.META:
+            return redirect_to_login(request.get_full_path())
+        return response
+
+    return docs
+
 
 urlpatterns = [
     # Operations (no auth: config/health.py; /metrics is access-controlled in config/metrics.py).
@@ -20,7 +35,7 @@ urlpatterns = [
     path(
         "api/docs/",
         csp_update({"style-src": ["'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"]})(
-            SpectacularSwaggerSplitView.as_view(url_name="schema")
+            _login_first(SpectacularSwaggerSplitView.as_view(url_name="schema"))
         ),
         name="api-docs",
     ),

@@ -21,7 +21,7 @@ from .models import (
     Table,
     TableSession,
 )
-from .roles import role_conflict
+from .roles import role_conflict, role_names
 
 
 class StaffUserChangeForm(UserChangeForm):
@@ -33,12 +33,13 @@ class StaffUserChangeForm(UserChangeForm):
         cleaned = super().clean()
         groups = cleaned.get("groups")
         if groups is not None:
-            conflict = role_conflict(group.name for group in groups)
+            conflict = role_conflict((group.name for group in groups), superuser=bool(cleaned.get("is_superuser")))
             if conflict:
                 self.add_error(
                     "groups",
                     _("One person may not hold these roles together: %(roles)s. Only Commissario and "
-                      "Direzione go together.") % {"roles": ", ".join(conflict)},
+                      "Direzione go together, and a superuser is not also Capo Partita, changeur or "
+                      "auditor.") % {"roles": role_names(conflict)},
                 )  # fmt: skip
         return cleaned
 

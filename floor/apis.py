@@ -21,7 +21,6 @@ from .auth import TooManyFailedLogins, client_address, login_blocked, login_fail
 from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
-from .mfa import MESSAGES as MFA_MESSAGES
 from .mfa import SecondFactorRefused, check_second_factor, second_factor_failed
 from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
@@ -89,12 +88,15 @@ class TokenLoginApi(APIView):
 
     @extend_schema(
         request=TokenLoginInput,
-        responses={200: TokenOutputSerializer, 400: _E, 429: _E},
+        responses={200: TokenOutputSerializer, 400: _E, 429: _E, 503: _E},
         auth=[],
         description="Failed logins are throttled per username and per client address "
         "(code `too_many_failed_logins`, 429). The roles in MFA_ROLES (in production the Commissario, the "
         "Direzione, the auditors and superusers) send `otp`, their authenticator's current code: "
-        "`mfa_code_required`, `mfa_code_invalid` (a failed login too) or `mfa_not_enrolled`. Each login gets a new token, its own (one per tablet), "
+        "`mfa_code_required`, `mfa_code_invalid` (a failed login too), `mfa_locked` (too many wrong codes: "
+        "`details.locked_until`) or `mfa_not_enrolled`. 503 `service_unavailable` when the throttle's "
+        "store (Redis) is out of reach: no login is let through uncounted. Each login gets a new token, "
+        "its own (one per tablet), "
         "shown only in this answer: the server keeps only its SHA-256 digest. It lasts API_TOKEN_HOURS "
         "(a shift, 12 by default) from its issue; a logout revokes it.",
     )
@@ -112,9 +114,11 @@ class TokenLoginApi(APIView):
         try:
             verified = check_second_factor(user, data.validated_data.get("otp"))
         except SecondFactorRefused as refused:
-            login_failed(username=username, address=address)
+            if refused.code != "mfa_locked":  # (a right code may be among those refused then)
+                login_failed(username=username, address=address)
             second_factor_failed(user, refused.code, request)
-            raise ApplicationError(refused.code, str(MFA_MESSAGES[refused.code])) from None
+            details = {"locked_until": refused.until.isoformat()} if refused.until else None
+            raise ApplicationError(refused.code, refused.message, details=details) from None
         login_succeeded(username=username, address=address)
         key, token = issue_token(user, mfa_verified=verified)
         security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)

@@ -83,5 +83,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Token expired: log in again."))
         cache_roles(token.user, (role for role in ALL_ROLES if getattr(token, _role_flag(role))))
         if not token.mfa_verified and mfa_required(token.user):
+            # Ended, not suspended: giving the role back must not revive a password-only token.
+            ApiToken.objects.filter(pk=token.pk).delete()
             raise exceptions.AuthenticationFailed(_("This account now logs in with a one-time code: log in again."))
         return token.user, token

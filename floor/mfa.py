@@ -21,6 +21,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_otp import devices_for_user
 
@@ -52,6 +53,21 @@ def verify_code(user: Any, code: str | None) -> bool:
         return any(device.verify_token(text) for device in devices_for_user(user, for_verify=True))
 
 
+def locked_until(user: Any) -> Any:
+    """When every authenticator of the user is slowed down by django-otp after wrong codes
+    (1 s, 2 s, 4 s... after each), the moment the first frees up; else None. A right code
+    is refused until then, so the user must be told that rather than "not right"."""
+    until = None
+    for device in devices_for_user(user, confirmed=True):
+        allowed, data = device.verify_is_allowed()
+        if allowed:
+            return None
+        moment = (data or {}).get("locked_until")
+        if moment is not None and (until is None or moment < until):
+            until = moment
+    return until
+
+
 def second_factor_failed(user: Any, code: str, request: Any = None) -> None:
     """The password was right and the code missing or wrong: on record (floor.security), for
     "someone has this password" is exactly what the trail must show."""
@@ -61,9 +77,16 @@ def second_factor_failed(user: Any, code: str, request: Any = None) -> None:
 
 
 class SecondFactorRefused(Exception):
-    def __init__(self, code: str):
+    def __init__(self, code: str, until: Any = None):
         super().__init__(code)
-        self.code = code  # mfa_not_enrolled | mfa_code_required | mfa_code_invalid
+        self.code = code  # mfa_not_enrolled | mfa_code_required | mfa_code_invalid | mfa_locked
+        self.until = until
+
+    @property
+    def message(self) -> str:
+        if self.code == "mfa_locked":
+            return str(MESSAGES["mfa_locked"]) % {"time": timezone.localtime(self.until).strftime("%H:%M:%S")}
+        return str(MESSAGES[self.code])
 
 
 def check_second_factor(user: Any, code: str | None) -> bool:
@@ -75,6 +98,9 @@ def check_second_factor(user: Any, code: str | None) -> bool:
         raise SecondFactorRefused("mfa_not_enrolled")
     if not (code or "").strip():
         raise SecondFactorRefused("mfa_code_required")
+    until = locked_until(user)
+    if until is not None:
+        raise SecondFactorRefused("mfa_locked", until)
     if not verify_code(user, code):
         raise SecondFactorRefused("mfa_code_invalid")
     return True
@@ -85,6 +111,7 @@ def check_second_factor(user: Any, code: str | None) -> bool:
 # in MFA_ROLES is granted to him (a changeur promoted Commissario), or when MFA_ROLES
 # changes, rather than carrying a password-only login into a supervising role.
 SESSION_KEY = "chemin_mfa_verified"
+ENDED_KEY = "chemin_session_ended"
 
 
 class SecondFactorSessionMiddleware:
@@ -106,7 +133,11 @@ class SecondFactorSessionMiddleware:
         ):
             from django.contrib.auth import logout
 
+            from .security import security_event
+
+            security_event("auth.session_ended", actor=user, request=request, reason="second_factor_required")
             logout(request)
+            request.session[ENDED_KEY] = "second_factor_required"  # the login page says why
         return self.get_response(request)
 
 
@@ -119,6 +150,10 @@ MESSAGES = {
     ),
     "mfa_code_required": _("Your role logs in with a one-time code: enter the code your authenticator shows."),
     "mfa_code_invalid": _("This one-time code is not right, or was used already: enter the current one."),
+    "mfa_locked": _(
+        "Too many wrong codes: this authenticator takes no code until %(time)s. Wait, or ask the back "
+        "office to reset its throttling (admin, Authenticators)."
+    ),
 }
 
 
@@ -147,7 +182,7 @@ class _SecondFactorMixin:
         except SecondFactorRefused as refused:
             self.second_factor_error = refused.code
             second_factor_failed(user, refused.code, getattr(self, "request", None))
-            raise ValidationError(MESSAGES[refused.code], code=refused.code) from None
+            raise ValidationError(refused.message, code=refused.code) from None
 
 
 class StaffAuthenticationForm(_SecondFactorMixin, AuthenticationForm):

@@ -26,20 +26,42 @@ logger = logging.getLogger(__name__)
 COMPATIBLE_ROLES = frozenset({frozenset({Role.COMMISSARIO, Role.DIREZIONE})})
 
 
-def role_conflict(roles: Iterable[str]) -> tuple[str, ...] | None:
-    """The staff roles among `roles` that one person may not hold together, or None.
+# A superuser administers the system (roles, authenticators): not someone who records the
+# play, handles the cash or audits it.
+NOT_FOR_SUPERUSERS = frozenset({Role.CAPO_PARTITA, Role.CHANGEUR, Role.AUDITOR})
+SUPERUSER = "superuser"
+
+ROLE_NAMES = {
+    Role.COMMISSARIO: "Commissario di Gioco",
+    Role.CAPO_PARTITA: "Capo Partita",
+    Role.CHANGEUR: "changeur",
+    Role.AUDITOR: "auditor",
+    Role.DIREZIONE: "Direzione Giochi",
+    SUPERUSER: "superuser",
+}
+
+
+def role_conflict(roles: Iterable[str], *, superuser: bool = False) -> tuple[str, ...] | None:
+    """The staff roles among `roles` (and "superuser" for a superuser) that one person may
+    not hold together, or None.
 
     Groups other than the five roles are not this module's concern and are ignored."""
     held = frozenset(str(role) for role in roles if str(role) in ALL_ROLES)
+    if superuser and held & NOT_FOR_SUPERUSERS:
+        return (SUPERUSER, *(role for role in ALL_ROLES if role in held & NOT_FOR_SUPERUSERS))
     if len(held) < 2 or held in COMPATIBLE_ROLES:
         return None
     return tuple(role for role in ALL_ROLES if role in held)
 
 
+def role_names(roles: Iterable[str]) -> str:
+    return ", ".join(ROLE_NAMES.get(role, str(role)) for role in roles)
+
+
 def _effective(user: Any, roles: frozenset[str]) -> frozenset[str]:
     """A user who holds roles that may not go together (given before the guard existed, or
     written past it in SQL) acts with none of them until the back office fixes his roles."""
-    conflict = role_conflict(roles)
+    conflict = role_conflict(roles, superuser=bool(getattr(user, "is_superuser", False)))
     if conflict:
         logger.warning("user %s holds conflicting roles %s: none of them is in force", user.pk, conflict)
         return frozenset()

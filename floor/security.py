@@ -10,6 +10,7 @@ Failed logins are recorded only when the password was checked: a refusal by the 
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
@@ -38,9 +39,33 @@ def _clean(text: Any, limit: int = 150) -> str:
     return str(text or "").translate(_CONTROL)[:limit]
 
 
+# The request being served, for the events its changes cause through signals (a role given,
+# a password set, an authenticator enrolled in the admin): they name who made the change.
+_current_request: ContextVar[HttpRequest | None] = ContextVar("chemin_security_request", default=None)
+
+
+class RequestActorMiddleware:
+    """After AuthenticationMiddleware: the request in a contextvar for security_event."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        token = _current_request.set(request)
+        try:
+            return self.get_response(request)
+        finally:
+            _current_request.reset(token)
+
+
 def security_event(action: str, *, actor: Any = None, request: HttpRequest | None = None, **data: Any) -> None:
     if not settings.SECURITY_EVENTS:
         return  # (the test settings: the suite's own logins and role grants stay out of its counts)
+    if request is None:
+        request = _current_request.get()
+        user = getattr(request, "user", None) if request is not None else None
+        if actor is None and user is not None and user.is_authenticated:
+            actor = user  # the admin (or API user) whose change this is
     if request is not None:
         data["address"] = _clean(client_address(request), 64)
     with transaction.atomic():
@@ -98,12 +123,25 @@ def _roles_checked(sender, instance, action, pk_set, reverse, **kwargs) -> None:
         additions = [(instance, set(Group.objects.filter(pk__in=pk_set).values_list("name", flat=True)))]
     for user, names in additions:
         held = set(user.groups.values_list("name", flat=True))
-        conflict = role_conflict(held | names)
+        conflict = role_conflict(held | names, superuser=user.is_superuser)
         if conflict:
             raise RoleConflict(
                 f"{user.get_username()} may not hold these roles together: {', '.join(conflict)}.",
                 code="role_conflict",
             )
+
+
+def _privileges_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
+    """Superuser and staff status changes are on record. (A superuser who keeps a role that
+    records, handles or audits the play has none in force: floor.roles; the admin's form
+    refuses the combination, the groups' guard refuses adding such a role to a superuser.)"""
+    if raw or instance.pk is None or (update_fields is not None and not {"is_superuser", "is_staff"} & set(update_fields)):
+        return
+    before = sender.objects.filter(pk=instance.pk).values("is_superuser", "is_staff").first()
+    if before is not None:
+        changed = {f: getattr(instance, f) for f in ("is_superuser", "is_staff") if before[f] != getattr(instance, f)}
+        if changed:
+            security_event("auth.privileges_changed", user=instance.pk, username=instance.get_username(), **changed)
 
 
 def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
@@ -186,6 +224,7 @@ def connect() -> None:
     m2m_changed.connect(_roles_checked, sender=user_model.groups.through, dispatch_uid="chemin_roles_checked")
     m2m_changed.connect(_roles_changed, sender=user_model.groups.through, dispatch_uid="chemin_security_roles")
     pre_save.connect(_credentials_changed, sender=user_model, dispatch_uid="chemin_security_credentials")
+    pre_save.connect(_privileges_changed, sender=user_model, dispatch_uid="chemin_security_privileges")
     admin.site.login = admin_login
     from django_otp.plugins.otp_totp.models import TOTPDevice
 

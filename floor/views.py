@@ -20,6 +20,7 @@ from .auth import (
     login_failed,
     login_succeeded,
 )
+from .mfa import ENDED_KEY as MFA_ENDED_KEY
 from .mfa import SESSION_KEY as MFA_SESSION_KEY
 from .mfa import StaffAuthenticationForm
 from .roles import Role, user_roles
@@ -61,6 +62,15 @@ class ThrottledLoginView(LoginView):
     redirect_authenticated_user = True
     authentication_form = StaffAuthenticationForm  # the password, then the one-time code (floor/mfa.py)
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        if self.request.session.pop(MFA_ENDED_KEY, None) == "second_factor_required":
+            context["ended"] = _(
+                "Your session was ended: your role now logs in with a one-time code. Log in again with "
+                "the code of your authenticator."
+            )
+        return context
+
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         try:
             return self._throttled_post(request, *args, **kwargs)
@@ -83,7 +93,8 @@ class ThrottledLoginView(LoginView):
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):
-        login_failed(username=self.request.POST.get("username", ""), address=client_address(self.request))
+        if getattr(form, "second_factor_error", None) != "mfa_locked":  # (may be a right code, refused)
+            login_failed(username=self.request.POST.get("username", ""), address=client_address(self.request))
         # The password was right and the one-time code is what is missing or wrong: say so,
         # not "wrong username or password" (the code can only be asked once the password is).
         return self.render_to_response(

@@ -27,7 +27,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_otp",
-    "django_otp.plugins.otp_totp",
+    "floor.apps.AuthenticatorsConfig",  # django_otp.plugins.otp_totp, named for the admin
     "django_filters",
     "drf_spectacular",
     "audit",
@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Security events caused by a request's changes name its user (floor/security.py).
+    "floor.security.RequestActorMiddleware",
     # A session opened without the second factor its user now needs ends (floor/mfa.py).
     "floor.mfa.SecondFactorSessionMiddleware",
     # An htmx post whose session expired: a full-page login, not one inside the panel.

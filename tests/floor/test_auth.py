@@ -429,3 +429,8 @@ def test_a_password_hash_upgrade_at_login_revokes_nothing(make_user, settings):
 
     changed = AuditEvent.objects.filter(stream__name="security", action="auth.credentials_changed")
     assert changed.count() == 1  # the md5 one set above, not the upgrade
+
+
+def test_the_api_docs_send_a_browser_without_a_session_to_the_login(client):
+    response = client.get("/api/docs/")
+    assert response.status_code == 302 and response["Location"] == "/accounts/login/?next=/api/docs/"

@@ -70,7 +70,9 @@ def test_a_wrong_code_counts_as_a_failed_login(mfa, commissario, settings):
     settings.LOGIN_MAX_FAILURES = 3
     device = enrol(commissario)
     for _ in range(3):
-        assert error(api_login("commissario", "123456", address="10.1.1.1")) in ("mfa_code_invalid",)
+        device.refresh_from_db()
+        device.throttle_reset()  # (django-otp's own slow-down after each wrong code: not what is tested)
+        assert error(api_login("commissario", "123456" if code(device) != "123456" else "654321", address="10.1.1.1")) == "mfa_code_invalid"
     device.refresh_from_db()
     device.throttle_reset()
     refused = api_login("commissario", code(device), address="10.1.1.2")
@@ -207,3 +209,75 @@ def test_the_first_superuser_enrols_from_the_server_and_logs_in(mfa, make_user):
     assert actions == ["auth.authenticator_enrolled", "auth.authenticator_removed", "auth.authenticator_enrolled"]
     with pytest.raises(CommandError, match="No user"):
         call_command("mfa_enrol", "nobody", stdout=io.StringIO())
+
+
+def test_a_right_code_while_the_authenticator_is_slowed_down_is_told_so(mfa, commissario):
+    """django-otp refuses any code for 1 s, 2 s, 4 s... after each wrong one: a right code
+    sent then is told to wait (mfa_locked), not that it is wrong, and is no failed login."""
+    device = enrol(commissario)
+    wrong = "000000" if code(device) != "000000" else "111111"
+    assert error(api_login("commissario", wrong)) == "mfa_code_invalid"
+    refused = api_login("commissario", code(device))
+    assert error(refused) == "mfa_locked" and "takes no code until" in refused.json()["error"]["message"]
+    assert refused.json()["error"]["details"]["locked_until"]
+    browser = Client()
+    page = browser.post("/accounts/login/", {"username": "commissario", "password": PASSWORD, "otp_token": code(device)})
+    assert "takes no code until" in page.content.decode()
+    device.refresh_from_db()
+    device.throttle_reset()  # the back office's reset (admin, Authenticators)
+    assert api_login("commissario", code(device)).status_code == 200
+
+
+def test_a_token_ended_by_a_promotion_stays_ended(mfa, make_user):
+    from django.contrib.auth.models import Group
+
+    user = make_user("promoted", Role.CHANGEUR)
+    user.set_password(PASSWORD)
+    user.save()
+    token = api_login("promoted").json()["token"]
+    tablet = APIClient()
+    tablet.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    user.groups.set([Group.objects.get_or_create(name="commissario")[0]])
+    assert tablet.get("/api/me/").status_code == 401
+    user.groups.set([Group.objects.get_or_create(name="changeur")[0]])  # the role given back
+    assert tablet.get("/api/me/").status_code == 401 and not ApiToken.objects.filter(user=user).exists()
+
+
+def test_the_login_page_says_why_a_session_ended(mfa, make_user):
+    from django.contrib.auth.models import Group
+
+    user = make_user("promoted", Role.CHANGEUR)
+    user.set_password(PASSWORD)
+    user.save()
+    browser = Client()
+    browser.post("/accounts/login/", {"username": "promoted", "password": PASSWORD})
+    user.groups.set([Group.objects.get_or_create(name="direzione")[0]])
+    login_page = browser.get("/", follow=True)
+    assert "your role now logs in with a one-time code" in login_page.content.decode()
+    assert AuditEvent.objects.filter(stream__name="security", action="auth.session_ended").count() == 1
+    assert "your role now logs in" not in browser.get("/accounts/login/").content.decode()  # said once
+
+
+def test_the_admins_changes_name_their_author(mfa, make_user):
+    """A role given, an authenticator enrolled, a user made superuser in the admin: the
+    security events name the superuser who did it, and his address."""
+    from django.contrib.auth.models import Group
+
+    root = make_user("root", is_superuser=True, is_staff=True)
+    root.set_password(PASSWORD)
+    root.save()
+    device = enrol(root)
+    browser = Client()
+    browser.post("/admin/login/", {"username": "root", "password": PASSWORD, "otp_token": code(device)})
+    clerk = make_user("clerk")
+    data = {
+        "username": "clerk", "first_name": "", "last_name": "", "email": "", "is_active": "on",
+        "is_staff": "on", "date_joined_0": "2026-11-30", "date_joined_1": "10:00:00",
+        "initial-date_joined_0": "2026-11-30", "initial-date_joined_1": "10:00:00",
+        "groups": [Group.objects.get_or_create(name="direzione")[0].pk], "user_permissions": [],
+    }  # fmt: skip
+    assert browser.post(f"/admin/auth/user/{clerk.pk}/change/", data).status_code == 302
+    events = {e.action: e for e in AuditEvent.objects.filter(stream__name="security", actor=root)}
+    assert {"auth.roles_changed", "auth.privileges_changed"} <= set(events)
+    assert json.loads(events["auth.privileges_changed"].payload_json)["is_staff"] is True
+    assert json.loads(events["auth.roles_changed"].payload_json)["address"]

@@ -87,7 +87,7 @@ def test_the_admin_says_which_roles_conflict_and_saves_nothing(admin_client, mak
     refused = _change_form(admin_client, capo, [Role.CAPO_PARTITA, Role.CHANGEUR])
     assert refused.status_code == 200  # the form again, with its error
     html = refused.content.decode()
-    assert re.search(r"One person may not hold these roles together: capo_partita, changeur", html)
+    assert re.search(r"One person may not hold these roles together: Capo Partita, changeur", html)
     assert list(capo.groups.values_list("name", flat=True)) == ["capo_partita"]
 
     saved = _change_form(admin_client, capo, [Role.COMMISSARIO, Role.DIREZIONE])
@@ -106,3 +106,31 @@ def test_conflicting_roles_written_past_the_guard_are_none_in_force(make_user, a
     fresh = type(user).objects.get(pk=user.pk)
     assert user_roles(fresh) == frozenset()
     assert api_client_for(fresh, token=True).get("/api/me/").status_code == 403
+
+
+def test_a_superuser_does_not_also_record_handle_or_audit_the_play(make_user):
+    from floor.roles import user_roles
+
+    root = make_user("root", Role.DIREZIONE, is_superuser=True, is_staff=True)  # direzione: allowed
+    assert user_roles(type(root).objects.get(pk=root.pk)) == frozenset({"direzione"})
+    with pytest.raises(RoleConflict, match="superuser"), transaction.atomic():
+        root.groups.add(group(Role.CAPO_PARTITA))
+    capo = make_user("capo", Role.CAPO_PARTITA)
+    type(capo).objects.filter(pk=capo.pk).update(is_superuser=True)  # (past the admin's form)
+    assert user_roles(type(capo).objects.get(pk=capo.pk)) == frozenset()  # none in force
+
+
+def test_the_admin_refuses_a_superuser_capo_partita(admin_client, make_user):
+    capo = make_user("capo", Role.CAPO_PARTITA)
+    page = admin_client.get(f"/admin/auth/user/{capo.pk}/change/")
+    assert page.status_code == 200
+    data = {
+        "username": "capo", "first_name": "", "last_name": "", "email": "", "is_active": "on",
+        "is_staff": "on", "is_superuser": "on", "date_joined_0": "2026-11-30", "date_joined_1": "10:00:00",
+        "initial-date_joined_0": "2026-11-30", "initial-date_joined_1": "10:00:00",
+        "groups": [group(Role.CAPO_PARTITA).pk], "user_permissions": [],
+    }  # fmt: skip
+    refused = admin_client.post(f"/admin/auth/user/{capo.pk}/change/", data)
+    assert refused.status_code == 200 and "superuser, Capo Partita" in refused.content.decode()
+    capo.refresh_from_db()
+    assert not capo.is_superuser
