@@ -134,3 +134,16 @@ def test_the_admin_refuses_a_superuser_capo_partita(admin_client, make_user):
     assert refused.status_code == 200 and "superuser, Capo Partita" in refused.content.decode()
     capo.refresh_from_db()
     assert not capo.is_superuser
+
+
+def test_the_database_check_names_who_holds_conflicting_roles(make_user):
+    from floor.checks import conflicting_roles
+
+    assert conflicting_roles(databases=["default"]) == []
+    user = make_user("legacy", Role.CAPO_PARTITA)
+    type(user).groups.through.objects.create(user=user, group=group(Role.CHANGEUR))  # (past the guard)
+    make_user("boss", Role.COMMISSARIO, Role.DIREZIONE)  # allowed together
+    warnings = conflicting_roles(databases=["default"])
+    assert [w.id for w in warnings] == ["floor.W001"]
+    assert "legacy holds roles that may not go together: Capo Partita, changeur" in warnings[0].msg
+    assert conflicting_roles(databases=None) == []  # (a plain `check` reads no database)
