@@ -197,3 +197,33 @@ class SeatAdmin(ReadOnlyAdmin):
     list_filter = ["standing", ("left_at", admin.EmptyFieldListFilter)]
     search_fields = ["patron__last_name", "patron__document_number"]
     list_select_related = ["session", "patron"]
+
+
+# --------------------------------------------------------------------------- authenticators
+
+
+def _authenticators_admin():
+    """django-otp's TOTP devices admin, whose QR code pages answer 500 for a device that
+    does not exist (a stale link, a typed address): 404 instead."""
+    from django.http import Http404
+    from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    class AuthenticatorAdmin(TOTPDeviceAdmin):
+        def _existing(self, pk):
+            if not TOTPDevice.objects.filter(pk=pk).exists():
+                raise Http404
+            return pk
+
+        def config_view(self, request, pk):
+            return super().config_view(request, self._existing(pk))
+
+        def qrcode_view(self, request, pk):
+            return super().qrcode_view(request, self._existing(pk))
+
+    if admin.site.is_registered(TOTPDevice):
+        admin.site.unregister(TOTPDevice)
+    admin.site.register(TOTPDevice, AuthenticatorAdmin)
+
+
+_authenticators_admin()

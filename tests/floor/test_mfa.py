@@ -109,7 +109,12 @@ def test_the_admin_asks_the_superuser_for_his_code(mfa, make_user):
     assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(root.pk)
     # The superuser shows a new colleague his authenticator's QR code from the admin.
     config = browser.get(f"/admin/otp_totp/totpdevice/{device.pk}/config/")
-    assert config.status_code == 200
+    html = config.content.decode()
+    assert config.status_code == 200 and "Authenticator of root" in html and "in person" in html
+    assert browser.get(f"/admin/otp_totp/totpdevice/{device.pk}/qrcode/")["Content-Type"] == "image/svg+xml"
+    assert browser.get("/admin/otp_totp/totpdevice/99999/config/").status_code == 404
+    assert browser.get("/admin/otp_totp/totpdevice/99999/qrcode/").status_code == 404
+    assert "Authenticators (one-time codes)" in browser.get("/admin/").content.decode()
 
 
 def test_enrolment_and_removal_are_on_record_but_not_each_use(mfa, commissario):
