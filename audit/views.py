@@ -26,7 +26,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 from rest_framework.throttling import ScopedRateThrottle
 
-from config.errors import ApplicationError
+from config.errors import REDIS_UNAVAILABLE, ApplicationError
+from config.htmx import current_page
 from floor import selectors as floor_selectors
 from floor.models import GamingDay, Table
 from floor.roles import ALL_ROLES, Role, has_role
@@ -98,8 +99,16 @@ def _verify_throttled(request: HttpRequest) -> HttpResponse | None:
     same per-user budget as the verify API (`THROTTLE_AUDIT_VERIFY`, DRF's scoped throttle,
     one bucket whatever the channel). Over it: 429 with Retry-After, nothing computed."""
     throttle = ScopedRateThrottle()
-    if throttle.allow_request(request, _VerifyScope()):
-        return None
+    try:
+        if throttle.allow_request(request, _VerifyScope()):
+            return None
+    except REDIS_UNAVAILABLE:
+        # The counts live in the cache (Redis): out of reach, no verification runs uncounted,
+        # as the verify API answers (503, Retry-After).
+        # (an htmx post's 503 is not swapped in: chemin.js shows its "not answering" banner)
+        response = render(request, "503.html", {"retry_url": current_page(request)}, status=503)
+        response["Retry-After"] = "5"
+        return response
     wait = math.ceil(throttle.wait() or 1)
     message = _("Too many verifications: try again in %(minutes)s min.") % {"minutes": math.ceil(wait / 60)}
     template = "_429.html" if is_htmx(request) else "429.html"

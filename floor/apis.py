@@ -4,6 +4,7 @@ call ONE service, render. A serializer checks shape; the service checks meaning.
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model, logout
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -120,8 +121,9 @@ class TokenLoginApi(APIView):
             details = {"locked_until": refused.until.isoformat()} if refused.until else None
             raise ApplicationError(refused.code, refused.message, details=details) from None
         login_succeeded(username=username, address=address)
-        key, token = issue_token(user, mfa_verified=verified)
-        security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)
+        with transaction.atomic():  # the token and its event: both or neither
+            key, token = issue_token(user, mfa_verified=verified)
+            security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)
         me = MeSerializer(user).data
         return Response({"token": key, "user": me, "roles": me["roles"]})
 
@@ -135,8 +137,10 @@ class TokenLogoutApi(APIView):
     @extend_schema(request=None, responses={204: None, **LIST_ERRORS})
     def post(self, request):
         token = request.auth if isinstance(request.auth, ApiToken) else None
-        if token is not None and ApiToken.objects.filter(pk=token.pk).delete()[0]:
-            security_event("auth.token_revoked", actor=request.user, request=request, via="api", token=token.pk)
+        if token is not None:
+            with transaction.atomic():  # the revocation and its event: both or neither
+                if ApiToken.objects.filter(pk=token.pk).delete()[0]:
+                    security_event("auth.token_revoked", actor=request.user, request=request, via="api", token=token.pk)
         if request.session.session_key:
             logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)

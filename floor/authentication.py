@@ -84,6 +84,13 @@ class TokenAuthentication(authentication.TokenAuthentication):
         cache_roles(token.user, (role for role in ALL_ROLES if getattr(token, _role_flag(role))))
         if not token.mfa_verified and mfa_required(token.user):
             # Ended, not suspended: giving the role back must not revive a password-only token.
-            ApiToken.objects.filter(pk=token.pk).delete()
+            from django.db import transaction
+
+            from floor.security import security_event
+
+            with transaction.atomic():
+                if ApiToken.objects.filter(pk=token.pk).delete()[0]:
+                    security_event("auth.token_revoked", actor=token.user, token=token.pk,
+                                   reason="second_factor_required")  # fmt: skip
             raise exceptions.AuthenticationFailed(_("This account now logs in with a one-time code: log in again."))
         return token.user, token

@@ -4,7 +4,8 @@ and POST /api/auth/token/) before any session or token exists.
 
 Which roles need it is settings.MFA_ROLES (production: commissario, direzione, auditor and
 superusers; the demo and the tests: none unless set). A user enrols in person: a superuser
-adds his authenticator in the admin (OTP devices, TOTP) and shows him its QR code; a user
+adds his authenticator in the admin (Authenticators) and shows him its QR code, or the
+server's operator runs `manage.py mfa_enrol` (the first superuser); a user
 who needs a code and has no authenticator cannot log in until then (a password alone, if
 stolen, must never let its thief enrol his own). The codes are django-otp's: a code is
 used once, and failures slow the device down (its throttling), on top of the failed-login
@@ -25,9 +26,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_otp import devices_for_user
 
-from .roles import user_roles
+from .roles import SUPERUSER, user_roles  # SUPERUSER: MFA_ROLES' name for the superusers
 
-SUPERUSER = "superuser"  # MFA_ROLES' name for the superusers, who hold no staff role
 _CODE = re.compile(r"\d{6,8}", re.ASCII)
 
 

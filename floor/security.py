@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import REDIRECT_FIELD_NAME, get_user_model
+from django.contrib.auth.hashers import identify_hasher, is_password_usable
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -144,15 +145,29 @@ def _privileges_changed(sender, instance, raw=False, update_fields=None, **kwarg
             security_event("auth.privileges_changed", user=instance.pk, username=instance.get_username(), **changed)
 
 
+def _rehashed(old: str, instance: Any, update_fields: Any) -> bool:
+    """Django upgrading a stored hash at a login (check_password's setter saves the password
+    alone, with _password cleared): the same password under a stronger hash, no change to put
+    on record. Anything else that saves the password alone (set_unusable_password, a reset in
+    code) is a change: the old hash must have been due for the upgrade, the new one usable."""
+    if update_fields is None or set(update_fields) != {"password"} or getattr(instance, "_password", 1) is not None:
+        return False
+    if not (is_password_usable(old) and instance.has_usable_password()) or old == instance.password:
+        return False
+    try:
+        hasher = identify_hasher(old)
+    except ValueError:
+        return False
+    return hasher.must_update(old) or hasher.algorithm != identify_hasher(instance.password).algorithm
+
+
 def _credentials_changed(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
     if raw or instance.pk is None or (update_fields is not None and not {"password", "is_active"} & set(update_fields)):
         return
-    if update_fields is not None and set(update_fields) == {"password"} and getattr(instance, "_password", 1) is None:
-        # Django upgrading the stored hash at a login (check_password's setter, which clears
-        # _password for this very reason): the same password, no change to put on record.
-        return
     before = sender.objects.filter(pk=instance.pk).values("password", "is_active").first()
     if before is None:
+        return
+    if _rehashed(before["password"], instance, update_fields):
         return
     changed = [f for f in ("password", "is_active") if before[f] != getattr(instance, f)]
     if not changed:

@@ -461,9 +461,7 @@ def card_label(code: str) -> str:
 def act_card(request, session, user):
     card = _card(request)
     coup = services.card_deal(coup=_coup(request, session), by=user, card=card, expect_cards=_expect_cards(request))
-    punta = len(live.hands(coup.cards, punta_draws=coup.punta_draws).punta)
-    before = len(live.hands(coup.cards[:-1], punta_draws=coup.punta_draws).punta)
-    if punta > before:  # the message names the hand it went to, as the croupier dealt it
+    if coup.dealt_side == "punta":  # the message names the hand the engine gave it to
         return _("Card %(card)s entered, to the punta.") % {"card": card_label(card)}
     return _("Card %(card)s entered, to the banker.") % {"card": card_label(card)}
 

@@ -732,6 +732,7 @@ def _card_deal(play: _Play, card: object, expect_cards: int | None = None) -> Co
         session=session, by=by, card=code, use=ShoeCard.Use.DEALT, coup=coup, side=side
     )
     coup.cards = [*coup.cards, shoe_card.code]
+    coup.dealt_side = side  # (not stored: the hand this card went to, for the caller's answer)
     coup.banker_draws = banker_draws
     coup.state = Coup.State.DEALING
     play.save(["cards", "banker_draws", "state"])

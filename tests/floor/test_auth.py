@@ -411,24 +411,35 @@ def test_a_password_hash_upgrade_at_login_revokes_nothing(make_user, settings):
     same password, so his other tablets' tokens stay valid and no change is recorded."""
     from django.contrib.auth.hashers import make_password
 
+    from audit.models import AuditEvent
+    from floor.authentication import issue_token
+
     settings.SECURITY_EVENTS = True
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.PBKDF2PasswordHasher", "django.contrib.auth.hashers.MD5PasswordHasher",
     ]  # fmt: skip
     user = make_user("rehashed", Role.CAPO_PARTITA)
-    user.password = make_password(PASSWORD, hasher="md5")  # (an old, weaker hash)
-    user.save()
-    first = login(APIClient(), "rehashed", PASSWORD).json()["token"]  # the login re-hashes it
+    other_tablet, _ = issue_token(user)
+    type(user).objects.filter(pk=user.pk).update(password=make_password(PASSWORD, hasher="md5"))  # an old hash
+    assert login(APIClient(), "rehashed", PASSWORD).status_code == 200  # the login re-hashes it
     user.refresh_from_db()
-    assert not user.password.startswith("md5$")
+    assert user.password.startswith("pbkdf2_")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {first}")
-    login(APIClient(), "rehashed", PASSWORD)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {other_tablet}")
     assert client.get("/api/me/").status_code == 200
-    from audit.models import AuditEvent
+    assert not AuditEvent.objects.filter(stream__name="security", action="auth.credentials_changed").exists()
 
-    changed = AuditEvent.objects.filter(stream__name="security", action="auth.credentials_changed")
-    assert changed.count() == 1  # the md5 one set above, not the upgrade
+
+def test_a_password_made_unusable_in_code_revokes_the_tokens(make_user, settings):
+    from floor.authentication import issue_token
+
+    user = make_user("locked_out", Role.CAPO_PARTITA)
+    key, _ = issue_token(user)
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/me/").status_code == 401
 
 
 def test_the_api_docs_send_a_browser_without_a_session_to_the_login(client):

@@ -211,7 +211,10 @@ def test_the_first_superuser_enrols_from_the_server_and_logs_in(mfa, make_user):
     assert TOTPDevice.objects.filter(user=root).count() == 1 and not TOTPDevice.objects.filter(pk=device.pk).exists()
     actions = list(AuditEvent.objects.filter(stream__name="security", action__startswith="auth.authenticator")
                    .order_by("seq").values_list("action", flat=True))  # fmt: skip
-    assert actions == ["auth.authenticator_enrolled", "auth.authenticator_removed", "auth.authenticator_enrolled"]
+    assert actions == [
+        "auth.authenticator_enrolled", "auth.authenticator_enrolled_from_server",
+        "auth.authenticator_removed", "auth.authenticator_enrolled", "auth.authenticator_enrolled_from_server",
+    ]  # fmt: skip
     with pytest.raises(CommandError, match="No user"):
         call_command("mfa_enrol", "nobody", stdout=io.StringIO())
 

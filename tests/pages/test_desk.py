@@ -269,3 +269,25 @@ def test_the_desks_verifications_share_the_apis_budget(client_for, closed, audit
     # another auditor has his own budget
     other = UserFactory(username="auditor2", roles=["auditor"])
     assert client_for(other).post("/desk/verify/", HTTP_HX_REQUEST="true").status_code == 200
+
+
+def test_the_desks_verify_with_redis_down_is_a_503_not_a_500(client_for, closed, auditor, settings):
+    """The verify budget's counts are in the cache: out of reach, no verification runs
+    uncounted and the page says the service is not answering (as the API's 503)."""
+    from django.core.cache import caches
+    from rest_framework.throttling import SimpleRateThrottle
+
+    client = client_for(auditor)
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    original = SimpleRateThrottle.cache
+    SimpleRateThrottle.cache = caches["default"]  # (DRF binds its cache at import)
+    try:
+        page = client.post("/desk/verify/")
+        fragment = client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true")
+    finally:
+        SimpleRateThrottle.cache = original
+    assert page.status_code == 503 and page["Retry-After"] == "5"
+    assert "not answering" in page.content.decode()
+    assert fragment.status_code == 503

@@ -5,17 +5,22 @@ second factor, since the admin where superusers enrol the others asks him for a 
     python manage.py mfa_enrol admin --replace       # a new phone: the old one stops working
 
 Whoever runs it holds the server, so this asks nothing more; the enrolment is a security
-event (floor.security) like one made in the admin. Show the QR code to the user in person."""
+event (floor.security) like one made in the admin, with the server's account that ran it
+(no user of the site made it). Show the QR code to the user in person."""
 
 from __future__ import annotations
 
 import base64
+import getpass
 import io
+import os
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from floor.security import security_event
 
 
 class Command(BaseCommand):
@@ -41,12 +46,21 @@ class Command(BaseCommand):
             for device in existing:
                 device.delete()  # one by one: each removal is a security event
             device = TOTPDevice.objects.create(user=user, name=name[:64], confirmed=True)
+            security_event("auth.authenticator_enrolled_from_server", user=user.pk, device=device.pk,
+                           os_user=_os_user())  # fmt: skip
         url = device.config_url
         secret = base64.b32encode(device.bin_key).decode()
         self.stdout.write(f"Authenticator enrolled for {username}. Scan this QR code with the app, in person:\n")
         self.stdout.write(_qr_text(url))
         self.stdout.write(f"\nOr enter the secret by hand: {secret}\n(as a link: {url})\n")
         self.stdout.write("It is shown this once: the admin shows it again only to a superuser.")
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's)
+        return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
 def _qr_text(data: str) -> str:

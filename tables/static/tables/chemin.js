@@ -32,8 +32,20 @@
     }, delay);
   });
 
+  // A 5xx answer (the database or Redis out of reach: 503) is not swapped into the page
+  // (base.html's htmx-config): say so, or the croupier would think his entry was made.
+  function showUnavailable(on) {
+    var el = document.getElementById("unavailable");
+    if (el) { el.hidden = !on; }
+  }
+  document.addEventListener("htmx:responseError", function (evt) {
+    var xhr = evt.detail.xhr;
+    if (xhr && xhr.status >= 500) { showUnavailable(true); }
+  });
+
   document.addEventListener("htmx:afterRequest", function (evt) {
     var xhr = evt.detail.xhr;
+    if (xhr && xhr.status && xhr.status < 500) { showUnavailable(false); }
     if (xhr && xhr.status) {
       showOffline(false);
       if (evt.detail.elt) { evt.detail.elt.__cheminRetry = 0; }
