@@ -27,8 +27,8 @@ from rest_framework.views import APIView
 
 from config.api import ErrorSerializer
 from config.errors import ApplicationError
+from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
-from floor.models import GamingDay, Table
 from floor.roles import Role, has_role
 
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
@@ -185,7 +185,7 @@ class GamingDayReportApi(APIView):
         responses={200: ReportOutput, **_errors("")},
     )
     def get(self, request, pk: int):
-        day = get_object_or_404(GamingDay, pk=pk)
+        day = floor_selectors.gaming_day_or_404(pk=pk)
         qs = _reports().filter(gaming_day=day)
         version = _id_param(request, "version", "version is a number.")
         if version is not None:
@@ -299,7 +299,7 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
     @extend_schema(summary="The cagnotte counts of a gaming day (all, corrections included)",
                    responses={200: CagnotteCountOutput(many=True), **_errors("")})  # fmt: skip
     def get(self, request, pk: int):
-        day = get_object_or_404(GamingDay, pk=pk)
+        day = floor_selectors.gaming_day_or_404(pk=pk)
         counts = CagnotteCount.objects.filter(gaming_day=day).order_by("table_id", "counted_at", "pk")
         return Response(CagnotteCountOutput(counts, many=True).data)
 
@@ -314,8 +314,8 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
         data = self.CagnotteCountInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        day = get_object_or_404(GamingDay, pk=pk)
-        table = Table.objects.filter(pk=v["table"]).first()
+        day = floor_selectors.gaming_day_or_404(pk=pk)
+        table = floor_selectors.table_get(pk=v["table"])
         if table is None:
             raise ApplicationError("unknown_table", "No table has this id.", details={"table": v["table"]})
         count = registers.cagnotte_count_record(gaming_day=day, table=table, by=request.user,
@@ -360,7 +360,7 @@ class CagnotteRegisterApi(APIView):
         responses={200: OpenApiTypes.OBJECT, **_errors("")},
     )
     def get(self, request, pk: int):
-        day = get_object_or_404(GamingDay, pk=pk)
+        day = floor_selectors.gaming_day_or_404(pk=pk)
         table = _id_param(request, "table", "table is a table id.")
         tables = registers.cagnotte_register(gaming_day_id=day.pk, table_id=table)
         return Response({"gaming_day": day.pk, "date": day.date, "closed": not day.is_open, "tables": tables})
@@ -400,7 +400,7 @@ class ControlRegisterApi(IdempotentMixin, APIView):
     @extend_schema(summary="The control register in force for a gaming day (art. 72)",
                    responses={200: ControlRegisterOutput, **_errors("")})  # fmt: skip
     def get(self, request, pk: int):
-        day = get_object_or_404(GamingDay, pk=pk)
+        day = floor_selectors.gaming_day_or_404(pk=pk)
         reg = registers.current_register(gaming_day_id=day.pk)
         if reg is None:
             raise ApplicationError("register_not_found", "The control register is not written yet.",
@@ -414,7 +414,7 @@ class ControlRegisterApi(IdempotentMixin, APIView):
             "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction).")},
     )  # fmt: skip
     def post(self, request, pk: int):
-        day = get_object_or_404(GamingDay, pk=pk)
+        day = floor_selectors.gaming_day_or_404(pk=pk)
         reg = registers.control_register_prepare(gaming_day=day, by=request.user)
         return Response(ControlRegisterOutput(reg).data)
 

@@ -801,10 +801,11 @@ def expected_streams() -> list[str]:
     (their creation writes the first event), each built report's day's `reports:` stream and
     every stream a report sealed, and the books stream of each day with a count."""
     from audit.models import CagnotteCount, DayReport
-    from floor.models import Casino, GamingDay
+    from floor import selectors as floor_selectors
 
-    names = {f"casino:{pk}" for pk in Casino.objects.values_list("pk", flat=True)}
-    names |= {f"gaming_day:{pk}" for pk in GamingDay.objects.values_list("pk", flat=True)}
+    casinos, days = floor_selectors.stream_owner_ids()
+    names = {f"casino:{pk}" for pk in casinos}
+    names |= {f"gaming_day:{pk}" for pk in days}
     names |= {f"day_books:{pk}" for pk in CagnotteCount.objects.values_list("gaming_day_id", flat=True).distinct()}
     for day_id, sealed in DayReport.objects.filter(status=DayReport.Status.DONE).values_list(
         "gaming_day_id", "sealed_streams"

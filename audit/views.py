@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from celery.result import AsyncResult
 from django.conf import settings
@@ -29,10 +30,12 @@ from rest_framework.throttling import ScopedRateThrottle
 from config.errors import REDIS_UNAVAILABLE, ApplicationError
 from config.htmx import current_page
 from floor import selectors as floor_selectors
-from floor.models import GamingDay, Table
 from floor.roles import ALL_ROLES, Role, has_role
 from tables import report_selectors
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+
+if TYPE_CHECKING:
+    from floor.models import GamingDay
 
 from .api_reports import CONTENT_TYPES
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
@@ -336,11 +339,11 @@ def _writer(request: HttpRequest) -> HttpResponse | None:
 def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
-    day = get_object_or_404(GamingDay, pk=pk)
+    day = floor_selectors.gaming_day_or_404(pk=pk)
 
     def run() -> str:
         table_pk = int_field(request.POST.get("table"), field="table", empty=_("Choose a table."))
-        table = Table.objects.filter(pk=table_pk).first()
+        table = floor_selectors.table_get(pk=table_pk)
         if table is None:
             raise BadForm("unknown_table", _("Choose a table."), details={"table": table_pk})
         count = registers.cagnotte_count_record(
@@ -379,7 +382,7 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
 def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
-    day = get_object_or_404(GamingDay, pk=pk)
+    day = floor_selectors.gaming_day_or_404(pk=pk)
 
     def run() -> str:
         reg = registers.control_register_prepare(gaming_day=day, by=request.user)

@@ -114,6 +114,15 @@ def day_staff_change_rows(*, gaming_day_id: int):
     )  # fmt: skip
 
 
+def day_staff_changes(*, gaming_day_id: int) -> QuerySet[StaffChange]:
+    """A day's staff changes in order, with the people they name (the sessions register)."""
+    return (
+        StaffChange.objects.filter(session__gaming_day_id=gaming_day_id)
+        .select_related("old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur")
+        .order_by("at", "pk")
+    )
+
+
 def patron_list() -> QuerySet[Patron]:
     return Patron.objects.select_related("created_by").order_by("last_name", "first_name", "id")
 
@@ -134,6 +143,32 @@ def patron_search(qs: QuerySet[Patron], text: str, *, documents: bool = True) ->
 
 def gaming_day_get(*, pk: int) -> GamingDay:
     return GamingDay.objects.select_related("casino", "opened_by", "closed_by").get(pk=pk)
+
+
+def gaming_day_or_404(*, pk: int) -> GamingDay:
+    """For a view: the day, or Http404."""
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(GamingDay, pk=pk)
+
+
+def gaming_day_locked(*, pk: int) -> GamingDay:
+    """The day's row, locked until the caller's transaction ends (the books' writes of a
+    closed day serialize on it)."""
+    return GamingDay.objects.select_for_update().get(pk=pk)
+
+
+def last_closed_gaming_day(*, casino) -> GamingDay | None:
+    return GamingDay.objects.filter(casino=casino, closed_at__isnull=False).order_by("-date").first()
+
+
+def table_get(*, pk: int) -> Table | None:
+    return Table.objects.filter(pk=pk).first()
+
+
+def stream_owner_ids() -> tuple[list[int], list[int]]:
+    """The ids of every casino and every gaming day: each has its audit stream."""
+    return list(Casino.objects.values_list("pk", flat=True)), list(GamingDay.objects.values_list("pk", flat=True))
 
 
 def gaming_days_due_for_close(*, now, close_hour: int) -> QuerySet[GamingDay]:

@@ -25,17 +25,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
 from audit.exports.document import Chart, Column, ReportDocument, Section
 from floor import selectors as floor_selectors
-from floor.models import GamingDay, StaffChange
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 
 from .words import euros_en, euros_it
+
+if TYPE_CHECKING:
+    from floor.models import GamingDay
 
 
 def _when(at) -> str:
@@ -200,9 +202,7 @@ def build_document(
     # they were relieved (the staff changes section says when and why).
     reliefs: dict[int, list] = {}
     for change in (
-        StaffChange.objects.filter(session__gaming_day_id=day_id)
-        .select_related("old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur")
-        .order_by("at", "pk")
+        floor_selectors.day_staff_changes(gaming_day_id=day_id)
     ):
         reliefs.setdefault(change.session_id, []).append(change)
 

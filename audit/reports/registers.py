@@ -9,7 +9,7 @@ books are counted and signed after the close."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -20,11 +20,13 @@ from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
 from audit.services import record
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from floor import selectors as floor_selectors
-from floor.models import GamingDay, Table
 from floor.roles import ALL_ROLES, Role, has_role
 from tables import report_selectors
 
 from .words import euros_en, euros_it
+
+if TYPE_CHECKING:
+    from floor.models import GamingDay, Table
 
 User = AbstractBaseUser
 
@@ -40,7 +42,7 @@ def _require_direzione(user: User, what: str) -> None:
 
 
 def _lock_closed_day(gaming_day: GamingDay) -> GamingDay:
-    day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
+    day = floor_selectors.gaming_day_locked(pk=gaming_day.pk)
     if day.is_open:
         raise Conflict(
             "day_not_closed", "The gaming day is still open; close it first.", details={"gaming_day": day.pk}
@@ -345,7 +347,7 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
     different direzione users. The second signature makes the register final and asks for
     the next version of the day's report, which includes it."""
     _require_direzione(by, "sign the control register")
-    day = GamingDay.objects.select_for_update().get(pk=register.gaming_day_id)
+    day = floor_selectors.gaming_day_locked(pk=register.gaming_day_id)
     reg = ControlRegister.objects.select_for_update().get(pk=register.pk)
     if reg.signed:
         raise Conflict("already_signed", "The control register has both signatures already.",
@@ -448,7 +450,7 @@ def before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict[str, Any]
     starts (RULES.md §8, art. 72). Per
     settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER the opening is refused, or recorded with the
     register it found unsigned."""
-    last = GamingDay.objects.filter(casino=casino, closed_at__isnull=False).order_by("-date").first()
+    last = floor_selectors.last_closed_gaming_day(casino=casino)
     if last is None:
         return None
     reg = current_register(gaming_day_id=last.pk)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -32,10 +32,12 @@ from audit.selectors import chain_verify, heads_then, seal_of, stream_heads
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
-from floor.models import GamingDay
 
 from .builder import build_document
 from .registers import books_stream, books_verify, day_counts
+
+if TYPE_CHECKING:
+    from floor.models import GamingDay
 
 logger = logging.getLogger(__name__)
 
