@@ -106,9 +106,9 @@ def synthesize(n: int, tables: int) -> int:
                          SELECT session_id, 1, 'S', 6, 0, 7, '{}'::jsonb, now(), %s, now(), %s FROM bench_session""",
                       [user.pk, user.pk])  # fmt: skip
             c.execute("""INSERT INTO tables_bank (session_id, number, banker_id, seat_id, amount, initial_amount,
-                         reserve_returned, status, end_reason, origin, coups_completed, opened_at, opened_by_id,
-                         ended_at, ended_by_id)
-                         SELECT b.session_id, g, b.banker_id, b.seat_id, 1000000, 1000000, 0, 'ended', 'lost',
+                         reserve_returned, raised, status, end_reason, origin, coups_completed, opened_at,
+                         opened_by_id, ended_at, ended_by_id)
+                         SELECT b.session_id, g, b.banker_id, b.seat_id, 1000000, 1000000, 0, 0, 'ended', 'lost',
                                 CASE WHEN g = 1 THEN 'first' ELSE 'succession' END, 8, now(), %s, now(), %s
                          FROM bench_session b, generate_series(1, %s) g""", [user.pk, user.pk, -(-per // 8)])  # fmt: skip
             # Coup g of the day goes to session g % tables, as its coup number (g / tables) + 1.
@@ -116,7 +116,7 @@ def synthesize(n: int, tables: int) -> int:
                 INSERT INTO tables_coup (session_id, bank_id, shoe_id, number, state, bank_amount, covered,
                     banco_solo, punta_id, regola_punta, regola_banker, cards, punta_draws, banker_draws, next_cards,
                     reconstruction, needs, as_played, conforming, violations, settled, settlement, winner, cagnotte,
-                    banker_net, opened_at, opened_by_id, closed_at, settled_at, settled_by_id)
+                    banker_net, opened_at, opened_by_id, closed_at, settled_at, settled_by_id, annul_reason)
                 SELECT b.session_id, bank.id, shoe.id, x.num, 'settled', 1000000, x.cov, false, b.punta_id, false,
                     x.g %% 3 = 0, '["KH","5S","3C","2D","2S"]'::jsonb, true, false, '[]'::jsonb, '{}'::jsonb, NULL,
                     '{"winner":"x"}'::jsonb, x.g %% 97 <> 0,
@@ -125,7 +125,7 @@ def synthesize(n: int, tables: int) -> int:
                     '{"winner":"x"}'::jsonb, '{}'::jsonb, x.win,
                     CASE WHEN x.win = 'banker' THEN x.levy ELSE 0 END,
                     CASE WHEN x.win = 'banker' THEN x.cov - x.levy WHEN x.win = 'punta' THEN -x.cov ELSE 0 END,
-                    now(), %s, now(), now() + x.num * interval '1 second', %s
+                    now(), %s, now(), now() + x.num * interval '1 second', %s, ''
                 FROM (SELECT g, g %% %s AS idx, g / %s + 1 AS num, 10000 + (g * 104729 %% 500) * 100 AS cov,
                              ((10000 + (g * 104729 %% 500) * 100) * 5 / 100 + 5) / 10 * 10 AS levy,
                              CASE WHEN g * 7919 %% 100 < 46 THEN 'banker' WHEN g * 7919 %% 100 < 91 THEN 'punta'
