@@ -29,7 +29,7 @@ from tables.engine import succession as succession_rules
 from tables.models import Auction, Bank, Coup, Succession
 from tables.selectors import coup_list, session_game_state
 
-from .templatetags.chemin_ui import euros
+from .templatetags.chemin_ui import card_text, euros
 from .views_common import (
     BadForm,
     Outcome,
@@ -452,18 +452,12 @@ def _expect_cards(request: HttpRequest) -> int | None:
     return None if raw is None else int_field(raw, field="expect_cards")
 
 
-def card_label(code: str) -> str:
-    """'8D' -> '8♦' for a message: the suit as its symbol, in every language."""
-    symbols = {code: symbol for code, symbol, _name in SUITS}
-    return f"{code[:-1]}{symbols.get(code[-1], code[-1])}"
-
-
 def act_card(request, session, user):
     card = _card(request)
     coup = services.card_deal(coup=_coup(request, session), by=user, card=card, expect_cards=_expect_cards(request))
     if coup.dealt_side == "punta":  # the message names the hand the engine gave it to
-        return _("Card %(card)s entered, to the punta.") % {"card": card_label(card)}
-    return _("Card %(card)s entered, to the banker.") % {"card": card_label(card)}
+        return _("Card %(card)s entered, to the punta.") % {"card": card_text(card)}
+    return _("Card %(card)s entered, to the banker.") % {"card": card_text(card)}
 
 
 def act_punta(request, session, user):
@@ -480,7 +474,7 @@ def act_banker_stand(request, session, user):
 def act_reconstruction_card(request, session, user):
     card = _card(request)
     services.reconstruction_card(coup=_coup(request, session), by=user, card=card, expect_cards=_expect_cards(request))
-    return _("Reconstruction: card %(card)s entered.") % {"card": card_label(card)}
+    return _("Reconstruction: card %(card)s entered.") % {"card": card_text(card)}
 
 
 def act_reconstruction_decide(request, session, user):
@@ -517,7 +511,7 @@ def act_bar(request, session, user):
 def act_void(request, session, user):
     card = _card(request)
     services.card_void(session=session, by=user, card=card, reason=request.POST.get("reason", ""))
-    return _("Card %(card)s voided, to the sibilla.") % {"card": card_label(card)}
+    return _("Card %(card)s voided, to the sibilla.") % {"card": card_text(card)}
 
 
 def _succession(request: HttpRequest, session: TableSession) -> Succession:

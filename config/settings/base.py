@@ -201,7 +201,9 @@ def mfa_roles_from_env(default: list[str]) -> list[str]:
     roles = [role.strip() for role in raw.split(",") if role.strip()]
     if not roles:
         raise ImproperlyConfigured("MFA_ROLES is blank: name the roles that log in with a one-time code, or none.")
-    unknown = set(roles) - {"commissario", "capo_partita", "changeur", "auditor", "direzione", "superuser"}
+    from floor.roles import ALL_ROLES, SUPERUSER  # (plain Python: no model, safe in settings)
+
+    unknown = set(roles) - {*ALL_ROLES, SUPERUSER}
     if unknown:
         raise ImproperlyConfigured(f"MFA_ROLES names no such role: {', '.join(sorted(unknown))}.")
     return roles

@@ -49,14 +49,17 @@ def signed_euros(cents) -> str:
     return ("+" if int(cents) > 0 else "") + euros(cents)
 
 
+def card_text(code) -> str:
+    """'10H' (or 'TH') -> '10♥': the suit as its symbol, in every language (messages too)."""
+    code = str(code)
+    rank, suit = code[:-1], code[-1]
+    return f"{'10' if rank == 'T' else rank}{SUITS.get(suit, suit)}"
+
+
 @register.filter
 def card(code) -> str:
     """'10H' -> '10♥' in a span the stylesheet colours (red suits in dark red)."""
     if not code:
         return ""
-    code = str(code)
-    rank, suit = code[:-1], code[-1]
-    if rank == "T":
-        rank = "10"
-    klass = "pc red" if suit in RED else "pc"
-    return format_html('<span class="{}">{}{}</span>', klass, rank, SUITS.get(suit, suit))
+    klass = "pc red" if str(code)[-1] in RED else "pc"
+    return format_html('<span class="{}">{}</span>', klass, card_text(code))
