@@ -3,11 +3,16 @@ through floor/services.py so that it is validated, locked and written to the aud
 (ARCHITECTURE.md); an admin form would bypass all three. The Direzione reads here, and
 acts through the API."""
 
-from django.contrib import admin
+import re
+
+from django import forms
+from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserChangeForm
+from django.http import HttpResponseRedirect
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .models import (
     Casino,
@@ -22,6 +27,7 @@ from .models import (
     TableSession,
 )
 from .roles import role_conflict, role_names
+from .security import RoleConflict
 
 
 class StaffUserChangeForm(UserChangeForm):
@@ -50,6 +56,23 @@ admin.site.unregister(get_user_model())
 @admin.register(get_user_model())
 class StaffUserAdmin(UserAdmin):
     form = StaffUserChangeForm
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """The form checks the roles it shows; another admin may give this user a role between
+        that check and the save. The groups' guard then refuses the save (floor.security),
+        the whole change is rolled back (the admin saves in one transaction), and this admin
+        is told so and sees the user as he now is, rather than an error page."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except RoleConflict:
+            self.message_user(
+                request,
+                _("Nothing was saved: this user's roles were changed by someone else at the same "
+                  "moment, and together with yours they would break the segregation of duties. "
+                  "Check his roles as they are now and try again."),
+                messages.ERROR,
+            )  # fmt: skip
+            return HttpResponseRedirect(request.get_full_path())
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -201,15 +224,46 @@ class SeatAdmin(ReadOnlyAdmin):
 
 # --------------------------------------------------------------------------- authenticators
 
+# A TOTP secret in hexadecimal: RFC 4226 asks at least 128 bits (160 recommended, django-otp's
+# default); django-otp's column holds 40 bytes.
+AUTHENTICATOR_KEY = re.compile(r"(?:[0-9a-f]{2}){16,40}")
+
 
 def _authenticators_admin():
     """django-otp's TOTP devices admin, whose QR code pages answer 500 for a device that
     does not exist (a stale link, a typed address): 404 instead."""
     from django.http import Http404
     from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
-    from django_otp.plugins.otp_totp.models import TOTPDevice
+    from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
+
+    class AuthenticatorForm(forms.ModelForm):
+        """The key as a person types it: spaces and capitals forgiven, and a refusal that says
+        what a key is, where django-otp's echoes the typed secret back in a Python repr."""
+
+        # (longer than the column: a key may be typed in groups with spaces)
+        key = forms.CharField(
+            max_length=200,
+            initial=default_key,
+            help_text=gettext_lazy("The secret the authenticator app is given: 32 to 80 hexadecimal "
+                                   "characters (0-9, a-f). Keep the one proposed for a new authenticator."),
+        )  # fmt: skip
+
+        class Meta:
+            model = TOTPDevice
+            fields = ["key"]  # (the admin's fieldsets add the others)
+
+        def clean_key(self):
+            key = "".join((self.cleaned_data.get("key") or "").split()).lower()
+            if not AUTHENTICATOR_KEY.fullmatch(key):
+                raise forms.ValidationError(
+                    _("A key is 32 to 80 hexadecimal characters (0-9, a-f), an even number of them."),
+                    code="authenticator_key",
+                )
+            return key
 
     class AuthenticatorAdmin(TOTPDeviceAdmin):
+        form = AuthenticatorForm
+
         def _existing(self, pk):
             if not TOTPDevice.objects.filter(pk=pk).exists():
                 raise Http404

@@ -289,3 +289,25 @@ def test_the_admins_changes_name_their_author(mfa, make_user):
     assert {"auth.roles_changed", "auth.privileges_changed"} <= set(events)
     assert json.loads(events["auth.privileges_changed"].payload_json)["is_staff"] is True
     assert json.loads(events["auth.roles_changed"].payload_json)["address"]
+
+
+def test_the_admin_checks_an_authenticators_key_without_echoing_it(make_user, commissario):
+    """The key is the shared secret: a bad one is refused with what a key is (django-otp's own
+    message repeated the typed secret in a Python repr); spaces and capitals are forgiven."""
+    root = make_user("root", is_superuser=True, is_staff=True)
+    browser = Client()
+    browser.force_login(root)
+    form = {
+        "user": commissario.pk, "name": "phone", "confirmed": "on", "step": 30, "t0": 0, "digits": 6,
+        "tolerance": 1, "drift": 0, "throttling_failure_count": 0,
+    }  # fmt: skip
+    for bad in ("not-a-secret-zz", "abc", "0f" * 15, "0f" * 41, "0f" * 16 + "a"):
+        refused = browser.post("/admin/otp_totp/totpdevice/add/", {**form, "key": bad})
+        html = refused.content.decode()
+        assert refused.status_code == 200, bad
+        assert "A key is 32 to 80 hexadecimal characters (0-9, a-f), an even number of them." in html
+        assert "is not valid hex-encoded data" not in html and "does not represent" not in html
+    assert not TOTPDevice.objects.exists()
+    saved = browser.post("/admin/otp_totp/totpdevice/add/", {**form, "key": "0A1B 2C3D " * 5})
+    assert saved.status_code == 302
+    assert TOTPDevice.objects.get().key == "0a1b2c3d" * 5

@@ -70,11 +70,11 @@ def admin_client(make_user):
     return client
 
 
-def _change_form(client, user, roles):
+def _change_form(client, user, roles, first_name=""):
     page = client.get(f"/admin/auth/user/{user.pk}/change/")
     assert page.status_code == 200
     data = {
-        "username": user.username, "first_name": "", "last_name": "", "email": "",
+        "username": user.username, "first_name": first_name, "last_name": "", "email": "",
         "is_active": "on", "date_joined_0": "2026-11-30", "date_joined_1": "10:00:00",
         "initial-date_joined_0": "2026-11-30", "initial-date_joined_1": "10:00:00",
         "groups": [group(role).pk for role in roles], "user_permissions": [],
@@ -147,3 +147,35 @@ def test_the_database_check_names_who_holds_conflicting_roles(make_user):
     assert [w.id for w in warnings] == ["floor.W001"]
     assert "legacy holds roles that may not go together: Capo Partita, changeur" in warnings[0].msg
     assert conflicting_roles(databases=None) == []  # (a plain `check` reads no database)
+
+
+def test_a_role_given_by_someone_else_during_the_save_is_a_message_not_a_500(admin_client, make_user):
+    """Two admins at once: the first gives the user Commissario after the second's form checked
+    its roles, so the groups' guard refuses the second save. The second admin gets his form's
+    page back with a message, nothing of his change is saved, the first admin's grant holds."""
+    from django.db.models.signals import m2m_changed
+
+    from floor import security
+
+    user = make_user("newcomer")
+    first_name = user.first_name
+    user_model = type(user)
+    through = user_model.groups.through
+
+    def meanwhile(sender, instance, action, pk_set, reverse, **kwargs):
+        if action == "pre_add" and not reverse and instance.pk == user.pk:
+            through.objects.get_or_create(user_id=user.pk, group=group(Role.COMMISSARIO))  # the other admin
+
+    m2m_changed.disconnect(dispatch_uid="chemin_roles_checked", sender=through)
+    m2m_changed.connect(meanwhile, sender=through, dispatch_uid="test_meanwhile")
+    m2m_changed.connect(security._roles_checked, sender=through, dispatch_uid="chemin_roles_checked")
+    try:
+        answer = _change_form(admin_client, user, [Role.CAPO_PARTITA], first_name="Renamed")
+    finally:
+        m2m_changed.disconnect(dispatch_uid="test_meanwhile", sender=through)
+    assert answer.status_code == 302 and answer["Location"] == f"/admin/auth/user/{user.pk}/change/"
+    page = admin_client.get(answer["Location"])
+    assert "Nothing was saved: this user&#x27;s roles were changed by someone else" in page.content.decode()
+    user.refresh_from_db()
+    assert user.first_name == first_name  # the whole change rolled back
+    assert list(user.groups.values_list("name", flat=True)) == []  # (the injected grant rolled back with it)
