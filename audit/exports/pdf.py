@@ -10,7 +10,9 @@ Text: DejaVu Sans (condensed for the tables), embedded as subsets, so Italian ac
 "€" render. When the DejaVu TTFs are absent the writer falls back to Helvetica, which
 has the accents but whose euro sign is unreliable, so "€" is written "EUR" then. A text
 cell wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…"
-when cut; other cells are one line. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
+when cut. A figure is never cut: a table too wide for the page is set in a smaller type
+(down to 5.5pt) so that its figures keep one line each, and should one still not fit, it
+wraps. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
 
 Memory: bounded, whatever the size of the day. No row is kept once drawn, and each page is
 written to the file as soon as it is finished (_StreamingDocument: reportlab's own document
@@ -66,12 +68,12 @@ CONTENT_W = PAGE_W - 2 * MARGIN
 BODY_SIZE = 7.5
 BODY_LEADING = 9.0
 CELL_PAD = 3.0
-HEADER_SIZE = 7.5
-HEADER_LEADING = 9.0
 MAX_TEXT_LINES = 10  # a reconstruction's cards and violations, read in full
 MAX_DATETIME_LINES = 2  # date, then time, when the column is narrow
+MAX_FIGURE_LINES = 3  # a figure wider than its column even at the smallest size (never seen)
 LAYOUT_SAMPLE = 200  # rows read ahead to size the columns
 MAX_HEADER_LINES = 5
+MIN_BODY_SIZE = 5.5  # a table too wide for the page is set down to this size before anything is cut
 HEADING_H = 20.0  # the section title line (and "... (continued)")
 SECTION_GAP = 16.0
 
@@ -351,63 +353,103 @@ class _Table:
     widths: list[float]
     titles: list[list[str]]
     header_h: float
+    size: float = BODY_SIZE  # the type size of this table's body and titles
+    leading: float = BODY_LEADING
+
+
+def _measure(
+    cols: list[Column], titles: list[str], f: _Fonts, sample: Sequence[Sequence[str]], size: float
+) -> tuple[list[float], list[float]]:
+    """Each column's width at type size `size`: what it would like (numbers and moments with
+    room to spare, text on one line of up to 320pt at the standard size, the title on three
+    lines) and what it needs (a figure whole on one line, the title within MAX_HEADER_LINES,
+    text 50pt at the standard size, where it wraps)."""
+    scale = size / BODY_SIZE
+    floor = {"int": 34.0, "money": 56.0, "datetime": 86.0, "bool": 30.0}
+    wants: list[float] = []
+    needs: list[float] = []
+    for i, (c, title) in enumerate(zip(cols, titles, strict=True)):
+        longest_word = max((_width(w, f.cond_bold, size) for w in title.split()), default=0)
+        title_w = _width(title, f.cond_bold, size)
+        header = min(max(longest_word, title_w / 3 * 1.15), 140.0 * scale)
+        header_need = max(longest_word, title_w / MAX_HEADER_LINES * 1.25)
+        content = max((_width(row[i], f.cond, size) for row in sample), default=0.0)
+        if c.kind == "text":
+            want = max(60.0 * scale, header, min(content, 320.0 * scale))
+            need = max(50.0 * scale, longest_word)
+        elif c.kind == "datetime":  # the date and the time may go on two lines
+            want = max(floor["datetime"] * scale, header, content * 1.15)
+            halves = max((_width(part, f.cond, size) for row in sample for part in row[i].split()), default=0.0)
+            need = max(header_need, halves * 1.15, 40.0 * scale)
+        else:
+            want = max(floor.get(c.kind, 60.0) * scale, header, content * 1.15)
+            need = max(header_need, content * 1.15, 24.0 * scale)
+        wants.append(want + 2 * CELL_PAD)
+        needs.append(min(need, want) + 2 * CELL_PAD)
+    return wants, needs
 
 
 def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]] = ()) -> _Table:
     """Column widths from the kinds, the titles and the first rows' text (`sample`, already
-    formatted): numbers get what they need, text columns share the rest in proportion to
-    what they would like, and the table spans the page."""
+    formatted), spanning the page. In order, as room runs short: every column gets what it
+    would like; the text columns give way (the widest first, down to one common width; their
+    text wraps); the figures lose their spare room and the titles take more lines; the whole
+    table is set in a smaller type, down to MIN_BODY_SIZE. An amount in an audited report is
+    never shortened: past the smallest size, a figure wraps."""
     cols = list(columns)
     euro = "€" if f.euro else "EUR"
     titles = [f"{c.title} ({euro})" if c.kind == "money" else c.title for c in cols]
-    floor = {"int": 34.0, "money": 56.0, "datetime": 86.0, "bool": 30.0}
-    wants: list[float] = []
-    for i, (c, title) in enumerate(zip(cols, titles, strict=True)):
-        longest_word = max((_width(w, f.cond_bold, HEADER_SIZE) for w in title.split()), default=0)
-        # room for the title on three lines (a long one may take up to MAX_HEADER_LINES
-        # when the columns must shrink to fit the page)
-        three_lines = _width(title, f.cond_bold, HEADER_SIZE) / 3 * 1.15
-        header = min(max(longest_word, three_lines), 140.0)
-        content = max((_width(row[i], f.cond, BODY_SIZE) for row in sample), default=0.0)
-        if c.kind == "text":
-            # One line of up to 320pt; beyond that the cell wraps.
-            want = max(60.0, header, min(content, 320.0))
-        else:
-            want = max(floor.get(c.kind, 60.0), header, content * 1.15)
-        wants.append(want + 2 * CELL_PAD)
+    size = BODY_SIZE
+    wants, needs = _measure(cols, titles, f, sample, size)
+    if sum(needs) > CONTENT_W:  # the largest size at which every column gets what it needs
+        lo, hi = MIN_BODY_SIZE, BODY_SIZE
+        if sum(_measure(cols, titles, f, sample, lo)[1]) <= CONTENT_W:
+            for _ in range(20):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if sum(_measure(cols, titles, f, sample, mid)[1]) <= CONTENT_W else (lo, mid)
+        size = math.floor(lo * 10) / 10
+        wants, needs = _measure(cols, titles, f, sample, size)
+    text = [i for i, c in enumerate(cols) if c.kind == "text"]
+    other = [i for i in range(len(cols)) if i not in text]
     widths = list(wants)
-    total = sum(wants)
-    flex = [i for i, c in enumerate(cols) if c.kind == "text"] or list(range(len(cols)))
-    if cols and total <= CONTENT_W:
+    fixed = sum(wants[i] for i in other)
+    if not cols:
+        pass
+    elif sum(wants) <= CONTENT_W:
         # The spare room goes to the text column that wants the most (the notes, usually),
         # so short labels keep their columns narrow and the table still spans the page.
+        flex = text or other
         widest = max(reversed(flex), key=lambda i: wants[i])
-        widths[widest] += CONTENT_W - total
-    elif cols:
-        fixed = sum(w for i, w in enumerate(wants) if i not in flex)
+        widths[widest] += CONTENT_W - sum(wants)
+    elif text and fixed + sum(needs[i] for i in text) <= CONTENT_W:
+        # The widest text columns give way first (all cut to one common width, found by
+        # bisection), so short labels stay whole; their text wraps.
         room = CONTENT_W - fixed
-        if room >= 50.0 * len(flex):
-            # Too wide: the widest text columns give way first (all of them cut to one
-            # common width, found by bisection), so short labels stay whole.
-            lo, hi = 50.0, max(wants[i] for i in flex)
-            for _ in range(40):
-                mid = (lo + hi) / 2
-                if sum(min(wants[i], mid) for i in flex) > room:
-                    hi = mid
-                else:
-                    lo = mid
-            for i in flex:
-                widths[i] = min(wants[i], lo)
-            widest = max(reversed(flex), key=lambda i: widths[i])
-            widths[widest] += CONTENT_W - sum(widths)
-        else:  # too many columns for the page: everything shrinks, cells are cut
-            widths = [w * CONTENT_W / total for w in wants]
+        lo, hi = min(needs[i] for i in text), max(wants[i] for i in text)
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if sum(min(wants[i], max(needs[i], mid)) for i in text) > room:
+                hi = mid
+            else:
+                lo = mid
+        for i in text:
+            widths[i] = min(wants[i], max(needs[i], lo))
+        widest = max(reversed(text), key=lambda i: widths[i])
+        widths[widest] += CONTENT_W - sum(widths)
+    elif sum(needs) <= CONTENT_W:
+        # Everything at what it needs, the room left shared in proportion to what each
+        # column would have liked more.
+        spare = CONTENT_W - sum(needs)
+        extra = sum(w - n for w, n in zip(wants, needs, strict=True)) or 1.0
+        widths = [n + spare * (w - n) / extra for w, n in zip(wants, needs, strict=True)]
+    else:  # too many columns even at the smallest size: everything shrinks, figures wrap
+        widths = [n * CONTENT_W / sum(needs) for n in needs]
+    leading = size * BODY_LEADING / BODY_SIZE
     wrapped = [
-        wrap(t, f.cond_bold, HEADER_SIZE, w - 2 * CELL_PAD, MAX_HEADER_LINES)
-        for t, w in zip(titles, widths, strict=True)
+        wrap(t, f.cond_bold, size, w - 2 * CELL_PAD, MAX_HEADER_LINES) for t, w in zip(titles, widths, strict=True)
     ]
     lines = max((len(t) for t in wrapped), default=1)
-    return _Table(cols, widths, wrapped, lines * HEADER_LEADING + 2 * CELL_PAD)
+    return _Table(cols, widths, wrapped, lines * leading + 2 * CELL_PAD, size, leading)
 
 
 def single_line_rows_per_page(columns: Sequence[Column], sample: Sequence[Sequence[str]] = ()) -> int:
@@ -415,7 +457,7 @@ def single_line_rows_per_page(columns: Sequence[Column], sample: Sequence[Sequen
     starts a page and has no note, or any continuation page)."""
     table = _layout(columns, fonts(), sample)
     room = CONTENT_TOP - CONTENT_BOTTOM - HEADING_H - table.header_h
-    return int(room // (BODY_LEADING + 2 * CELL_PAD))
+    return int(room // (table.leading + 2 * CELL_PAD))
 
 
 def _seal(doc: ReportDocument) -> str:
@@ -589,12 +631,12 @@ class _Writer:
         x = MARGIN
         for column, width, lines in zip(table.columns, table.widths, table.titles, strict=True):
             for i, line in enumerate(lines):
-                baseline = self.y - CELL_PAD - HEADER_SIZE - i * HEADER_LEADING + 0.5
+                baseline = self.y - CELL_PAD - table.size - i * table.leading + 0.5
                 if column.kind == "text":
-                    self._text(x + CELL_PAD, baseline, line, f.cond_bold, HEADER_SIZE, colors.white)
+                    self._text(x + CELL_PAD, baseline, line, f.cond_bold, table.size, colors.white)
                 else:
                     self._text(
-                        x + width - CELL_PAD, baseline, line, f.cond_bold, HEADER_SIZE, colors.white, "right"
+                        x + width - CELL_PAD, baseline, line, f.cond_bold, table.size, colors.white, "right"
                     )
             x += width
         self.y -= table.header_h
@@ -611,7 +653,7 @@ class _Writer:
         # The first rows, formatted, decide the column widths; then they are drawn first.
         head = [self._formatted(section, columns, row) for row in itertools.islice(rows, LAYOUT_SAMPLE)]
         table = _layout(columns, f, head)
-        row_h1 = BODY_LEADING + 2 * CELL_PAD
+        row_h1 = table.leading + 2 * CELL_PAD
         note = wrap(self._s(section.note), f.regular, 8, CONTENT_W, 3) if section.note else []
         need = HEADING_H + 11 * len(note) + table.header_h + 3 * row_h1
         if index == 0 or self.room() < need + SECTION_GAP:
@@ -635,14 +677,14 @@ class _Writer:
             for column, col_w, text in zip(table.columns, table.widths, texts, strict=True):
                 inner = col_w - 2 * CELL_PAD
                 if column.kind == "text":
-                    wrapped = wrap(text, f.cond, BODY_SIZE, inner, MAX_TEXT_LINES)
+                    wrapped = wrap(text, f.cond, table.size, inner, MAX_TEXT_LINES)
                 elif column.kind == "datetime":
-                    wrapped = wrap(text, f.cond, BODY_SIZE, inner, MAX_DATETIME_LINES)
-                else:
-                    wrapped = [_cut(text, f.cond, BODY_SIZE, inner)]
+                    wrapped = wrap(text, f.cond, table.size, inner, MAX_DATETIME_LINES)
+                else:  # a figure is never shortened: wrapped, in the last resort
+                    wrapped = wrap(text, f.cond, table.size, inner, MAX_FIGURE_LINES)
                 cells.append(wrapped)
                 lines = max(lines, len(wrapped))
-            height = lines * BODY_LEADING + 2 * CELL_PAD
+            height = lines * table.leading + 2 * CELL_PAD
             if self.room() < height:
                 self._bottom_rule(table)
                 self.new_page()
@@ -679,13 +721,13 @@ class _Writer:
             for i, line in enumerate(lines):
                 if not line:
                     continue
-                baseline = self.y - CELL_PAD - BODY_SIZE - i * BODY_LEADING + 0.5
+                baseline = self.y - CELL_PAD - table.size - i * table.leading + 0.5
                 if column.kind == "text":
-                    self._text(x + CELL_PAD, baseline, line, f.cond, BODY_SIZE)
+                    self._text(x + CELL_PAD, baseline, line, f.cond, table.size)
                 elif column.kind == "bool":
-                    self._text(x + width / 2, baseline, line, f.cond, BODY_SIZE, align="center")
+                    self._text(x + width / 2, baseline, line, f.cond, table.size, align="center")
                 else:
-                    self._text(x + width - CELL_PAD, baseline, line, f.cond, BODY_SIZE, align="right")
+                    self._text(x + width - CELL_PAD, baseline, line, f.cond, table.size, align="right")
             x += width
         self.y -= height
 

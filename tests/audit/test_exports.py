@@ -380,6 +380,22 @@ def test_pdf_wraps_long_text_and_cuts_the_rest(tmp_path):
         assert "fine" not in text and "…" in text
 
 
+def test_pdf_sets_a_wide_table_smaller_rather_than_cut_a_figure(tmp_path):
+    """Twenty-two money columns of six-figure amounts do not fit the page at the standard
+    size: the table is set smaller and every amount is printed whole."""
+    cols = [Column("t", "Table", "int")] + [Column(f"m{i}", f"Amount {i}", "money") for i in range(21)]
+    row = (7, *[123_456_78 + i for i in range(21)])
+    table = pdf._layout(cols, pdf.fonts(), [[str(v) for v in row[:1]] + ["123,456.78"] * 21])
+    assert pdf.MIN_BODY_SIZE <= table.size < pdf.BODY_SIZE
+    doc = ReportDocument("t", "", [], [Section("s", "S", cols, Rows(3, lambda i: row))])
+    text = pdf_text(written(write_pdf, doc), tmp_path)
+    if text is None:
+        pytest.skip("no PDF text extractor")
+    for i in range(21):
+        assert f"123,456.{78 + i}" in text, i
+    assert "…" not in text
+
+
 # -- all three -----------------------------------------------------------------------------
 
 

@@ -396,9 +396,27 @@ def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, ap
     )  # fmt: skip
     keys = {section.key for section in built.document.sections}
     assert {"tables", "coups", "cagnotte_counts", "control_register"} <= keys
+    fonts = pdf.fonts()
     for section in built.document.sections:
-        table = pdf._layout(section.columns, pdf.fonts(), [])
+        table = pdf._layout(section.columns, fonts, [])
         assert not [t for t in table.titles if "…" in t[-1]], (section.key, table.titles)
+        # Nor, with figures far beyond a real day's in every column, is a figure shortened: a
+        # table too wide for the page is set in a smaller type instead.
+        for figures in BIG_FIGURES:
+            sample = [[figures[column.kind] for column in section.columns]]
+            table = pdf._layout(section.columns, fonts, sample)
+            assert table.size >= pdf.MIN_BODY_SIZE and not [t for t in table.titles if "…" in t[-1]]
+            for column, width, text in zip(section.columns, table.widths, sample[0], strict=True):
+                parts = text.split() if column.kind == "datetime" else [text]  # (a moment may take two lines)
+                if column.kind != "text":
+                    widest = max(pdf._width(part, fonts.cond, table.size) for part in parts)
+                    assert widest <= width - 2 * pdf.CELL_PAD, (section.key, column.key, table.size)
+
+
+BIG_FIGURES = [
+    {"money": "9,999,999.99", "int": "99,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "a note"},
+    {"money": "999,999,999.99", "int": "9,999,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "x"},
+]
 
 
 def test_cagnotte_register_api(closed, api, auditor, outsider):
