@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from rest_framework.response import Response
 
 from config.errors import ApplicationError
@@ -265,25 +265,55 @@ def not_found(request: HttpRequest) -> HttpResponse:
 
 
 def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
-    """'150', '150.5', '150,50' -> cents. Money is an integer in cents (ARCHITECTURE.md)."""
-    text = (raw or "").strip().replace(" ", "").replace(",", ".")
-    # digits with an optional sign and decimals: not Decimal's exponents ('1e9'), NaN or Infinity
-    if not _EUROS.fullmatch(text):
-        raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw})
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise BadForm("bad_amount", _("Enter an amount in euros, e.g. 150 or 150.50."), details={field: raw}) from None
+    """An amount typed in euros -> cents (money is an integer in cents, ARCHITECTURE.md).
+
+    '150', '150.5', '150,50', '1 500' (any kind of space, as the pages print it) and both
+    languages' thousands: '1.500,50' and '1,500.50'. A lone separator followed by three
+    digits is the thousands separator of the page's language ('3.000' is three thousand in
+    Italian, '3,000' in English); read the other way it would be an amount with three
+    decimals, which is refused ('3,000' on an Italian page, '3.000' on an English one)
+    rather than taken a thousand times too small."""
+
+    def bad(message: str = "") -> BadForm:
+        return BadForm("bad_amount", message or _("Enter an amount in euros, e.g. 1,500 or 150.50."), details={field: raw})
+
+    text = _SPACES.sub("", raw or "").removeprefix("€").removesuffix("€")
+    sign, body = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
+    # ASCII digits and the two separators only: not Decimal's exponents ('1e9'), NaN, Infinity
+    # or other scripts' digits
+    if not _AMOUNT.fullmatch(body) or not any(ch.isdigit() for ch in body):
+        raise bad()
+    grouping = "." if (get_language() or "").startswith("it") else ","
+    separators = {ch for ch in body if ch in ".,"}
+    if len(separators) == 2:  # '1.500,50', '1,500.50': the last one is the decimal separator
+        decimal = max(".,", key=body.rfind)
+        group = "," if decimal == "." else "."
+    elif separators:
+        (sep,) = separators
+        after = body.rsplit(sep, 1)[1]
+        many_or_thousands = body.count(sep) > 1 or (sep == grouping and len(after) == 3)
+        group, decimal = (sep, None) if many_or_thousands else (None, sep)
+    else:
+        group = decimal = None
+    whole, _sep, cents_text = body.rpartition(decimal) if decimal else (body, "", "")
+    if decimal and decimal in whole:
+        raise bad()
+    if group and group in whole:
+        if not _GROUPED[group].fullmatch(whole):
+            raise bad()
+        whole = whole.replace(group, "")
+    if len(cents_text) > 2:
+        raise bad(_("An amount has at most two decimals."))
+    value = Decimal(f"{sign}{whole or '0'}.{cents_text or '0'}")
     if abs(value) > MAX_EUROS:  # the API's bound too: never a database overflow
-        raise BadForm("bad_amount", _("This amount is too large."), details={field: raw})
-    cents = value * 100
-    if cents != cents.to_integral_value():
-        raise BadForm("bad_amount", _("An amount has at most two decimals."), details={field: raw})
-    return int(cents)
+        raise bad(_("This amount is too large."))
+    return int(value * 100)
 
 
 MAX_EUROS = Decimal(10**10)  # 10^12 cents: ten billion euro
-_EUROS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)  # ASCII digits: not Arabic-Indic ones
+_SPACES = re.compile(r"[\s\u00a0\u2007\u2009\u202f\u2060']")  # (the pages print U+202F; Swiss write ')
+_AMOUNT = re.compile(r"[0-9.,]+", re.ASCII)
+_GROUPED = {sep: re.compile(r"[0-9]{1,3}(?:" + re.escape(sep) + r"[0-9]{3})+", re.ASCII) for sep in ".,"}
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 
 

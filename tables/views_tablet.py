@@ -123,7 +123,7 @@ SUCCESSION_REFUSALS = {
     "bid_below_minimum": gettext_lazy("A bid is at least the table minimum."),
     "bid_above_maximum": gettext_lazy("A bid is at most the table maximum."),
     "bid_below_best": gettext_lazy("A bid is at least the best bid so far."),
-    "bad_amount": gettext_lazy("Enter a positive amount in euros, e.g. 150 or 150.50."),
+    "bad_amount": gettext_lazy("Enter a positive amount in euros, e.g. 1,500 or 150.50."),
     "not_capo_partita_or_commissario": gettext_lazy(
         "Only the table's Capo Partita or a Commissario opens and closes the asta."
     ),

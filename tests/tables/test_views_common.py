@@ -27,3 +27,43 @@ def test_odd_amounts_are_form_errors(raw):
         euros_to_cents(raw, field="counted")
     assert refused.value.code == "bad_amount"
     assert refused.value.details == {"counted": raw}
+
+
+@pytest.mark.parametrize(
+    ("raw", "english", "italian"),
+    [
+        ("3.000", "three decimals", 3000_00),  # Italian thousands; in English 3.000 is refused
+        ("3,000", 3000_00, "three decimals"),
+        ("1.500,50", 1500_50, 1500_50),  # both separators: the last one is the decimal one
+        ("1,500.50", 1500_50, 1500_50),
+        ("1.000.000", 1_000_000_00, 1_000_000_00),  # a repeated separator groups thousands
+        ("1,000,000", 1_000_000_00, 1_000_000_00),
+        ("150.50", 150_50, 150_50),  # two decimals: never thousands, whatever the language
+        ("150,5", 150_50, 150_50),
+        ("2\u202f000", 2000_00, 2000_00),  # as the pages print it (narrow no-break space)
+        ("2\u00a0000,50", 2000_50, 2000_50),
+        ("€ 150", 150_00, 150_00),
+        ("-1.500", "three decimals", -1500_00),
+    ],
+)
+def test_amounts_are_read_as_the_pages_language_writes_them(raw, english, italian):
+    from django.utils import translation
+
+    for language, expected in (("en", english), ("it", italian)):
+        with translation.override(language):
+            if expected == "three decimals":
+                with pytest.raises(BadForm) as refused:
+                    euros_to_cents(raw)
+                said = {"en": "at most two decimals", "it": "al massimo due decimali"}[language]
+                assert refused.value.code == "bad_amount" and said in str(refused.value.message), (language, raw)
+            else:
+                assert euros_to_cents(raw) == expected, (language, raw)
+
+
+@pytest.mark.parametrize("raw", ["1.50.000", "12,34.5", "1,5,00", "1.5,00.0", ",", "€", "1.500,5.0", "15.00.00"])
+def test_badly_grouped_amounts_are_refused_in_both_languages(raw):
+    from django.utils import translation
+
+    for language in ("en", "it"):
+        with translation.override(language), pytest.raises(BadForm):
+            euros_to_cents(raw)
