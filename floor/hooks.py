@@ -22,6 +22,11 @@ before the seat is released; it refuses the release by raising ApplicationError 
 (a patron who holds the bank or has a stake in the coup in play cannot leave the table, or
 he could sit at another while his money is on this one, RULES.md §6).
 
+Contract of an "after a place is released" hook, `hook(*, seat, by) -> None`: it runs
+inside seat_release's transaction once the seat is released and its event recorded, so it
+sees the patron gone; what it writes commits with the release (tables: nobody waits for a
+player who left, so his turn to take the bank is skipped at once, RULES.md §5).
+
 Contract of a "before a gaming day opens" hook, `hook(*, casino, date, by) -> dict | None`:
 it runs inside gaming_day_open's transaction, after the casino row is locked and the
 floor's own checks passed; it refuses the opening by raising ApplicationError / Conflict,
@@ -41,6 +46,7 @@ SeatReleaseHook = Callable[..., None]
 
 _before_session_close: list[SessionCloseHook] = []
 _before_seat_release: list[SeatReleaseHook] = []
+_after_seat_release: list[SeatReleaseHook] = []
 _before_gaming_day_open: list[Callable[..., dict | None]] = []
 
 
@@ -77,6 +83,19 @@ def register_before_seat_release(hook: SeatReleaseHook) -> SeatReleaseHook:
 def run_before_seat_release(*, seat: Any, by: Any) -> None:
     """Called by floor.services.seat_release inside its transaction (see above)."""
     for hook in tuple(_before_seat_release):
+        hook(seat=seat, by=by)
+
+
+def register_after_seat_release(hook: SeatReleaseHook) -> SeatReleaseHook:
+    """Register `hook(*, seat, by)`; usable as a decorator. Returns the hook."""
+    if hook not in _after_seat_release:
+        _after_seat_release.append(hook)
+    return hook
+
+
+def run_after_seat_release(*, seat: Any, by: Any) -> None:
+    """Called by floor.services.seat_release inside its transaction (see above)."""
+    for hook in tuple(_after_seat_release):
         hook(seat=seat, by=by)
 
 

@@ -22,7 +22,12 @@ from audit.services import record
 from config.errors import ApplicationError, Conflict, clean_text
 from tables.engine.profiles import PROFILES, Rounding
 
-from .hooks import run_before_gaming_day_open, run_before_seat_release, run_before_session_close
+from .hooks import (
+    run_after_seat_release,
+    run_before_gaming_day_open,
+    run_before_seat_release,
+    run_before_session_close,
+)
 from .models import (
     MAX_STAKE_CENTS,
     MIN_STAKE_CENTS,
@@ -888,4 +893,5 @@ def seat_release(*, seat: Seat, by: User) -> Seat:
             "new": {"active": False, "left_at": seat.left_at.isoformat()},
         },
     )
+    run_after_seat_release(seat=seat, by=by)  # the table's consequences (floor/hooks.py)
     return seat

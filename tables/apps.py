@@ -8,10 +8,15 @@ class TablesConfig(AppConfig):
     def ready(self) -> None:
         # floor does not import tables (ARCHITECTURE.md): the table's part of closing a
         # session is registered into the floor's hook registry (floor/hooks.py).
-        from floor.hooks import register_before_seat_release, register_before_session_close
+        from floor.hooks import (
+            register_after_seat_release,
+            register_before_seat_release,
+            register_before_session_close,
+        )
 
-        from .seat_release import before_seat_release
+        from .seat_release import after_seat_release, before_seat_release
         from .session_close import before_table_session_close
 
         register_before_session_close(before_table_session_close)
         register_before_seat_release(before_seat_release)
+        register_after_seat_release(after_seat_release)

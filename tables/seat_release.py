@@ -5,7 +5,9 @@ Runs inside floor.services.seat_release's transaction, after it locked the sessi
 seat: a patron whose money is on this table cannot leave it, or he could be seated at
 another table while he still holds this one's bank or has a stake in its coup in play
 (RULES.md §6: no one holds places at several tables). The banker withdraws first (between
-coups, RULES.md §4); a bettor waits for the coup to be settled."""
+coups, RULES.md §4); a bettor waits for the coup to be settled.
+
+After the release (same transaction): a bank being offered in turn does not wait for him."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from floor.models import TableSession
 
 from .models import BancoCall, Bank, Bet
 from .services._common import coup_in_play
+from .services.succession import succession_departure
 
 
 def before_seat_release(*, seat: Any, by: Any) -> None:
@@ -37,3 +40,9 @@ def before_seat_release(*, seat: Any, by: Any) -> None:
             "This player has a stake in the coup in play: release his place once it is settled.",
             details={"patron": patron_id, "coup": in_play.pk, "number": in_play.number},
         )
+
+
+def after_seat_release(*, seat: Any, by: Any) -> None:
+    """The patron has left: if the bank is being offered, his turn is skipped now (and a
+    claim he made withdrawn), which may give the bank to the next or leave it to the asta."""
+    succession_departure(session=TableSession.objects.select_related("table").get(pk=seat.session_id), by=by)

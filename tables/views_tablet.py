@@ -96,10 +96,14 @@ SKIP_REASONS = {
     "taken": gettext_lazy("the bank was taken"),
     "outranked": gettext_lazy("a nearer player claimed it"),
     "auction": gettext_lazy("the asta opened"),
+    "lapsed": gettext_lazy("the succession ended first"),
 }
 LAPSE_REASONS = {
     "nobody_accepted": gettext_lazy("nobody took the bank"),
     "no_bids": gettext_lazy("the asta closed without bids"),
+    "no_valid_bids": gettext_lazy(
+        "no bid stood at the close (its bidders left or were barred, or it was outside the limits in force)"
+    ),
     "bank_opened_directly": gettext_lazy("the bank was opened directly"),
     "session_closed": gettext_lazy("the session closed"),
 }

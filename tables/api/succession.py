@@ -107,7 +107,7 @@ class SuccessionOfferSerializer(serializers.Serializer):
     amount_max = serializers.IntegerField(allow_null=True, help_text="Cents; null: the table maximum.")
     status = serializers.CharField(help_text="pending, accepted, claimed, passed, skipped.")
     reason = serializers.CharField(
-        allow_null=True, help_text="Why skipped: barred, left, taken, outranked, auction."
+        allow_null=True, help_text="Why skipped: barred, left, taken, outranked, auction, lapsed."
     )
     amount = serializers.IntegerField(allow_null=True)
     current = serializers.BooleanField(help_text="This player may answer now.")

@@ -87,6 +87,7 @@ class Skip(StrEnum):
     TAKEN = "taken"  # someone else took the bank first
     OUTRANKED = "outranked"  # chemmy-fi: claimed, but a nearer player claimed too
     AUCTION = "auction"  # nobody spoke; the auction opened
+    LAPSED = "lapsed"  # the succession ended before his turn (a bank entered directly, the close)
 
 
 ANSWERED = frozenset({Status.ACCEPTED, Status.CLAIMED, Status.PASSED, Status.SKIPPED})
@@ -360,15 +361,25 @@ def _decide(offers: tuple[Offer, ...]) -> Answer:
 
 def skip(offers: Sequence[Offer], keys: Iterable[Hashable], reason: Skip) -> Answer:
     """Pending offers of patrons who left (or were barred) since the succession started are
-    skipped: nobody waits for a player who is no longer there. May decide a claim."""
+    skipped: nobody waits for a player who is no longer there; a claim of theirs not yet
+    decided is withdrawn likewise (he cannot hold the bank). May decide a claim."""
     gone = set(keys)
     return _decide(
         tuple(
             replace(o, status=Status.SKIPPED, reason=reason)
-            if o.status == Status.PENDING and o.key in gone
+            if o.status in (Status.PENDING, Status.CLAIMED) and o.key in gone
             else o
             for o in offers
         )
+    )
+
+
+def lapse(offers: Sequence[Offer]) -> tuple[Offer, ...]:
+    """The succession ends without a successor in turn (a bank entered directly, the session
+    closed): whoever had not answered never will, and a claim not decided falls."""
+    return tuple(
+        replace(o, status=Status.SKIPPED, reason=Skip.LAPSED) if o.status in (Status.PENDING, Status.CLAIMED) else o
+        for o in offers
     )
 
 

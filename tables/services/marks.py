@@ -9,6 +9,7 @@ from floor.models import Patron, Seat, TableSession
 
 from ..models import FauxTirageBar, RegolaMark
 from ._common import User, audit, coup_in_play, lock_session, now, place_of, profile_of
+from .succession import succession_departure
 
 
 @service_atomic
@@ -82,4 +83,6 @@ def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: 
         bar,
         {"patron": patron.pk, "reason": reason, "coup": coup.pk if coup else None},
     )
+    # A barred player may not hold the cards: if the bank is being offered, not to him.
+    succession_departure(session=session, by=by)
     return bar

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 
 from config import prepared
 from config.errors import ApplicationError, Conflict, NotAllowed
@@ -197,7 +197,8 @@ def _present(session: TableSession, succ: Succession, rows: list[SuccessionOffer
     offered: his pending offers are skipped (the same transaction as the answer)."""
     offers = _engine_offers(rows)
     barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
-    pending = [r for r in rows if r.status == SuccessionOffer.Status.PENDING]
+    # (a claim not yet decided is withdrawn too: he cannot hold a bank he is not there for)
+    pending = [r for r in rows if r.status in (SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)]
     left = {r.patron_id for r in pending if r.seat.left_at is not None}
     answer = rules.skip(offers, left, rules.Skip.LEFT)
     return rules.skip(answer.offers, {r.patron_id for r in pending} & (barred - left), rules.Skip.BARRED)
@@ -371,6 +372,13 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
     succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
     prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by"])
+    # Offers still unanswered never will be: they say so, rather than stay "pending".
+    unanswered = SuccessionOffer.objects.filter(
+        succession=succ, status__in=(SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)
+    ).exists()
+    if unanswered:
+        rows = _rows(succ)
+        data = {**data, "changes": _save(rows, rules.lapse(_engine_offers(rows)), by)}
     audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})
 
 
@@ -462,6 +470,17 @@ def _answer(
         offer = rules.offer_of(offers, patron.pk)
         if accept and offer.round in rules.NEW_BANK_ROUNDS and offer in rules.current(offers):
             bank_services.check_bank_amount(session, amount)
+        elif accept and offer.amount_max is None and session.maximum is not None and offer in rules.current(offers):
+            # domestic, at the height: the successor chooses his bank, from the mandatory
+            # continuation up to the table maximum (§6: the house's maximum for the opening
+            # bank); a continuation already above the maximum is taken at that floor.
+            ceiling = max(session.maximum, offer.amount_min)
+            if type(amount) is int and amount > ceiling:
+                raise ApplicationError(
+                    "bank_above_maximum",
+                    "The bank is above the table maximum.",
+                    details={"amount": amount, "maximum": ceiling},
+                )
         answer = rules.respond(offers, offer.order, accept=accept, amount=amount)
     changes = _save(rows, answer.offers, by)
     action = "succession.offer_passed"
@@ -519,6 +538,20 @@ def _settle(
     elif answer.exhausted:
         _exhausted(session, succ, profile, by)
     return succ
+
+
+def succession_departure(*, session: TableSession, by: User) -> Succession | None:
+    """A player has left the table or been barred (the caller holds the session's lock and
+    made the change in this transaction): a bank being offered in turn does not wait for
+    him. His turn is skipped and a claim he made withdrawn, on record; that may give the
+    bank to the next claimant, or leave nobody to ask (the asta, or the succession lapses).
+    An auction already open is left alone: its close passes over his bid."""
+    succ = _live(session)
+    if succ is None or succ.status != Succession.Status.OFFERING:
+        return succ
+    profile = profile_of(session)
+    rows = _rows(succ)
+    return _settle(session, succ, profile, rows, _present(session, succ, rows), by, {"decided_by": "departure"})
 
 
 # --------------------------------------------------------------------------- the auction
@@ -608,7 +641,14 @@ def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> B
     session, succ, auction = _lock_auction(auction, lambda pk: lock_session(pk, by))
     profile_of(session)
     seat = _check_holder(session, succ, patron)
-    best = Bid.objects.filter(auction=auction).aggregate(m=Max("amount"))["m"]
+    # The best bid that still stands: a bidder who has left or been barred since cannot win
+    # (auction_close passes over him), so his bid does not hold the others up.
+    best = (
+        Bid.objects.filter(auction=auction)
+        .filter(Exists(Seat.objects.filter(session_id=session.pk, patron_id=OuterRef("patron_id"), left_at=None)))
+        .exclude(patron_id__in=FauxTirageBar.objects.filter(session_id=session.pk).values("patron_id"))
+        .aggregate(m=Max("amount"))["m"]
+    )
     refused = rules.bid_refused(amount, minimum=session.minimum, maximum=session.maximum, best=best)
     if refused is not None:
         code, message = refused
@@ -664,12 +704,24 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
             session=session, left_at__isnull=True, patron_id__in={b.patron_id for b in bids}
         )
     }
-    candidates = [
-        rules.Bid(
-            b.patron_id, b.amount, b.seat_number, b.seq, b.patron_id in places and b.patron_id not in barred
-        )
-        for b in bids
-    ]
+
+
+    def void(bid: Bid) -> str:
+        """Why a bid cannot win at the close: its bidder left or was barred, or it is outside
+        the limits in force now (the Commissario may change them during play, §6: a new
+        bank is at least today's minimum and at most today's maximum)."""
+        if bid.patron_id not in places:
+            return "left"
+        if bid.patron_id in barred:
+            return "barred"
+        if bid.amount < session.minimum:
+            return "below_minimum"
+        if session.maximum is not None and bid.amount > session.maximum:
+            return "above_maximum"
+        return ""
+
+    voided = {b.seq: void(b) for b in bids}
+    candidates = [rules.Bid(b.patron_id, b.amount, b.seat_number, b.seq, not voided[b.seq]) for b in bids]
     with rule_errors():
         win = rules.auction_winner(
             candidates, after=succ.after_seat, rotation=profile.rotation, table_seats=session.table.seats
@@ -700,15 +752,18 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
                     "amount": b.amount,
                     "seat_number": b.seat_number,
                     "eligible": b.eligible,
+                    **({"void": voided[b.seq]} if voided[b.seq] else {}),
                 }
                 for b in ranking
             ],
+            "minimum": session.minimum,
+            "maximum": session.maximum,
             "winning_bid": None if winning is None else winning.pk,
             "winner": None if win is None else win.key,
         },
     )
-    if win is None:
-        _lapse(session, succ, by, "no_bids", auction=auction.pk)
+    if win is None:  # no bid, or none that stands
+        _lapse(session, succ, by, "no_valid_bids" if bids else "no_bids", auction=auction.pk)
         return auction
     _take(
         session,

@@ -229,13 +229,16 @@ def test_empty_seats_are_skipped_and_a_player_who_left_loses_his_turn(make_game,
     assert turn(succ) == [game.seat(4).pk]
     seat = Seat.objects.get(session=game.session, patron=game.seat(4), left_at__isnull=True)
     floor_services.seat_release(seat=seat, by=commissario)
+    # Nobody waits for him: his turn is skipped with his departure, and seat 5 speaks.
     state = selectors.succession_state(session=game.session)["succession"]
-    assert state["offers"][0]["present"] is False
-    pass_(game, succ, game.seat(5))  # seat 4 has gone: skipped, seat 5 speaks
+    assert state["offers"][0]["present"] is False and state["offers"][0]["status"] == "skipped"
+    assert turn(succ) == [game.seat(5).pk]
+    assert actions(game.session)[-2:] == ["seat.released", "succession.offers_skipped"]
+    skipped = payload(game.session, "succession.offers_skipped")
+    assert skipped["decided_by"] == "departure" and skipped["changes"][0]["reason"] == "left"
+    pass_(game, succ, game.seat(5))
     first, second = offers(succ)[:2]
     assert (first.status, first.reason, second.status) == ("skipped", "left", "passed")
-    assert "succession.offers_skipped" not in actions(game.session)  # recorded with the answer itself
-    assert payload(game.session, "succession.offer_passed")["changes"][0]["reason"] == "left"
 
 
 def test_a_new_bank_at_most_the_maximum(make_game, refused_here):
@@ -450,6 +453,7 @@ def test_a_bidder_who_left_does_not_win(make_game, commissario):
         "amount": 400_00,
         "seat_number": 2,
         "eligible": False,
+        "void": "left",
     }
 
 
@@ -709,3 +713,118 @@ def test_the_day_report_describes_each_asta_and_its_bids(make_game):
     sections = {sec.key: sec for sec in built.document.sections}
     assert [row[9] for row in sections["auctions"].rows()] == [name(game.seat(3))]
     assert [row[4] for row in sections["auction_bids"].rows()] == [name(game.seat(2)), name(game.seat(3))]
+
+
+# --------------------------------------------------------------------------- departures and limits
+
+
+@pytest.mark.parametrize("how", ["barred", "left"])
+def test_the_player_whose_turn_it_is_barred_or_gone_the_next_speaks_at_once(make_game, commissario, how):
+    """A QA evening: the tablet offered Accept/Pass to a player who had just left (or been
+    barred), both refused, and nothing else was offered. The turn now moves with him."""
+    game = make_game("venezia", seated=4, standing=0)
+    succ = lose(game)
+    assert turn(succ) == [game.seat(2).pk]
+    if how == "barred":
+        services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(2), reason="faux tirage")
+    else:
+        seat = Seat.objects.get(session=game.session, patron=game.seat(2), left_at__isnull=True)
+        floor_services.seat_release(seat=seat, by=commissario)
+    assert turn(succ) == [game.seat(3).pk]
+    assert (offers(succ)[0].status, offers(succ)[0].reason) == ("skipped", how)
+    accept(game, succ, game.seat(3), 300_00)
+    assert banker_of(game).banker_id == game.seat(3).pk
+
+
+@pytest.mark.parametrize(("profile", "status", "reason"), [("venezia", "unclaimed", ""), ("domestic", "lapsed", "nobody_accepted")])
+def test_the_last_player_asked_leaves_nobody_is_left_to_ask(make_game, commissario, profile, status, reason):
+    game = make_game(profile, seated=3, standing=0)
+    succ = lose(game)
+    pass_(game, succ, game.seat(2))
+    seat = Seat.objects.get(session=game.session, patron=game.seat(3), left_at__isnull=True)
+    floor_services.seat_release(seat=seat, by=commissario)
+    succ.refresh_from_db()
+    assert (succ.status, succ.lapse_reason) == (status, reason)
+    if profile == "venezia":  # the asta may open now; it waited for an absent player before
+        services.auction_open(session=game.session, by=game.capo)
+
+
+def test_chemmy_a_departure_decides_the_claim_and_a_claimant_who_leaves_loses_it(make_game, commissario):
+    game = make_game("chemmy-fi", seated=5, standing=0)
+    succ = withdraw(game)
+    height = succ.amount
+    accept(game, succ, game.seat(4), height)  # claims; seats 2 and 3 are nearer
+    accept(game, succ, game.seat(5), height)
+    seat = Seat.objects.get(session=game.session, patron=game.seat(4), left_at__isnull=True)
+    floor_services.seat_release(seat=seat, by=commissario)  # his claim falls with him
+    assert [(o.status, o.reason) for o in offers(succ)][2] == ("skipped", "left")
+    pass_(game, succ, game.seat(2))
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(3), reason="faux tirage")
+    # The only nearer player barred: seat 5's claim wins, by the bar itself.
+    succ.refresh_from_db()
+    bank = banker_of(game)
+    assert (succ.status, bank.banker_id, bank.amount) == ("taken", game.seat(5).pk, height)
+    assert actions(game.session)[-4:] == ["faux_tirage.barred", "succession.offers_skipped", "bank.opened",
+                                          "succession.taken"]  # fmt: skip
+
+
+def test_a_bidder_who_left_does_not_hold_the_others_up(make_game, commissario, refused_here):
+    game = make_game("venezia", seated=4, standing=0)
+    succ = withdraw(game)
+    pass_(game, succ, game.seat(2), game.seat(3), game.seat(4))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(2), amount=400_00)
+    refused_here("bid_below_best", services.auction_bid, auction=auction, by=game.capo, patron=game.seat(3),
+                 amount=300_00)  # fmt: skip
+    seat = Seat.objects.get(session=game.session, patron=game.seat(2), left_at__isnull=True)
+    floor_services.seat_release(seat=seat, by=commissario)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=300_00)
+    services.auction_close(auction=auction, by=game.capo)
+    assert (banker_of(game).banker_id, banker_of(game).amount) == (game.seat(3).pk, 300_00)
+
+
+def test_a_bid_outside_the_limits_in_force_at_the_close_does_not_win(make_game):
+    """The Commissario raised the minimum during the asta (§6): a bid made under the old
+    minimum cannot become a bank below the new one; the best bid that stands wins, and
+    with none the succession lapses, saying so."""
+    game = make_game("venezia", seated=4, standing=0, maximum=5000_00)
+    succ = withdraw(game)
+    pass_(game, succ, game.seat(2), game.seat(3), game.seat(4))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(2), amount=150_00)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=250_00)
+    floor_services.table_minimum_change(session=game.session, by=game.commissario, minimum=200_00, reason="raise")
+    services.auction_close(auction=auction, by=game.capo)
+    assert (banker_of(game).banker_id, banker_of(game).amount) == (game.seat(3).pk, 250_00)
+    ranking = payload(game.session, "auction.closed")["ranking"]
+    assert [(r["patron"], r["eligible"], r.get("void")) for r in ranking] == [
+        (game.seat(3).pk, True, None), (game.seat(2).pk, False, "below_minimum")
+    ]
+
+    game = make_game("venezia", seated=3, standing=0)
+    succ = withdraw(game)
+    pass_(game, succ, game.seat(2), game.seat(3))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(2), amount=150_00)
+    floor_services.table_minimum_change(session=game.session, by=game.commissario, minimum=200_00, reason="raise")
+    services.auction_close(auction=auction, by=game.capo)
+    succ.refresh_from_db()
+    assert (succ.status, succ.lapse_reason) == ("lapsed", "no_valid_bids")
+    assert not Bank.objects.filter(session=game.session, status="active").exists()
+
+
+def test_domestic_at_the_height_at_most_the_table_maximum(make_game, refused_here):
+    game = make_game("domestic", seated=4, standing=0, maximum=3000_00)
+    succ = withdraw(game)
+    refused_here("bank_above_maximum", accept, game=game, succ=succ, patron=game.seat(2), amount=3000_01)
+    accept(game, succ, game.seat(2), 3000_00)
+    assert banker_of(game).amount == 3000_00
+
+
+def test_a_lapsed_succession_leaves_no_offer_pending(make_game):
+    game = make_game("venezia")
+    succ = lose(game)
+    services.bank_open(session=game.session, by=game.capo, patron=game.seat(5), amount=300_00)
+    assert {(o.status, o.reason) for o in offers(succ)} == {("skipped", "lapsed")}
+    lapsed = payload(game.session, "succession.lapsed")
+    assert lapsed["reason"] == "bank_opened_directly" and {c["reason"] for c in lapsed["changes"]} == {"lapsed"}
