@@ -12,7 +12,8 @@ Model:
 - Burn (profile `chemmy-fi`, RULES.md §1): the burned cards are moved under the pack, so
   they stay physically in the shoe but are never dealt; the face-up one is known and
   counts for rank+suit integrity (unseen ones are recorded as None). The stop position
-  is therefore never above the burned cards: reaching them ends the shoe.
+  is therefore never above the burned cards: reaching them ends the shoe. The face-up one
+  is put aside unused; the coup in play is finished with the six under it (seed 003).
 """
 
 from __future__ import annotations
@@ -73,8 +74,16 @@ class Shoe:
 
     @property
     def dealable(self) -> int:
-        """Cards that can still be dealt: the burned ones under the pack never are."""
-        return self.cards_left - len(self.burned)
+        """Cards that can still be dealt before the burned ones under the pack are reached."""
+        return max(0, self.cards_left - len(self.burned))
+
+    @property
+    def _takeable(self) -> int:
+        """Cards that can still come out. The face-up burned card is put aside unused when it
+        is reached; the coup in play is then finished with the cards under it (RULES.md §1:
+        "when that card is reached the current coup is finished"; seed 003: "the remaining
+        six cards suffice"). No further coup is dealt: the stop card is reached (stop_at)."""
+        return self.cards_left - (1 if self.burned else 0)
 
     @property
     def stop_at(self) -> int:
@@ -93,8 +102,21 @@ class Shoe:
     # -- movements ---------------------------------------------------------------------
     def _take(self, card: object) -> Card:
         code = parse_card(card)
-        if self.dealable <= 0:
+        if self._takeable <= 0:
             raise EngineError("shoe_empty", f"no card left to deal for {code}", card=code)
+        under = self._under_face_up()
+        if under is not None:
+            # A burned card under the face-up one, finishing the coup in play. Recorded at the
+            # burn, it was counted out then: it must be that card, and is not counted twice.
+            if code != under:
+                raise EngineError(
+                    "burned_card_mismatch",
+                    f"the next card under the face-up burned card was recorded as {under}, not {code}",
+                    card=code,
+                    burned=under,
+                )
+            self.drawn.append(code)
+            return code
         if self._out[code] >= self.decks:
             raise EngineError(
                 "card_exhausted",
@@ -105,6 +127,14 @@ class Shoe:
         self._out[code] += 1
         self.drawn.append(code)
         return code
+
+    def _under_face_up(self) -> Card | None:
+        """The burned card recorded at the next position when that position is under the
+        face-up burned card (None: above it, or not recorded at the burn)."""
+        if not self.burned:
+            return None
+        k = len(self.burned) + 1 - self.cards_left  # 1.. once the face-up card is reached
+        return self.burned[k] if 1 <= k < len(self.burned) else None
 
     def draw(self, card: object) -> Card:
         """Record a card dealt from the shoe; returns its canonical code."""
@@ -196,8 +226,10 @@ class Shoe:
         anything is off: the card-by-card replay then refuses it with its own error."""
         if type(drawn) is not list or not all(type(card) is str for card in drawn):
             return False
-        if not _CANONICAL.issuperset(drawn) or len(drawn) > self.dealable:
+        if not _CANONICAL.issuperset(drawn) or len(drawn) > self._takeable:
             return False
+        if self.burned and len(drawn) >= self.cards_left - len(self.burned) + 1:
+            return False  # into the burned cards: the card-by-card replay checks them (_take)
         out = self._out + Counter(drawn)
         if any(n > self.decks for n in out.values()):
             return False

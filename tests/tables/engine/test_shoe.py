@@ -99,14 +99,19 @@ def test_burn_errors():
     assert codes(err) == "card_exhausted"
 
 
-def test_burned_cards_are_never_dealt():
+def test_the_face_up_burned_card_is_never_dealt():
+    # RULES.md §1, seed 003: the face-up burned card is put aside unused when reached; the
+    # coup in play is finished with the six cards under it (no further coup: the stop card).
     shoe = Shoe(1, burn_cards=7, stop_card_from_end=0)
     shoe.burn([None] * 7)
     for card in ALL_CARDS[:45]:
         shoe.draw(card)
     assert shoe.dealable == 0 and shoe.stop_card_reached  # the face-up burned card is reached
+    for card in ALL_CARDS[45:51]:  # ... and the coup in play is finished with the six under it
+        shoe.draw(card)
+    assert shoe.cards_left == 1
     with pytest.raises(EngineError) as err:
-        shoe.draw(ALL_CARDS[45])
+        shoe.draw(ALL_CARDS[51])
     assert codes(err) == "shoe_empty"
 
 
