@@ -382,12 +382,20 @@ class MinimumChangeApi(IdempotentMixin, APIView):
 
     class MinimumChangeInput(serializers.Serializer):
         minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
+        maximum = serializers.IntegerField(
+            max_value=MAX_CENTS,
+            required=False,
+            allow_null=True,
+            help_text="Cents, or null for no maximum; left out, the maximum stays as it is.",
+        )
         reason = serializers.CharField(max_length=200)
 
     @extend_schema(
         request=MinimumChangeInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
-        description="Codes: `minimum_out_of_range`, `minimum_unchanged`, `session_closed`, `reason_required`.",
+        description="The table's limits: the minimum, and optionally the maximum with it (RULES.md §6). "
+        "Codes: `minimum_out_of_range`, `maximum_out_of_range`, `minimum_unchanged`, `session_closed`, "
+        "`reason_required`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)

@@ -212,19 +212,23 @@ class SessionInterruption(models.Model):
         return f"session {self.session_id} interrupted {self.interrupted_at:%H:%M}"
 
 
+# A change of the table's limits (RULES.md §6): the minimum, and with it the house's optional maximum.
 class MinimumChange(models.Model):
     session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="minimum_changes")
     by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     at = models.DateTimeField()
     old = models.PositiveIntegerField()
     new = models.PositiveIntegerField()
+    # The maximum before and after (None: no maximum); the same when only the minimum changed.
+    old_maximum = models.PositiveIntegerField(null=True, blank=True)
+    new_maximum = models.PositiveIntegerField(null=True, blank=True)
     reason = models.CharField(max_length=200)
 
     class Meta:
         ordering = ["at", "id"]
 
     def __str__(self) -> str:
-        return f"session {self.session_id}: {self.old} -> {self.new}"
+        return f"session {self.session_id}: {self.old} -> {self.new} (maximum {self.old_maximum} -> {self.new_maximum})"
 
 
 class StaffChange(models.Model):

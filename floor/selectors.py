@@ -221,9 +221,12 @@ def day_interruption_rows(*, gaming_day_id: int):
 
 
 def day_minimum_change_rows(*, gaming_day_id: int):
-    """(table, session, at, by, old, new, reason) per minimum change."""
+    """(table, session, at, by, old, new, old maximum, new maximum, reason) per change of limits."""
     return (
         MinimumChange.objects.filter(session__gaming_day_id=gaming_day_id)
         .order_by("session__table__number", "session__number", "at", "pk")
-        .values_list("session__table__number", "session__number", "at", "by__username", "old", "new", "reason")
-    )
+        .values_list(
+            "session__table__number", "session__number", "at", "by__username", "old", "new", "old_maximum",
+            "new_maximum", "reason",
+        )
+    )  # fmt: skip

@@ -177,7 +177,7 @@ class MinimumChangeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MinimumChange
-        fields = ["id", "session", "at", "by", "old", "new", "reason"]
+        fields = ["id", "session", "at", "by", "old", "new", "old_maximum", "new_maximum", "reason"]
 
 
 class StaffChangeSerializer(serializers.ModelSerializer):

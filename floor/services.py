@@ -379,6 +379,9 @@ def gaming_days_close_due(*, now: dt.datetime | None = None) -> dict[str, list[i
 # --------------------------------------------------------------------------- table sessions
 
 
+KEEP = object()  # table_minimum_change: the maximum stays as it is
+
+
 def _check_stakes(*, minimum: int, maximum: int | None) -> None:
     # RULES.md §6 (art. 58): the minimum is never below 1 euro; an optional house maximum.
     if maximum is not None and not MIN_STAKE_CENTS <= maximum <= MAX_STAKE_CENTS:
@@ -616,31 +619,46 @@ def table_session_close(*, session: TableSession, by: User) -> TableSession:
 
 
 @transaction.atomic
-def table_minimum_change(*, session: TableSession, by: User, minimum: int, reason: str) -> TableSession:
+def table_minimum_change(
+    *, session: TableSession, by: User, minimum: int, reason: str, maximum: int | object | None = KEEP
+) -> TableSession:
     """RULES.md §6: the Commissario may change the minimum at any time, even during play,
-    after telling the players. The history is kept (MinimumChange) and audited."""
+    after telling the players; and with it the house's optional maximum (`maximum`: cents,
+    None for no maximum, KEEP to leave it). The history is kept (MinimumChange: both limits
+    before and after) and audited. The new limits apply from the next bank, bet or bid; a
+    bank already in play is not cut."""
     session = _lock_session(session)
     if session.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
     reason = clean_text(reason, MinimumChange, "reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the minimum changes.")
-    _check_stakes(minimum=minimum, maximum=session.maximum)
-    if minimum == session.minimum:
+    new_maximum = session.maximum if maximum is KEEP else maximum
+    _check_stakes(minimum=minimum, maximum=new_maximum)
+    if minimum == session.minimum and new_maximum == session.maximum:
         raise ApplicationError(
-            "minimum_unchanged", "The minimum is this amount already.", details={"minimum": minimum}
+            "minimum_unchanged",
+            "The minimum (and the maximum) are these amounts already.",
+            details={"minimum": minimum, "maximum": new_maximum},
         )
     now = timezone.now()
-    old, session.minimum = session.minimum, minimum
-    session.save(update_fields=["minimum"])
-    change = MinimumChange.objects.create(session=session, by=by, at=now, old=old, new=minimum, reason=reason)
+    old, old_maximum = session.minimum, session.maximum
+    session.minimum, session.maximum = minimum, new_maximum
+    session.save(update_fields=["minimum", "maximum"])
+    change = MinimumChange.objects.create(
+        session=session, by=by, at=now, old=old, new=minimum, old_maximum=old_maximum, new_maximum=new_maximum,
+        reason=reason,
+    )  # fmt: skip
     record(
         stream=session.audit_stream,
         actor=by,
         action="minimum.changed",
         subject=session,
-        data={"change": change.pk, "old": old, "new": minimum, "reason": reason},
-    )
+        data={
+            "change": change.pk, "old": old, "new": minimum, "old_maximum": old_maximum,
+            "new_maximum": new_maximum, "reason": reason,
+        },
+    )  # fmt: skip
     return session
 
 

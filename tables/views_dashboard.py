@@ -28,6 +28,7 @@ from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
 from floor.roles import Role, has_role
 from tables.selectors import session_game_state
 
+from .templatetags.chemin_ui import euros
 from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
@@ -183,13 +184,26 @@ def act_open(request, table, user):
 
 
 def act_minimum(request, table, user):
+    # The maximum changes only if the field was changed from what the page showed: a page
+    # loaded before another change of the maximum would otherwise bring the old one back.
+    typed, shown = (request.POST.get("maximum") or "").strip(), (request.POST.get("shown_maximum") or "").strip()
+    if "maximum" not in request.POST or typed == shown:
+        maximum = floor_services.KEEP
+    else:
+        maximum = euros_to_cents(typed, field="maximum") if typed else None
     session = floor_services.table_minimum_change(
         session=_session(request, table),
         by=user,
         minimum=euros_to_cents(request.POST.get("minimum")),
+        maximum=maximum,
         reason=request.POST.get("reason", ""),
     )
-    return _("Minimum changed to € %(amount)s.") % {"amount": f"{session.minimum / 100:.2f}"}
+    if session.maximum is None:
+        return _("Limits: minimum € %(minimum)s, no maximum.") % {"minimum": euros(session.minimum)}
+    return _("Limits: minimum € %(minimum)s, maximum € %(maximum)s.") % {
+        "minimum": euros(session.minimum),
+        "maximum": euros(session.maximum),
+    }
 
 
 def act_staff(request, table, user):
@@ -231,6 +245,9 @@ def act_resume(request, table, user):
 
 
 def act_close(request, table, user):
+    # One tap must not end a table's evening: the page asks for a ticked box, as for the day.
+    if request.POST.get("confirm") != "yes":
+        raise BadForm("confirm_required", _("Tick the box to confirm the close."))
     floor_services.table_session_close(session=_session(request, table), by=user)
     return _("Session closed.")
 

@@ -257,10 +257,12 @@ def build_document(
             ("interrupted_by", "By", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),
             ("resumed_by", "By", "text"), ("resume_reason", "Reason", "text"),
         ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
-        Section("minimum_changes", "Minimum changes", _cols(
+        Section("minimum_changes", "Minimum and maximum changes", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
-            ("old", "Old", "money"), ("new", "New", "money"), ("reason", "Reason", "text"),
-        ), _streamed(floor_selectors.day_minimum_change_rows(gaming_day_id=day_id), tick)),
+            ("old", "Old minimum", "money"), ("new", "New minimum", "money"),
+            ("old_maximum", "Old maximum", "money"), ("new_maximum", "New maximum", "money"), ("reason", "Reason", "text"),
+        ), _streamed(floor_selectors.day_minimum_change_rows(gaming_day_id=day_id), tick),
+            note="A blank maximum: the table had none. A change of the minimum alone shows the maximum unchanged."),
         Section("staff_changes", "Staff changes (the croupiers' relief)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
             ("old_capo_partita", "Croupier before", "text"), ("new_capo_partita", "Croupier after", "text"),

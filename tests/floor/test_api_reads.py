@@ -48,7 +48,7 @@ def test_session_detail_shows_seats_counts_and_interruptions(
     assert changes["count"] == 1
     assert changes["results"][0] | {"at": None, "id": None} == {
         "id": None, "session": table_session.pk, "at": None, "by": changes["results"][0]["by"],
-        "old": 100_00, "new": 150_00, "reason": "busy",
+        "old": 100_00, "new": 150_00, "old_maximum": None, "new_maximum": None, "reason": "busy",
     }
 
 

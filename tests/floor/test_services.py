@@ -311,7 +311,29 @@ def test_minimum_change_keeps_history_and_audits(table_session, commissario):
     assert (change.old, change.new, change.reason, change.by) == (100_00, 200_00, "busy night", commissario)
     event = last_event(session.audit_stream)
     assert event.action == "minimum.changed"
-    assert event.payload == {"change": change.pk, "old": 100_00, "new": 200_00, "reason": "busy night"}
+    assert event.payload == {
+        "change": change.pk, "old": 100_00, "new": 200_00, "old_maximum": None, "new_maximum": None,
+        "reason": "busy night",
+    }  # fmt: skip
+
+
+def test_the_maximum_changes_with_the_minimum_on_record(table_session, commissario):
+    session = services.table_minimum_change(
+        session=table_session, by=commissario, minimum=100_00, maximum=3000_00, reason="a maximum tonight"
+    )
+    assert (session.minimum, session.maximum) == (100_00, 3000_00)
+    session = services.table_minimum_change(session=session, by=commissario, minimum=200_00, reason="busier")
+    assert session.maximum == 3000_00  # left out: kept
+    session = services.table_minimum_change(session=session, by=commissario, minimum=200_00, maximum=None, reason="lifted")
+    assert session.maximum is None
+    rows = list(MinimumChange.objects.order_by("pk").values_list("old", "new", "old_maximum", "new_maximum"))
+    assert rows == [(100_00, 100_00, None, 3000_00), (100_00, 200_00, 3000_00, 3000_00), (200_00, 200_00, 3000_00, None)]
+    assert last_event(session.audit_stream).payload["new_maximum"] is None
+    for maximum, code in ((150_00, "minimum_out_of_range"), (99, "maximum_out_of_range")):
+        with pytest.raises(ApplicationError) as refused:
+            services.table_minimum_change(session=session, by=commissario, minimum=200_00, maximum=maximum, reason="r")
+        assert refused.value.code == code
+    assert MinimumChange.objects.count() == 3
 
 
 def test_minimum_change_during_an_interruption_is_allowed(table_session, commissario):
@@ -324,7 +346,7 @@ def test_minimum_change_during_an_interruption_is_allowed(table_session, commiss
     [
         (99, "r", "minimum_out_of_range"),
         (1_000_01, "r", "minimum_out_of_range"),  # above the maximum
-        (100_00, "r", "minimum_unchanged"),
+        (100_00, "r", "minimum_unchanged"),  # and the maximum with it
         (200_00, "  ", "reason_required"),
     ],
 )

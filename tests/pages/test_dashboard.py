@@ -30,7 +30,7 @@ def test_dashboard_for_the_floor_roles_only(client_for, commissario, direzione, 
 
 def test_dashboard_shows_each_table_with_its_session(client_for, game):
     html = client_for(game.commissario).get("/floor/").content.decode()
-    assert "Table 1" in html and "Change the minimum" in html
+    assert "Table 1" in html and "Change the limits" in html
     assert html.count('class="seat taken') == 8  # eight seated in the drawing
     assert game.banker.full_name in html
 
@@ -51,6 +51,32 @@ def test_change_the_minimum_with_a_reason_once(client_for, game):
     assert MinimumChange.objects.count() == 1
     game.session.refresh_from_db()
     assert game.session.minimum == 200_00
+
+
+def test_change_the_maximum_with_the_minimum_and_a_stale_page_keeps_it(client_for, game):
+    client = client_for(game.commissario)
+    table, session = game.session.table, game.session
+    shown = {"session": session.pk, "shown_maximum": ""}
+    changed = post(client, table, "minimum", minimum="200", maximum="5,000", reason="high rollers", **shown)
+    assert changed.status_code == 200, changed.content.decode()
+    assert "Limits: minimum € 200, maximum € 5\u202f000." in changed.content.decode()
+    session.refresh_from_db()
+    assert (session.minimum, session.maximum) == (200_00, 5000_00)
+    # A page loaded before that change posts the maximum it showed (none): it stays 5,000.
+    stale = post(client, table, "minimum", minimum="300", maximum="", reason="later", **shown)
+    assert stale.status_code == 200
+    session.refresh_from_db()
+    assert (session.minimum, session.maximum) == (300_00, 5000_00)
+    # Cleared on purpose from a page that showed it: no maximum.
+    cleared = post(client, table, "minimum", minimum="300", maximum="", reason="open again",
+                   session=session.pk, shown_maximum="5\u202f000")  # fmt: skip
+    assert cleared.status_code == 200 and "no maximum" in cleared.content.decode()
+    session.refresh_from_db()
+    assert session.maximum is None
+    rows = list(MinimumChange.objects.order_by("pk").values_list("old", "new", "old_maximum", "new_maximum"))
+    assert rows == [(100_00, 200_00, None, 5000_00), (200_00, 300_00, 5000_00, 5000_00), (300_00, 300_00, 5000_00, None)]
+    html = client.get("/floor/").content.decode()
+    assert "maximum" in html
 
 
 def test_a_minimum_without_a_reason_is_refused(client_for, game):
@@ -111,7 +137,11 @@ def test_interrupt_resume_close(client_for, game):
     session.refresh_from_db()
     assert session.status == "interrupted"
     assert post(client, table, "resume", session=session.pk).status_code == 200
-    assert post(client, table, "close", session=session.pk).status_code == 200
+    unconfirmed = post(client, table, "close", session=session.pk)  # one tap is not enough
+    assert unconfirmed.status_code == 400 and "Tick the box to confirm the close." in unconfirmed.content.decode()
+    session.refresh_from_db()
+    assert session.status == "open"
+    assert post(client, table, "close", session=session.pk, confirm="yes").status_code == 200
     session.refresh_from_db()
     assert session.status == "closed"
 

@@ -77,7 +77,7 @@ def test_italian_by_the_language_switch(client_for, game):
     assert 'lang="it"' in html
     assert "Aprire il colpo" in html and "Giocatori" in html
     html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert "Cambiare il minimo" in html
+    assert "Cambiare i limiti" in html
 
 
 def test_a_refusal_is_said_in_italian(client_for, game):
