@@ -107,6 +107,7 @@ class Bank(models.Model):
         CONTINUATION = "continuation", "continuation"
         SUCCESSION = "succession", "succession"
         AUCTION = "auction", "auction"
+        DIRECT = "direct", "entered directly by the Capo Partita"
 
     session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="banks", db_index=False)
     number = models.PositiveIntegerField(help_text="1, 2, ... in the session (art. 71 register).")

@@ -11,11 +11,23 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.db.models import BigIntegerField, Case, Count, F, Q, QuerySet, Sum, Value, When
+from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce, Concat
 
 from .engine.coup import BANKER, PUNTA, TIE
-from .models import Auction, Bank, Bet, Bid, Coup, FauxTirageBar, Posting, Shoe, ShoeCard
+from .models import (
+    Auction,
+    Bank,
+    Bet,
+    Bid,
+    Coup,
+    FauxTirageBar,
+    Posting,
+    Shoe,
+    ShoeCard,
+    Succession,
+    SuccessionOffer,
+)
 
 DECIDED = (BANKER, PUNTA)
 
@@ -24,8 +36,13 @@ def _day_coups(gaming_day_id: int) -> QuerySet[Coup]:
     return Coup.objects.filter(session__gaming_day_id=gaming_day_id)
 
 
-def _name(prefix: str) -> Concat:
-    return Concat(F(f"{prefix}first_name"), Value(" "), F(f"{prefix}last_name"))
+def _name(prefix: str) -> Case:
+    """The person's full name; none (not " ") when there is nobody (an asta with no winner)."""
+    return Case(
+        When(**{f"{prefix}id__isnull": True}, then=Value(None)),
+        default=Concat(F(f"{prefix}first_name"), Value(" "), F(f"{prefix}last_name")),
+        output_field=CharField(),
+    )
 
 
 # Paid to the winner of a coup (art. 56-1): the banker's gain after the levy when he wins,
@@ -297,6 +314,38 @@ def faux_tirage_bar_rows(*, gaming_day_id: int) -> QuerySet:
     )
 
 
+def succession_rows(*, gaming_day_id: int) -> QuerySet:
+    """Each time the bank passed (RULES.md §5), one row: whose bank ended and why, how it was
+    offered (and at what), and how it ended: taken (by whom, at what, by which way), or
+    lapsed and why (nobody took it, a bank entered directly, the close, no bid that stood)."""
+    return (
+        Succession.objects.filter(session__gaming_day_id=gaming_day_id)
+        .annotate(outgoing=_name("outgoing_banker__"), successor=_name("new_bank__banker__"))
+        .order_by("session__table__number", "session__number", "number")
+        .values_list(
+            "session__table__number", "session__number", "number", "started_at", "outgoing", "reason", "kind",
+            "amount", "floor", "minimum", "status", "lapse_reason", "successor", "new_bank__initial_amount",
+            "new_bank__origin", "ended_at", "ended_by__username",
+        )
+    )  # fmt: skip
+
+
+def succession_offer_rows(*, gaming_day_id: int) -> QuerySet:
+    """Every offer of the bank, in the order of the right to it: who was asked, in which
+    round, at what terms, and his answer (taken, claimed, passed, or skipped and why: barred,
+    left, taken by another, outranked, the asta opened, the succession lapsed)."""
+    return (
+        SuccessionOffer.objects.filter(succession__session__gaming_day_id=gaming_day_id)
+        .annotate(patron_name=_name("patron__"))
+        .order_by("succession__session__table__number", "succession__session__number", "succession__number", "order")
+        .values_list(
+            "succession__session__table__number", "succession__session__number", "succession__number", "order",
+            "round", "patron_name", "seat_number", "amount_min", "amount_max", "status", "reason", "amount",
+            "answered_at", "answered_by__username",
+        )
+    )  # fmt: skip
+
+
 def auction_rows(*, gaming_day_id: int) -> QuerySet:
     """The day's asta (RULES.md §5), one row each: who opened and closed it, how many bids,
     the winner and his bid (the new bank)."""
@@ -336,6 +385,8 @@ def day_row_counts(*, gaming_day_id: int) -> dict[str, int]:
         .filter(Q(voided=True) | Q(use=ShoeCard.Use.VOID))
         .count(),
         "bars": FauxTirageBar.objects.filter(**day).count(),
+        "successions": Succession.objects.filter(**day).count(),
+        "succession_offers": SuccessionOffer.objects.filter(succession__session__gaming_day_id=gaming_day_id).count(),
         "auctions": Auction.objects.filter(**day).count(),
         "bids": Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id).count(),
     }

@@ -67,8 +67,21 @@ class _SheetNames:
     def __init__(self) -> None:
         self._taken: set[str] = set()
 
+    @staticmethod
+    def short(title: str) -> str:
+        """A title Excel can take whole, or its gist: without its parentheses, the part
+        before a colon, then cut at a word ("Tables: figures of the day and the banker's
+        win rate" is "Tables", not "Tables_ figures of the day and ")."""
+        text = " ".join(title.split())
+        if len(text) > 31:
+            text = re.sub(r"\s*\([^)]*\)", "", text).split(":")[0].strip() or text
+        if len(text) > 31:
+            cut = text[:32].rsplit(" ", 1)[0]
+            text = cut if cut and len(cut) <= 31 else text[:31]
+        return text
+
     def take(self, wanted: str) -> str:
-        base = _SHEET_BAD.sub("_", " ".join(wanted.split())).strip("'") or "Sheet"
+        base = _SHEET_BAD.sub("_", self.short(wanted)).strip("'") or "Sheet"
         name, n = base[:31], 1
         while name.casefold() in self._taken:
             n += 1

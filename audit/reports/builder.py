@@ -324,6 +324,23 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("patron", "Patron", "text"),
             ("coup", "Coup", "int"), ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
         ), _streamed(rs.faux_tirage_bar_rows(gaming_day_id=day_id), tick)),
+        Section("successions", "Successions of the bank (RULES.md §5)", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
+            ("started_at", "Started", "datetime"), ("outgoing", "Outgoing banker", "text"), ("reason", "Why", "text"),
+            ("kind", "Offered as", "text"), ("amount", "Bank offered", "money"), ("floor", "Continuation", "money"),
+            ("minimum", "Minimum", "money"), ("status", "Outcome", "text"), ("lapse_reason", "Lapsed because", "text"),
+            ("successor", "New banker", "text"), ("new_bank", "New bank", "money"), ("origin", "By way of", "text"),
+            ("ended_at", "Ended", "datetime"), ("ended_by", "By", "text"),
+        ), _streamed(rs.succession_rows(gaming_day_id=day_id), tick),
+            note="Outcome: taken, lapsed, or still offering/unclaimed/at auction when the day was built. By way of: "
+                 "succession (an offer in turn), auction (the asta), direct (entered by the Capo Partita)."),
+        Section("succession_offers", "Offers of the bank, in the order of the right to it", _cols(
+            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
+            ("order", "Order", "int"), ("round", "Round", "text"), ("patron", "Player", "text"), ("seat", "Seat", "int"),
+            ("amount_min", "From", "money"), ("amount_max", "Up to", "money"), ("status", "Answer", "text"),
+            ("reason", "Skipped because", "text"), ("amount", "At", "money"), ("answered_at", "Answered", "datetime"),
+            ("answered_by", "Entered by", "text"),
+        ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick)),
         Section("auctions", "Auctions of the bank (asta, RULES.md §5)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
             ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "By", "text"),

@@ -521,7 +521,7 @@ class CoupBankSerializer(serializers.ModelSerializer):
     # Plain strings: an enum here would collide in the docs with other apps' "status" enums.
     status = serializers.CharField(help_text="active | ended")
     end_reason = serializers.CharField(help_text="lost | withdrawn | session_closed, or empty")
-    origin = serializers.CharField(help_text="first | continuation | succession | auction")
+    origin = serializers.CharField(help_text="first | continuation | succession | auction | direct")
     seat_number = serializers.IntegerField(source="seat.seat_number", allow_null=True)
 
     class Meta:

@@ -32,7 +32,8 @@ MAX_CENTS = 2_000_000_000_000
 
 COMMON = (
     " Refusals common to the table: `session_closed`, `session_interrupted` (409), "
-    "`profile_not_supported` (punto banco), `not_session_capo_partita` (403). Requires an "
+    "`profile_not_supported` (punto banco), `permission_denied` (403: not the Capo Partita of this "
+    "table, or not a Commissario where he may act too). Requires an "
     "`Idempotency-Key`."
 )
 
@@ -271,7 +272,7 @@ class AuctionOpenApi(_Write):
         description="By the table's Capo Partita or a Commissario, when nobody took the bank in turn "
         "(venezia, classic, chemmy-fi). Codes: `no_succession` (409), `auction_already_open` (409), "
         "`offers_pending` (409: a seated player has not answered), `bank_claimed` (409), "
-        "`auction_not_in_profile`, `not_capo_partita_or_commissario` (403)." + COMMON,
+        "`auction_not_in_profile`." + COMMON,
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -308,8 +309,9 @@ class AuctionCloseApi(_Write):
         summary="Close the auction",
         description="The highest bid wins; among equal highest bids the seated player, then the nearest "
         "in rotation from the outgoing banker, then (standing) the first to bid. The winning bid "
-        "becomes the new bank (origin auction); with no bid the succession lapses. Codes: "
-        "`auction_closed` (409), `not_capo_partita_or_commissario` (403)." + COMMON,
+        "becomes the new bank (origin auction); with no bid that stands (its bidder left or was "
+        "barred, or it is outside the limits in force) the succession lapses. Codes: "
+        "`auction_closed` (409)." + COMMON,
     )
     def post(self, request, pk: int):
         auction = self.object(Auction, pk)

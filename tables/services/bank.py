@@ -116,8 +116,9 @@ def _bank_open(
             raise ApplicationError("bad_origin", "The first bank of a session has origin 'first'.")
         origin = Bank.Origin.FIRST
     else:
-        origin = origin or Bank.Origin.SUCCESSION
-        if origin not in (Bank.Origin.SUCCESSION, Bank.Origin.AUCTION, Bank.Origin.CONTINUATION):
+        # Entered here, not through the succession's offers or the asta: the register says so.
+        origin = origin or Bank.Origin.DIRECT
+        if origin not in (Bank.Origin.SUCCESSION, Bank.Origin.AUCTION, Bank.Origin.CONTINUATION, Bank.Origin.DIRECT):
             raise ApplicationError("bad_origin", "Unknown bank origin.", details={"origin": origin})
     check_bank_amount(session, amount)
     if not first:

@@ -285,7 +285,9 @@ def test_xlsx_sheet_names_are_legal_and_unique():
     sections = [
         Section(f"s{i}", title, cols, Rows(1, lambda i: (i,)))
         for i, title in enumerate(
-            ["Summary", "a/b: [c]?", "A very long section title that Excel would refuse", "a_b_ _c__"]
+            ["Summary", "a/b: [c]?", "A very long section title that Excel would refuse", "a_b_ _c__",
+             "Tables: figures of the day and the banker's win rate", "Successions of the bank (RULES.md §5)",
+             "Offers of the bank, in the order of the right to it"]
         )
     ]
     wb = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, ReportDocument("t", "", [], sections))))
@@ -293,8 +295,11 @@ def test_xlsx_sheet_names_are_legal_and_unique():
         "Summary",
         "Summary (2)",
         "a_b_ _c__",
-        "A very long section title that ",
+        "A very long section title that",  # cut at a word
         "a_b_ _c__ (2)",
+        "Tables",  # the gist: before the colon
+        "Successions of the bank",  # without its parentheses
+        "Offers of the bank, in the",
     ]
 
 

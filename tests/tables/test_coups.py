@@ -106,9 +106,9 @@ def test_punta_win_ends_the_bank(game):
     assert "bank.lost" in actions(game.session)
     state = selectors.session_game_state(game.session)
     assert state["bank"] is None and state["cannot_open_because"] == ["no_active_bank"]
-    # A later bank for a seated patron; the origin leaves the seam for succession / auction.
+    # A later bank entered directly for a seated patron (not through the offers or the asta).
     bank2 = services.bank_open(session=game.session, by=game.capo, patron=game.seat(2), amount=200_00)
-    assert (bank2.number, bank2.origin) == (2, "succession")
+    assert (bank2.number, bank2.origin) == (2, "direct")
 
 
 def test_venezia_tie_is_coup_nul(game):

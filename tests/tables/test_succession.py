@@ -828,3 +828,41 @@ def test_a_lapsed_succession_leaves_no_offer_pending(make_game):
     assert {(o.status, o.reason) for o in offers(succ)} == {("skipped", "lapsed")}
     lapsed = payload(game.session, "succession.lapsed")
     assert lapsed["reason"] == "bank_opened_directly" and {c["reason"] for c in lapsed["changes"]} == {"lapsed"}
+
+
+def test_the_day_report_shows_each_succession_and_every_offer(make_game, commissario):
+    """The auditor replays who had the right to the bank (RULES.md §5): a QA pass found the
+    successions only in the audit trail. Each one, its offers in order with their answers,
+    how it ended, and a bank entered directly says so (origin direct)."""
+    from audit.reports.builder import build_document
+    from tables import report_selectors
+
+    game = make_game("venezia", seated=4, standing=0)
+    name = lambda p: f"{p.first_name} {p.last_name}"  # noqa: E731
+    outgoing = banker_of(game).banker
+    first = lose(game)
+    pass_(game, first, game.seat(2))
+    accept(game, first, game.seat(3), 300_00)
+    second = lose(game)
+    services.bank_open(session=game.session, by=game.capo, patron=game.seat(2), amount=250_00)
+    day = game.session.gaming_day
+    t, s = game.session.table.number, game.session.number
+    rows = list(report_selectors.succession_rows(gaming_day_id=day.pk))
+    assert [(r[0], r[1], r[2], r[4], r[5], r[6], r[10], r[11], r[12], r[13], r[14]) for r in rows] == [
+        (t, s, first.number, name(outgoing), "lost", "rotation", "taken", "", name(game.seat(3)), 300_00, "succession"),
+        (t, s, second.number, name(game.seat(3)), "lost", "rotation", "lapsed", "bank_opened_directly",
+         None, None, None),
+    ]  # fmt: skip
+    offered = [(r[2], r[3], r[5], r[9], r[10], r[11]) for r in report_selectors.succession_offer_rows(gaming_day_id=day.pk)]
+    assert offered[:3] == [
+        (first.number, 1, name(game.seat(2)), "passed", "", None),
+        (first.number, 2, name(game.seat(3)), "accepted", "", 300_00),
+        (first.number, 3, name(game.seat(4)), "skipped", "taken", None),
+    ]
+    assert {(o[3], o[4]) for o in offered if o[0] == second.number} == {("skipped", "lapsed")}
+    assert banker_of(game).origin == "direct"
+    built = build_document(day=day, version=1, seal="x", streams=[])
+    sections = {sec.key: sec for sec in built.document.sections}
+    assert len(list(sections["successions"].rows())) == 2
+    assert len(list(sections["succession_offers"].rows())) == len(offered)
+    assert [row[9] for row in sections["auctions"].rows()] == []
