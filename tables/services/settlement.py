@@ -98,6 +98,15 @@ def settle_coup(
         bank.amount = nb.holding - nb.personal_reserve
         bank.reserve_returned += nb.personal_reserve
         fields += ["amount", "reserve_returned"]
+    elif result.tie is not None and result.tie.minimum_next_bank is not None:
+        # domestic (seed 002): on a tie the bets go back and the bank continues at the stake
+        # it covered, S; the uncovered reserve B - S stays the banker's and is not forced back
+        # in ("a reserva pessoal mantém-se"), as after a win. He may raise it back (bank_raise).
+        reserve = coup.bank_amount - result.tie.minimum_next_bank
+        if reserve > 0:
+            bank.amount = result.tie.minimum_next_bank
+            bank.reserve_returned += reserve
+            fields += ["amount", "reserve_returned"]
     elif winner == PUNTA:
         # The banker keeps the uncovered part B - S; the bank passes (RULES.md §4, §5).
         bank.amount = coup.bank_amount - coup.covered

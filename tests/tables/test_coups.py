@@ -166,7 +166,10 @@ def test_domestic_banker_win_keeps_2s_and_returns_the_reserve(make_game):
     assert bank.amount + bank.reserve_returned == bank.initial_amount + postings(coup)[game.banker.pk]
 
 
-def test_domestic_tie_same_bank(make_game):
+def test_domestic_tie_the_bank_continues_at_the_covered_stake(make_game):
+    """Seed 002: on a tie the bets go back and the banker continues with at least the stake
+    covered, S; his reserve B - S stays his, not forced back in (as after a win). He may
+    put it back in (a raise)."""
     game = make_game("domestic")
     coup = services.coup_record(
         session=game.session,
@@ -176,7 +179,11 @@ def test_domestic_tie_same_bank(make_game):
         bets=[{"patron": game.seat(2), "amount": 300_00}],
     )
     assert coup.winner == "tie" and coup.settlement["tie"]["bets_return"]
-    assert Bank.objects.get(pk=game.bank.pk).amount == 1000_00
+    bank = Bank.objects.get(pk=game.bank.pk)
+    assert (bank.amount, bank.reserve_returned, bank.status) == (300_00, 700_00, "active")
+    assert set(postings(coup).values()) <= {0}  # no money moves on a tie
+    bank = services.bank_raise(bank=bank, by=game.capo, amount=1000_00)
+    assert (bank.amount, bank.raised) == (1000_00, 700_00)
 
 
 def test_chemmy_fi_burns_seven_and_forbids_banco_suivi(make_game, refused):

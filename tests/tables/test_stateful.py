@@ -21,7 +21,7 @@ refusal codes that apply (empty: the action is legal and must succeed). After ev
   the figures are the ones the model expected;
 - each patron's balance (session_balances, patron_balance) is the sum of his postings and
   the model's figure; the balances and the house sum to zero;
-- the active bank is the model's bank (win: the profile's continuation; tie: kept; loss:
+- the active bank is the model's bank (win: the profile's continuation; tie: kept, domestic S; loss:
   ended with B - S), and the shoe has given out exactly the model's cards;
 - at the end of each example (and every few steps) the audit chains verify.
 
@@ -619,6 +619,9 @@ class TableMachine(RuleBasedStateMachine):
         elif winner == PUNTA:
             bank["amount"], bank["ended"] = B - S, Bank.EndReason.LOST
             self.bank = None
+        elif self.profile.tie == TieRule.VOID_BANK_AT_LEAST_STAKE:
+            # domestic (seed 002): the bank continues at the covered S; the reserve goes back.
+            bank["amount"], bank["reserve"] = S, bank["reserve"] + B - S
         self.annulled_since = False
         self.last = {
             "bank": bank,
