@@ -11,7 +11,20 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Sum, Value, When
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    CharField,
+    Count,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Concat
 
 from .engine.coup import BANKER, PUNTA, TIE
@@ -320,14 +333,29 @@ def succession_rows(*, gaming_day_id: int) -> QuerySet:
     lapsed and why (nobody took it, a bank entered directly, the close, no bid that stood)."""
     return (
         Succession.objects.filter(session__gaming_day_id=gaming_day_id)
-        .annotate(outgoing=_name("outgoing_banker__"), successor=_name("new_bank__banker__"))
+        .annotate(
+            outgoing=_name("outgoing_banker__"),
+            successor=_followed(_name("new_bank__banker__"), _name("banker__")),
+            successor_bank=_followed(F("new_bank__initial_amount"), F("initial_amount")),
+            successor_origin=_followed(F("new_bank__origin"), F("origin")),
+        )
         .order_by("session__table__number", "session__number", "number")
         .values_list(
             "session__table__number", "session__number", "number", "started_at", "outgoing", "reason", "kind",
-            "amount", "floor", "minimum", "status", "lapse_reason", "successor", "new_bank__initial_amount",
-            "new_bank__origin", "ended_at", "ended_by__username",
+            "amount", "floor", "minimum", "status", "lapse_reason", "successor", "successor_bank",
+            "successor_origin", "ended_at", "ended_by__username",
         )
     )  # fmt: skip
+
+
+def _followed(taken, direct):
+    """The bank that followed a succession: its new bank when taken; when it lapsed because
+    the Capo Partita entered a bank directly, that bank (the session's next, origin direct)."""
+    entered = Bank.objects.filter(session_id=OuterRef("session_id"), number=OuterRef("previous_bank__number") + 1)
+    return Case(
+        When(lapse_reason="bank_opened_directly", then=Subquery(entered.annotate(v=direct).values("v")[:1])),
+        default=taken,
+    )
 
 
 def succession_offer_rows(*, gaming_day_id: int) -> QuerySet:

@@ -409,7 +409,7 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
         "rotation": _rotation(profile, session, last_bank, seats),
-        "succession": None if succession is None else _succession_state(succession, bars, session),
+        "succession": None if succession is None else _succession_state(succession, bars, session, seats),
     }
 
 
@@ -451,18 +451,28 @@ def _rotation(profile, session: TableSession, last_bank: Bank | None, seats: lis
     }
 
 
-def _auction_state(succession: Succession) -> dict[str, Any] | None:
+def _auction_state(
+    succession: Succession, session: TableSession, present: set[int], barred: set[int]
+) -> dict[str, Any] | None:
     try:
         auction: Auction = succession.auction
     except Auction.DoesNotExist:
         return None
     bids = list(auction.bids.all())
+    void = {
+        b.pk: succession_rules.bid_void(
+            amount=b.amount, present=b.patron_id in present, barred=b.patron_id in barred,
+            minimum=session.minimum, maximum=session.maximum,
+        )
+        for b in bids
+    }  # fmt: skip
     return {
         "id": auction.pk,
         "status": auction.status,
         "opened_at": auction.opened_at.isoformat(),
         "closed_at": None if auction.closed_at is None else auction.closed_at.isoformat(),
-        "best": max((b.amount for b in bids), default=None),
+        # the best bid that stands (an open asta: what a new bid must reach)
+        "best": max((b.amount for b in bids if not void[b.pk]), default=None),
         "winning_bid": auction.winning_bid_id,
         "bids": [
             {
@@ -473,13 +483,16 @@ def _auction_state(succession: Succession) -> dict[str, Any] | None:
                 "seat_number": b.seat_number,
                 "standing": b.standing,
                 "at": b.at.isoformat(),
+                "void": (void[b.pk] or None) if auction.status == Auction.Status.OPEN else None,
             }
             for b in bids
         ],
     }
 
 
-def _succession_state(succession: Succession, bars: list[FauxTirageBar], session: TableSession) -> dict[str, Any]:
+def _succession_state(
+    succession: Succession, bars: list[FauxTirageBar], session: TableSession, seats: list[Seat]
+) -> dict[str, Any]:
     offers = list(succession.offers.all())
     # A new bank is taken at today's minimum (the Commissario may change it during play, §6):
     # an offer still to be answered shows the terms offer_accept applies, not those of when
@@ -545,7 +558,7 @@ def _succession_state(succession: Succession, bars: list[FauxTirageBar], session
             }
             for o in offers
         ],
-        "auction": _auction_state(succession),
+        "auction": _auction_state(succession, session, {s.patron_id for s in seats}, barred),
     }
 
 
@@ -565,5 +578,5 @@ def succession_state(*, session: TableSession) -> dict[str, Any]:
         if last_bank is None or last_bank.status != Bank.Status.ACTIVE
         else {"id": last_bank.pk, "banker": last_bank.banker_id, "amount": last_bank.amount},
         "rotation": _rotation(profile, session, last_bank, seats),
-        "succession": None if succession is None else _succession_state(succession, bars, session),
+        "succession": None if succession is None else _succession_state(succession, bars, session, seats),
     }

@@ -277,15 +277,19 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
     def bad(message: str = "") -> BadForm:
         return BadForm("bad_amount", message or _("Enter an amount in euros, e.g. 1,500 or 150.50."), details={field: raw})
 
-    text = _SPACES.sub("", raw or "").removeprefix("€").removesuffix("€")
+    text = _SPACES.sub(" ", raw or "").strip().removeprefix("€").removesuffix("€").strip()
     sign, body = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
-    # ASCII digits and the two separators only: not Decimal's exponents ('1e9'), NaN, Infinity
-    # or other scripts' digits
+    # ASCII digits, the two separators and spaces only: not Decimal's exponents ('1e9'), NaN,
+    # Infinity or other scripts' digits
     if not _AMOUNT.fullmatch(body) or not any(ch.isdigit() for ch in body):
         raise bad()
     grouping = "." if (get_language() or "").startswith("it") else ","
     separators = {ch for ch in body if ch in ".,"}
-    if len(separators) == 2:  # '1.500,50', '1,500.50': the last one is the decimal separator
+    if " " in body:  # '2 000', '2 000,50', '1 500.50': spaces group, a mark is the decimal one
+        if len(separators) > 1 or any(body.count(sep) > 1 for sep in separators):
+            raise bad()
+        group, decimal = " ", (next(iter(separators)) if separators else None)
+    elif len(separators) == 2:  # '1.500,50', '1,500.50': the last one is the decimal separator
         decimal = max(".,", key=body.rfind)
         group = "," if decimal == "." else "."
     elif separators:
@@ -302,6 +306,8 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
         if not _GROUPED[group].fullmatch(whole):
             raise bad()
         whole = whole.replace(group, "")
+    elif group == " " or " " in cents_text:  # a space anywhere but between groups of thousands
+        raise bad()
     if len(cents_text) > 2:
         raise bad(_("An amount has at most two decimals."))
     value = Decimal(f"{sign}{whole or '0'}.{cents_text or '0'}")
@@ -312,8 +318,9 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
 
 MAX_EUROS = Decimal(10**10)  # 10^12 cents: ten billion euro
 _SPACES = re.compile(r"[\s\u00a0\u2007\u2009\u202f\u2060']")  # (the pages print U+202F; Swiss write ')
-_AMOUNT = re.compile(r"[0-9.,]+", re.ASCII)
-_GROUPED = {sep: re.compile(r"[0-9]{1,3}(?:" + re.escape(sep) + r"[0-9]{3})+", re.ASCII) for sep in ".,"}
+_AMOUNT = re.compile(r"[0-9., ]+", re.ASCII)
+# thousands in groups of three, the first without a leading zero ('0.001' is no thousand)
+_GROUPED = {sep: re.compile(r"[1-9][0-9]{0,2}(?:" + re.escape(sep) + r"[0-9]{3})+", re.ASCII) for sep in ".,' "}
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 
 

@@ -98,6 +98,13 @@ SKIP_REASONS = {
     "auction": gettext_lazy("the asta opened"),
     "lapsed": gettext_lazy("the succession ended first"),
 }
+# Why a bid of an open asta no longer stands (engine bid_void): it cannot win.
+BID_VOID = {
+    "left": gettext_lazy("left the table: cannot win"),
+    "barred": gettext_lazy("barred: cannot win"),
+    "below_minimum": gettext_lazy("below the minimum now: cannot win"),
+    "above_maximum": gettext_lazy("above the maximum now: cannot win"),
+}
 LAPSE_REASONS = {
     "nobody_accepted": gettext_lazy("nobody took the bank"),
     "no_bids": gettext_lazy("the asta closed without bids"),
@@ -210,9 +217,10 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
     bidders = [p for p in places if not p["barred"] and p["patron"]["id"] != outgoing]
     auction = succ["auction"]
     if auction is not None:
-        present = {p["patron"]["id"] for p in places if not p["barred"]}
+        # The bids that stand now (the selector applies rules.bid_void: present, not barred,
+        # within today's limits), as the close will judge them.
         candidates = [
-            succession_rules.Bid(b["patron"]["id"], b["amount"], b["seat_number"], b["seq"], b["patron"]["id"] in present)
+            succession_rules.Bid(b["patron"]["id"], b["amount"], b["seat_number"], b["seq"], not b["void"])
             for b in auction["bids"]
         ]
         leader = succession_rules.auction_winner(
@@ -227,7 +235,8 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
             **auction,
             "open": auction["status"] == Auction.Status.OPEN,
             "bids": [
-                {**b, "at": _when(b["at"]), "leads": leader is not None and b["seq"] == leader.seq}
+                {**b, "at": _when(b["at"]), "leads": leader is not None and b["seq"] == leader.seq,
+                 "void_label": BID_VOID.get(b["void"]) if b["void"] else None}
                 for b in auction["bids"]
             ],
             "leader": None if leader is None else next(b for b in auction["bids"] if b["seq"] == leader.seq),
@@ -287,7 +296,9 @@ def _context(
     postings = []
     if shown and shown["state"] == Coup.State.SETTLED:
         played = coup_list(session=session).filter(pk=shown["id"]).first()
-        names = {p["patron"]["id"]: p["patron"]["name"] for p in state["seats"]}
+        # (a bettor who has left since is no longer seated; his balance row still names him)
+        names = {b["patron"]: b["name"] for b in state["balances"]}
+        names.update({p["patron"]["id"]: p["patron"]["name"] for p in state["seats"]})
         postings = [
             {"role": p.role, "name": names.get(p.patron_id, "") if p.patron_id else _("house (cagnotte)"),
              "amount": p.amount}
@@ -580,6 +591,8 @@ def act_auction_bid(request, session, user):
 
 def act_auction_close(request, session, user):
     auction = services.auction_close(auction=_auction(request, session), by=user)
+    if auction.winning_bid is None and auction.bids_count:
+        return _("The asta is closed: no bid stood (see why below). Open a new bank.")
     if auction.winning_bid is None:
         return _("The asta is closed without bids: open a new bank.")
     bid = auction.winning_bid

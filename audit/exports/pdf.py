@@ -334,6 +334,9 @@ def wrap(text: str, font: str, size: float, width: float, max_lines: int) -> lis
                 while _width(current, font, size) > width and len(lines) < max_lines:
                     # a word longer than the line (a hash, an id): break it where it fills
                     head = _cut(current, font, size, width)[:-1] or current[:1]
+                    soft = max(head.rfind(mark) for mark in "_-/")  # "nobody_|accepted", not "nobody_acc|epted"
+                    if 0 < soft < len(head) - 1:
+                        head = head[: soft + 1]
                     lines.append(head)
                     current = current[len(head) :]
         if len(lines) >= max_lines:
@@ -582,10 +585,12 @@ class _Writer:
             key_w = min(220.0, max(_width(self._s(k), f.bold, 9) for k, _ in doc.facts) + 16)
             for key, value in doc.facts:
                 lines = wrap(self._s(value), f.regular, 9, CONTENT_W - key_w - 8, 6)
-                height = 12 * len(lines) + 5
+                keys = wrap(self._s(key), f.bold, 9, key_w - 8, 3)  # a long label wraps too
+                height = 12 * max(len(lines), len(keys)) + 5
                 if self.room() < height:
                     self.new_page()
-                self._text(MARGIN, self.y - 11, _cut(self._s(key), f.bold, 9, key_w - 8), f.bold, 9)
+                for i, line in enumerate(keys):
+                    self._text(MARGIN, self.y - 11 - 12 * i, line, f.bold, 9)
                 for i, line in enumerate(lines):
                     self._text(MARGIN + key_w, self.y - 11 - 12 * i, line, f.regular, 9)
                 self.y -= height

@@ -61,6 +61,10 @@ def _text(value: object) -> str:
     return text
 
 
+# Words a cut sheet name must not end on ("Offers of the bank, in the").
+_DANGLING = frozenset(["a", "an", "and", "at", "before", "by", "each", "for", "in", "of", "on", "or", "per", "the", "their", "to", "was", "what", "with"])
+
+
 class _SheetNames:
     """Excel's sheet names: at most 31 characters, none of []:*?/\\, unique ignoring case."""
 
@@ -76,8 +80,13 @@ class _SheetNames:
         if len(text) > 31:
             text = re.sub(r"\s*\([^)]*\)", "", text).split(":")[0].strip() or text
         if len(text) > 31:
-            cut = text[:32].rsplit(" ", 1)[0]
-            text = cut if cut and len(cut) <= 31 else text[:31]
+            words = text[:32].split(" ")[:-1]  # the words that fit whole
+            while words and (words[-1].casefold() in _DANGLING or words[-1][-1] in ",;:-"):
+                if words[-1][-1] in ",;:-" and words[-1].casefold() not in _DANGLING:
+                    words[-1] = words[-1].rstrip(",;:-")  # "bank," ends the name as "bank"
+                    break
+                words.pop()
+            text = " ".join(words) or text[:31]
         return text
 
     def take(self, wanted: str) -> str:

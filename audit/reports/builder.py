@@ -338,7 +338,7 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
             ("order", "Order", "int"), ("round", "Round", "text"), ("patron", "Player", "text"), ("seat", "Seat", "int"),
             ("amount_min", "From", "money"), ("amount_max", "Up to", "money"), ("status", "Answer", "text"),
-            ("reason", "Skipped because", "text"), ("amount", "At", "money"), ("answered_at", "Answered", "datetime"),
+            ("reason", "Skipped because", "text"), ("amount", "Amount", "money"), ("answered_at", "Answered", "datetime"),
             ("answered_by", "Entered by", "text"),
         ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick)),
         Section("auctions", "Auctions of the bank (asta, RULES.md §5)", _cols(

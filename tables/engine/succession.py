@@ -457,6 +457,22 @@ def bid_refused(
     return None
 
 
+def bid_void(*, amount: int, present: bool, barred: bool, minimum: int, maximum: int | None) -> str:
+    """Why a bid no longer stands ("" when it does): its bidder has left the table or been
+    barred from holding the cards, or it is outside the limits in force now (the Commissario
+    may change them during play, §6; a new bank is at least the minimum, at most the
+    maximum). A bid that does not stand cannot win, nor hold up lower bids."""
+    if not present:
+        return "left"
+    if barred:
+        return "barred"
+    if amount < minimum:
+        return "below_minimum"
+    if maximum is not None and amount > maximum:
+        return "above_maximum"
+    return ""
+
+
 def bid_rank(
     bid: Bid, *, after: int | None, rotation: Rotation | str, table_seats: int
 ) -> tuple[int, int, int, int]:

@@ -121,10 +121,10 @@ def _bank_open(
         if origin not in (Bank.Origin.SUCCESSION, Bank.Origin.AUCTION, Bank.Origin.CONTINUATION, Bank.Origin.DIRECT):
             raise ApplicationError("bad_origin", "Unknown bank origin.", details={"origin": origin})
     check_bank_amount(session, amount)
+    # The succession (tables.services.succession) is how the bank passes by the rules (RULES.md
+    # §5); a bank entered here directly ends a live one, recorded (refused while an auction
+    # is open).
     if not first:
-        # The succession (tables.services.succession) is how the bank passes by the rules
-        # (RULES.md §5); a bank entered here directly ends a live one, recorded (refused
-        # while an auction is open).
         succession_give_way(session=session, by=by, patron=patron)
     # The rotation pointer (RULES.md §5): the banker's seat; a standing banker keeps the last.
     turn_seat = seat.seat_number if seat.seat_number is not None else (last.turn_seat if last else None)

@@ -641,14 +641,16 @@ def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> B
     session, succ, auction = _lock_auction(auction, lambda pk: lock_session(pk, by))
     profile_of(session)
     seat = _check_holder(session, succ, patron)
-    # The best bid that still stands: a bidder who has left or been barred since cannot win
-    # (auction_close passes over him), so his bid does not hold the others up.
-    best = (
-        Bid.objects.filter(auction=auction)
+    # The best bid that still stands (rules.bid_void): one that cannot win (its bidder left or
+    # was barred, or it is outside today's limits) does not hold the others up.
+    standing = (
+        Bid.objects.filter(auction=auction, amount__gte=session.minimum)
         .filter(Exists(Seat.objects.filter(session_id=session.pk, patron_id=OuterRef("patron_id"), left_at=None)))
         .exclude(patron_id__in=FauxTirageBar.objects.filter(session_id=session.pk).values("patron_id"))
-        .aggregate(m=Max("amount"))["m"]
     )
+    if session.maximum is not None:
+        standing = standing.filter(amount__lte=session.maximum)
+    best = standing.aggregate(m=Max("amount"))["m"]
     refused = rules.bid_refused(amount, minimum=session.minimum, maximum=session.maximum, best=best)
     if refused is not None:
         code, message = refused
@@ -704,23 +706,13 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
             session=session, left_at__isnull=True, patron_id__in={b.patron_id for b in bids}
         )
     }
-
-
-    def void(bid: Bid) -> str:
-        """Why a bid cannot win at the close: its bidder left or was barred, or it is outside
-        the limits in force now (the Commissario may change them during play, §6: a new
-        bank is at least today's minimum and at most today's maximum)."""
-        if bid.patron_id not in places:
-            return "left"
-        if bid.patron_id in barred:
-            return "barred"
-        if bid.amount < session.minimum:
-            return "below_minimum"
-        if session.maximum is not None and bid.amount > session.maximum:
-            return "above_maximum"
-        return ""
-
-    voided = {b.seq: void(b) for b in bids}
+    voided = {
+        b.seq: rules.bid_void(
+            amount=b.amount, present=b.patron_id in places, barred=b.patron_id in barred,
+            minimum=session.minimum, maximum=session.maximum,
+        )
+        for b in bids
+    }  # fmt: skip
     candidates = [rules.Bid(b.patron_id, b.amount, b.seat_number, b.seq, not voided[b.seq]) for b in bids]
     with rule_errors():
         win = rules.auction_winner(
@@ -782,13 +774,14 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
 # --------------------------------------------------------------------------- the other ways a succession ends
 
 
-def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> None:
+def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> Succession | None:
     """bank_open while a succession is live: the Capo Partita enters the new bank himself
     (a table's own agreement, a Direzione decision, §6). The succession lapses, recorded
-    with who took the bank; never while an auction is open (its bids bind). Locks held."""
+    with who took the bank; never while an auction is open (its bids bind). Locks held.
+    Returns the lapsed succession: the caller links it to the bank it opens."""
     succ = _live(session)
     if succ is None:
-        return
+        return None
     if succ.status == Succession.Status.AUCTION:
         raise Conflict(
             "auction_in_progress",
@@ -804,6 +797,7 @@ def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> N
             details={"succession": succ.pk, "patron": patron.pk},
         )
     _lapse(session, succ, by, "bank_opened_directly", patron=patron.pk)
+    return succ
 
 
 def succession_end_for_session_close(*, session: TableSession, by: User) -> Succession | None:

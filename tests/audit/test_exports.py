@@ -287,7 +287,8 @@ def test_xlsx_sheet_names_are_legal_and_unique():
         for i, title in enumerate(
             ["Summary", "a/b: [c]?", "A very long section title that Excel would refuse", "a_b_ _c__",
              "Tables: figures of the day and the banker's win rate", "Successions of the bank (RULES.md §5)",
-             "Offers of the bank, in the order of the right to it"]
+             "Offers of the bank, in the order of the right to it", "Bets and what each paid or was paid",
+             "Coups annulled before their cards"]
         )
     ]
     wb = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, ReportDocument("t", "", [], sections))))
@@ -299,7 +300,9 @@ def test_xlsx_sheet_names_are_legal_and_unique():
         "a_b_ _c__ (2)",
         "Tables",  # the gist: before the colon
         "Successions of the bank",  # without its parentheses
-        "Offers of the bank, in the",
+        "Offers of the bank",  # not ending on a dangling word
+        "Bets and what each paid",
+        "Coups annulled",
     ]
 
 

@@ -851,7 +851,7 @@ def test_the_day_report_shows_each_succession_and_every_offer(make_game, commiss
     assert [(r[0], r[1], r[2], r[4], r[5], r[6], r[10], r[11], r[12], r[13], r[14]) for r in rows] == [
         (t, s, first.number, name(outgoing), "lost", "rotation", "taken", "", name(game.seat(3)), 300_00, "succession"),
         (t, s, second.number, name(game.seat(3)), "lost", "rotation", "lapsed", "bank_opened_directly",
-         None, None, None),
+         name(game.seat(2)), 250_00, "direct"),  # the bank entered round it
     ]  # fmt: skip
     offered = [(r[2], r[3], r[5], r[9], r[10], r[11]) for r in report_selectors.succession_offer_rows(gaming_day_id=day.pk)]
     assert offered[:3] == [
@@ -866,3 +866,28 @@ def test_the_day_report_shows_each_succession_and_every_offer(make_game, commiss
     assert len(list(sections["successions"].rows())) == 2
     assert len(list(sections["succession_offers"].rows())) == len(offered)
     assert [row[9] for row in sections["auctions"].rows()] == []
+
+
+def test_a_bid_above_a_lowered_maximum_does_not_block_the_asta(make_game):
+    """A QA re-test: the maximum lowered during the asta below the best bid left every new
+    bid refused (bid_below_best under it, bid_above_maximum over it). A bid that cannot win
+    no longer counts as the best, on the tablet's state either."""
+    game = make_game("venezia", seated=4, standing=0, maximum=5000_00)
+    succ = withdraw(game)
+    pass_(game, succ, game.seat(2), game.seat(3), game.seat(4))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(2), amount=4500_00)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=4500_00)
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=100_00, maximum=4000_00, reason="lower"
+    )
+    game.session.refresh_from_db()
+    state = selectors.succession_state(session=game.session)["succession"]["auction"]
+    assert state["best"] is None and {b["void"] for b in state["bids"]} == {"above_maximum"}
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(4), amount=3800_00)
+    state = selectors.succession_state(session=game.session)["succession"]["auction"]
+    assert state["best"] == 3800_00
+    services.auction_close(auction=auction, by=game.capo)
+    assert (banker_of(game).banker_id, banker_of(game).amount) == (game.seat(4).pk, 3800_00)
+
+

@@ -60,7 +60,11 @@ def test_amounts_are_read_as_the_pages_language_writes_them(raw, english, italia
                 assert euros_to_cents(raw) == expected, (language, raw)
 
 
-@pytest.mark.parametrize("raw", ["1.50.000", "12,34.5", "1,5,00", "1.5,00.0", ",", "€", "1.500,5.0", "15.00.00"])
+@pytest.mark.parametrize(
+    "raw",
+    ["1.50.000", "12,34.5", "1,5,00", "1.5,00.0", ",", "€", "1.500,5.0", "15.00.00",
+     "0.001", "000.100", "0,001", "1 5", "150 50", "1 500,5 0", "1 500.000,5", "1 500,000,5", "2 000 ,5"],
+)
 def test_badly_grouped_amounts_are_refused_in_both_languages(raw):
     from django.utils import translation
 
