@@ -62,6 +62,7 @@ from .coups_serializers import (
     ShoeLoadInput,
     VoidCardAnswerSerializer,
     VoidCardSerializer,
+    bank_data,
 )
 
 WRITE_NOTE = (
@@ -237,7 +238,7 @@ def _bank_answer(bank: Bank, code: int) -> Response:
     rows = getattr(bank, "game_rows", None)  # bank_open hands over what it holds, as written
     if rows is None:
         bank = selectors.bank_list(session=TableSession(pk=bank.session_id)).get(pk=bank.pk)
-    return Response({"bank": CoupBankSerializer(bank).data, "game": _game(bank.session_id, rows)}, status=code)
+    return Response({"bank": bank_data(bank), "game": _game(bank.session_id, rows)}, status=code)
 
 
 class BankWithdrawApi(_TableApi):

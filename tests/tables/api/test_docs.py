@@ -72,3 +72,22 @@ def test_the_coup_api_adds_no_schema_warning():
 def test_spectacular_validates_without_warnings(tmp_path):
     """The project-wide gate (`manage.py spectacular --validate --fail-on-warn`)."""
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml"))
+
+
+def test_a_banks_answer_is_its_serializers_data(make_game):
+    """The write answers build the bank directly (coups_serializers.bank_data): the same keys,
+    order and values as CoupBankSerializer, active and ended, in any current time zone."""
+    from django.utils import timezone
+
+    from tables.api.coups_serializers import CoupBankSerializer, bank_data
+
+    game = make_game("venezia")
+    bank = game.bank
+    for zone in ("Europe/Rome", "UTC", "America/New_York"):
+        with timezone.override(zone):
+            expected = dict(CoupBankSerializer(bank).data)
+            assert list(bank_data(bank).items()) == list(expected.items())
+    bank.status, bank.end_reason, bank.ended_at = "ended", "withdrawn", timezone.now()
+    for zone in ("Europe/Rome", "UTC"):
+        with timezone.override(zone):
+            assert list(bank_data(bank).items()) == list(dict(CoupBankSerializer(bank).data).items())
