@@ -291,3 +291,19 @@ def test_a_plain_record_waits_for_a_flushed_batch_to_commit():
     assert not errors and done.is_set()
     assert list(AuditEvent.objects.order_by("seq").values_list("action", flat=True)) == ["batched", "plain"]
     assert chain_verify().ok
+
+
+def test_a_new_event_is_the_models_own_instance():
+    """record() builds its event positionally (services._new_event): the same attributes as
+    AuditEvent(**values), the defaults included."""
+    from audit.models import AuditEvent
+    from audit.services import _new_event
+
+    values = {"actor_id": 3, "actor_name": "capo", "action": "coup.opened", "subject_type": "tables.coup",
+              "subject_id": "12", "payload_json": '{"a":1}'}  # fmt: skip
+    for given in (values, {"action": "x"}):
+        ours, theirs = _new_event(**given), AuditEvent(**given)
+        assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+            k: v for k, v in vars(theirs).items() if k != "_state"
+        }
+        assert ours._state.adding and ours._state.db is None
