@@ -306,6 +306,24 @@ def insert_and_write(
         saved(objs, [row[0] for row in rows or ()], using)
 
 
+def write_rows(items: list[list[Any] | tuple[str, list[Any]]], using: str = "default") -> None:
+    """Run these writes in order, in one round trip where the database allows it: each item
+    a list of new rows to insert (their ids set, as insert() does) or a statement (update_sql
+    and the like). insert_and_write for writes that insert into several tables."""
+    statements, groups = [], []
+    for item in items:
+        if isinstance(item, tuple):
+            statements.append(item)
+        elif item and not fits(item, using):  # more rows than one statement takes: on their own
+            insert(item, using)
+        elif item:
+            groups.append((len(statements), item))
+            statements.append(insert_sql(item, using))
+    results = write(statements, using, every=True)
+    for index, objs in groups:
+        saved(objs, [row[0] for row in results[index] or ()], using)
+
+
 def update_sql(
     obj: Any, fields: list[str] | tuple[str, ...], using: str = "default"
 ) -> tuple[str, list[Any]]:
@@ -543,17 +561,19 @@ def _compiled_forms(connection, compiled: list[_Compiled]) -> list[tuple[str, st
     return [c.server for c in compiled]
 
 
-def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> list[tuple] | None:
+def write(statements: list[tuple[str, list[Any]]], using: str = "default", *, every: bool = False) -> Any:
     """Run these writes in order, in one round trip where the database allows it (else one
-    by one); return the rows the first statement returns (RETURNING), if it returns any.
+    by one); return the rows the first statement returns (RETURNING), if it returns any
+    (`every`: a list of each statement's rows, None for one that returns none).
     A failing statement raises as it would alone, and the caller's transaction rolls back."""
     connection = connections[using]
     statements = [(sql, params) for sql, params in statements if sql]
     if not statements:
-        return None
+        return [] if every else None
     mode = _batching(connection)
     if mode == "pipeline" and len(statements) > 1:
-        return _pipelined(connection, [sql for sql, _ in statements], [ps for _, ps in statements])[0]
+        results = _pipelined(connection, [sql for sql, _ in statements], [ps for _, ps in statements])
+        return results if every else results[0]
     with connection.cursor() as cursor:
         if mode == "text":
             sqls, params = [sql for sql, _ in statements], [ps for _, ps in statements]
@@ -561,10 +581,19 @@ def write(statements: list[tuple[str, list[Any]]], using: str = "default") -> li
                 _execute_prepared(cursor, sqls, params, _write_forms(connection, sqls))
             else:
                 _execute_text(cursor, sqls, params)
-            return cursor.fetchall() if cursor.description is not None else None
-        rows = None
+            if not every:
+                return cursor.fetchall() if cursor.description is not None else None
+            results = []
+            for i in range(len(statements)):
+                if i and not cursor.nextset():
+                    raise DatabaseError("prepared.write: a statement returned no result")
+                results.append(cursor.fetchall() if cursor.description is not None else None)
+            return results
+        results = []
         for i, (sql, params) in enumerate(statements):
             cursor.execute(sql, params)
-            if i == 0 and cursor.description is not None:
-                rows = cursor.fetchall()
-        return rows
+            if (every or i == 0) and cursor.description is not None:
+                results.append(cursor.fetchall())
+            else:
+                results.append(None)
+        return results if every else results[0]

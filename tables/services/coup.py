@@ -910,13 +910,13 @@ def _complete(play: _Play, *, first: bool = True) -> None:
         shoe.flush()  # the coup's cards, as written, in shoe order
         dealt = list(coup.shoe_cards.filter(use=ShoeCard.Use.DEALT).order_by("position"))
         shoe.void_drawn(dealt[-len(settled.void_cards) :], reason="unused by the reconstruction")
-    # The settlement reads and writes rows itself: the shoe's cards are written first; the
-    # coup's deferred columns go into the settlement's own UPDATE of the coup (one, not two).
+    # The settlement writes rows itself: the shoe's cards and state go first in its round trip;
+    # the coup's deferred columns go into its own UPDATE of the coup (one, not two).
     bets = play.load_bets()
-    if play._shoe is not None:
-        play._shoe.flush()
+    writes = play._shoe.take_writes() if play._shoe is not None else []
     settle_coup(session=session, coup=coup, by=by, winner=settled.coup.winner, bets=bets,
-                coup_fields=play.take_dirty(), seats=play._seats, barred=play.barred())  # fmt: skip
+                coup_fields=play.take_dirty(), seats=play._seats, barred=play.barred(),
+                writes=writes)  # fmt: skip
 
 
 def _played_payload(coup: Coup) -> dict[str, Any]:

@@ -26,6 +26,7 @@ def settle_coup(
     coup_fields: Iterable[str] = (),
     seats: list[Seat] | None = None,
     barred: set[int] | None = None,
+    writes: list | None = None,
 ) -> Coup:
     """Book the coup: bettors paid 1:1 or collected, the cagnotte on the banker's win at the
     table's rate, unit and rounding; ties per profile (engine tie_outcome); then the bank
@@ -35,6 +36,8 @@ def settle_coup(
     caller changed and has not written yet, written with the settlement's own UPDATE (before
     the succession reads the coups back); `seats` and `barred`: the session's active places
     and barred patrons when the caller holds them (for the succession when the bank passes).
+    `writes`: rows and statements the caller deferred (the shoe's new cards and state),
+    written first in the settlement's round trip (config.prepared.write_rows).
     A succession started is left on `coup.started_succession`."""
     profile = profile_of(session)
     rate, unit, rounding = cagnotte_settings(session)
@@ -122,10 +125,14 @@ def settle_coup(
     coup.settlement = result.as_dict()
     coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
     settled_fields = {"winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"}
-    # The postings, the bank and the coup: one round trip (config.prepared.write).
-    prepared.insert_and_write(
-        rows,
-        [prepared.update_sql(bank, fields), prepared.update_sql(coup, sorted(settled_fields | set(coup_fields)))],
+    # What the caller deferred, the postings, the bank and the coup: one round trip.
+    prepared.write_rows(
+        [
+            *(writes or ()),
+            rows,
+            prepared.update_sql(bank, fields),
+            prepared.update_sql(coup, sorted(settled_fields | set(coup_fields))),
+        ]
     )
     audit(
         session,

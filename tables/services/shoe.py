@@ -106,16 +106,22 @@ class ShoeDraw:
     def flush(self) -> None:
         """The new cards (their ids set), the voids and the shoe's state: one round trip
         (config.prepared.write) where the database allows it."""
+        prepared.write_rows(self.take_writes())
+
+    def take_writes(self) -> list:
+        """What flush() writes, for a caller that writes it with its own writes, first, in one
+        round trip (config.prepared.write_rows): the new cards, then the shoe's state. The voids
+        of cards written earlier are written at once."""
         cards, self.new_cards = self.new_cards, []
         for pks, reason in self._voids:
             ShoeCard.objects.filter(pk__in=pks).update(voided=True, void_reason=reason)
         self._voids = []
-        statements = []
+        writes: list = [cards]
         if self._fields:
             self.shoe.state = self.state.to_dict()
-            statements.append(prepared.update_sql(self.shoe, sorted(self._fields)))
+            writes.append(prepared.update_sql(self.shoe, sorted(self._fields)))
             self._fields = set()
-        prepared.insert_and_write(cards, statements)
+        return writes
 
 
 def draw_card(

@@ -287,6 +287,30 @@ def test_insert_and_write_sets_keys_and_runs_the_rest(commissario, monkeypatch):
     prepared.insert_and_write([], [])  # nothing to do
 
 
+def test_write_rows_inserts_into_several_tables_in_order_in_one_round_trip(table_session, commissario, monkeypatch):
+    a = PatronFactory(notes="", created_by=commissario)
+    for limit in (prepared._MAX_PARAMS, 2):  # in one statement each, then too many for one
+        monkeypatch.setattr(prepared, "_MAX_PARAMS", limit)
+        a.notes = f"written {limit}"
+        patrons = [PatronFactory.build(created_by=commissario) for _ in range(4)]
+        prepared.insert(patrons[:2])  # the seats' patrons, saved first
+        seats = [
+            Seat(session=table_session, patron=p, seat_number=n, taken_by=commissario, taken_at=a.created_at)
+            for p, n in zip(patrons[:2], (4, 5), strict=True)
+        ]
+        with CaptureQueriesContext(connection) as ctx:
+            prepared.write_rows([patrons[2:], prepared.update_sql(a, ["notes"]), [], seats])
+        if limit > 2 and prepared._joined(connection):
+            assert len(ctx.captured_queries) == 1
+        assert all(row.pk is not None and not row._state.adding for row in [*patrons, *seats])
+        assert Patron.objects.filter(pk__in=[p.pk for p in patrons]).count() == 4
+        assert sorted(Seat.objects.filter(pk__in=[s.pk for s in seats]).values_list("seat_number", flat=True)) == [4, 5]
+        a.refresh_from_db()
+        assert a.notes == f"written {limit}"
+        Seat.objects.filter(pk__in=[s.pk for s in seats]).delete()
+    prepared.write_rows([])  # nothing to do
+
+
 def test_pipeline_mode_gives_the_same_rows_and_errors(table_session, commissario, monkeypatch):
     """Under server-side binding the batched reads and writes go in one psycopg pipeline
     (prepared._batching "pipeline"): the same rows, each statement counted, a failing

@@ -28,14 +28,15 @@ BET_PLACE_QUERIES = 6
 # A one-shot coup with 4 cards and its settlement, whatever the number of bettors: the
 # session; then in one round trip (config.prepared.read) the bank, shoe, previous coup,
 # places, bars, Regola marks and the audit stream's head (locked); the coup INSERT, the bets
-# INSERT; then in one round trip each (config.prepared.write) the shoe's cards and state, the
-# postings, bank and coup, and the audit events and head; and the savepoint (2). It ran 82
-# queries with 2 bettors (130 with 8) before the writes were batched, 21 before they shared
-# round trips, 15 before the reads did.
-RECORD_QUERIES = 9
+# INSERT; then in one round trip each (config.prepared.write_rows) the shoe's cards and state
+# with the postings, bank and coup, and the audit events and head; and the savepoint (2). It
+# ran 82 queries with 2 bettors (130 with 8) before the writes were batched, 21 before they
+# shared round trips, 15 before the reads did, 9 before the shoe's writes joined the
+# settlement's.
+RECORD_QUERIES = 8
 # Statements sent one by one, not in one round trip, under server-side binding or on SQLite:
-# 4 writes and 6 reads.
-RECORD_ONE_BY_ONE = 10
+# 5 writes and 6 reads.
+RECORD_ONE_BY_ONE = 11
 # The tablet's game state, read fresh: the session, last bank, shoe, last coup with its bets
 # and banco calls, places, marks, bars, balances and the players' names, in one round trip
 # (11 statements).
