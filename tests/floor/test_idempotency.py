@@ -550,3 +550,23 @@ def test_when_the_first_fails_with_503_the_waiting_twin_runs(monkeypatch):
     assert len(calls) == 2
     assert Patron.objects.count() == 1
     assert IdempotencyKey.objects.get().status_code == 201
+
+
+@pytest.mark.django_db
+def test_stored_answers_and_shoe_states_are_compressed_with_lz4():
+    """floor 0010 and tables 0008: the large JSON values written by every coup compress with
+    lz4 (PostgreSQL built with it), not pglz; the answers read back as stored."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+        if not cursor.fetchone()[0]:
+            pytest.skip("PostgreSQL built without lz4")
+        cursor.execute(
+            "SELECT attrelid::regclass::text, attname, attcompression FROM pg_attribute "
+            "WHERE (attrelid, attname) IN (('floor_idempotencykey'::regclass, 'response_body'), "
+            "('tables_shoe'::regclass, 'state')) ORDER BY 1"
+        )
+        assert cursor.fetchall() == [("floor_idempotencykey", "response_body", "l"), ("tables_shoe", "state", "l")]
