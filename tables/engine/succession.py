@@ -374,15 +374,6 @@ def skip(offers: Sequence[Offer], keys: Iterable[Hashable], reason: Skip) -> Ans
     )
 
 
-def lapse(offers: Sequence[Offer]) -> tuple[Offer, ...]:
-    """The succession ends without a successor in turn (a bank entered directly, the session
-    closed): whoever had not answered never will, and a claim not decided falls."""
-    return tuple(
-        replace(o, status=Status.SKIPPED, reason=Skip.LAPSED) if o.status in (Status.PENDING, Status.CLAIMED) else o
-        for o in offers
-    )
-
-
 def to_auction(offers: Sequence[Offer]) -> tuple[Offer, ...]:
     """The bank goes to auction when nobody takes it (§5). Every sequential offer must have
     been answered (the seated have their right first) and nobody may have claimed it; the

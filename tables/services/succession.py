@@ -372,13 +372,24 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
     succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
     prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by"])
-    # Offers still unanswered never will be: they say so, rather than stay "pending".
+    # Offers still unanswered never will be: they say so (skipped, lapsed), rather than stay
+    # "pending". One read for the record, one UPDATE: a bank entered directly after a loss
+    # lapses a succession of a whole table's offers, at every such bank.
     unanswered = SuccessionOffer.objects.filter(
         succession=succ, status__in=(SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)
-    ).exists()
-    if unanswered:
-        rows = _rows(succ)
-        data = {**data, "changes": _save(rows, rules.lapse(_engine_offers(rows)), by)}
+    )
+    skipped = list(unanswered.order_by("order").values_list("order", "patron_id"))
+    if skipped:
+        unanswered.update(
+            status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=now(), answered_by=by
+        )
+        data = {
+            **data,
+            "changes": [
+                {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": None}
+                for order, patron in skipped
+            ],
+        }
     audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})
 
 
