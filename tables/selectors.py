@@ -459,13 +459,10 @@ def _auction_state(
     except Auction.DoesNotExist:
         return None
     bids = list(auction.bids.all())
-    void = {
-        b.pk: succession_rules.bid_void(
-            amount=b.amount, present=b.patron_id in present, barred=b.patron_id in barred,
-            minimum=session.minimum, maximum=session.maximum,
-        )
-        for b in bids
-    }  # fmt: skip
+    void = succession_rules.bids_void(
+        ((b.pk, b.patron_id, b.amount) for b in bids),
+        present=present, barred=barred, minimum=session.minimum, maximum=session.maximum,
+    )  # fmt: skip
     return {
         "id": auction.pk,
         "status": auction.status,

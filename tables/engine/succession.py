@@ -30,7 +30,7 @@ engine.live.turn_rank. A table numbered the other way round would be one more ST
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Container, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -462,6 +462,23 @@ def bid_void(*, amount: int, present: bool, barred: bool, minimum: int, maximum:
     if maximum is not None and amount > maximum:
         return "above_maximum"
     return ""
+
+
+def bids_void(
+    bids: Iterable[tuple[Hashable, Hashable, int]],
+    *,
+    present: Container[Hashable],
+    barred: Container[Hashable],
+    minimum: int,
+    maximum: int | None,
+) -> dict[Hashable, str]:
+    """bid_void for each of `bids` (key, bidder, amount): {key: why it no longer stands}."""
+    return {
+        key: bid_void(
+            amount=amount, present=bidder in present, barred=bidder in barred, minimum=minimum, maximum=maximum
+        )
+        for key, bidder, amount in bids
+    }
 
 
 def bid_rank(

@@ -717,13 +717,10 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
             session=session, left_at__isnull=True, patron_id__in={b.patron_id for b in bids}
         )
     }
-    voided = {
-        b.seq: rules.bid_void(
-            amount=b.amount, present=b.patron_id in places, barred=b.patron_id in barred,
-            minimum=session.minimum, maximum=session.maximum,
-        )
-        for b in bids
-    }  # fmt: skip
+    voided = rules.bids_void(
+        ((b.seq, b.patron_id, b.amount) for b in bids),
+        present=places, barred=barred, minimum=session.minimum, maximum=session.maximum,
+    )  # fmt: skip
     candidates = [rules.Bid(b.patron_id, b.amount, b.seat_number, b.seq, not voided[b.seq]) for b in bids]
     with rule_errors():
         win = rules.auction_winner(
