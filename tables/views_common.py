@@ -306,7 +306,9 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
         if not _GROUPED[group].fullmatch(whole):
             raise bad()
         whole = whole.replace(group, "")
-    elif group == " " or " " in cents_text:  # a space anywhere but between groups of thousands
+    elif group == " ":  # a space anywhere but between groups of thousands
+        raise bad()
+    if " " in cents_text:  # nor among the decimals ('1 500, 50'), grouped or not
         raise bad()
     if len(cents_text) > 2:
         raise bad(_("An amount has at most two decimals."))

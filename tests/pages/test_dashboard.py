@@ -284,3 +284,14 @@ def test_close_the_gaming_day_from_the_floor(client_for, game, auditor):
     day.refresh_from_db()
     assert day.closed_at is not None
     assert "Open the gaming day" in client.get("/floor/").content.decode()
+
+
+@pytest.mark.parametrize("typed", ["2 000, 5", "2\u202f000. 5", "1 500, 50"])
+def test_a_space_among_the_decimals_of_a_grouped_amount_is_a_form_error_not_a_500(client_for, game, typed):
+    # euros_to_cents checked the spaces of the decimals only when the whole part had none:
+    # '2 000, 5' reached Decimal('2000. 5') and raised InvalidOperation (a 500).
+    client = client_for(game.commissario)
+    client.raise_request_exception = False
+    response = post(client, game.session.table, "minimum", session=game.session.pk, minimum=typed, reason="busy")
+    assert response.status_code == 400
+    assert not MinimumChange.objects.exists()

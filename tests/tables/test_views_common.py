@@ -71,3 +71,13 @@ def test_badly_grouped_amounts_are_refused_in_both_languages(raw):
     for language in ("en", "it"):
         with translation.override(language), pytest.raises(BadForm):
             euros_to_cents(raw)
+
+
+@pytest.mark.parametrize("raw", ["2 000, 5", "1 000. 5", "2\u202f000,5 0", "1 500, 50", "1 000 000. 0"])
+def test_a_space_among_the_decimals_is_refused_even_when_the_whole_part_is_grouped(raw):
+    from django.utils import translation
+
+    for language in ("en", "it"):
+        with translation.override(language), pytest.raises(BadForm) as refused:
+            euros_to_cents(raw)
+        assert refused.value.code == "bad_amount"
