@@ -378,7 +378,7 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
     unanswered = SuccessionOffer.objects.filter(
         succession=succ, status__in=(SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)
     )
-    skipped = list(unanswered.order_by("order").values_list("order", "patron_id"))
+    skipped = list(unanswered.order_by("order").values_list("order", "patron_id", "amount"))
     if skipped:
         unanswered.update(
             status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=now(), answered_by=by
@@ -386,8 +386,9 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
         data = {
             **data,
             "changes": [
-                {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": None}
-                for order, patron in skipped
+                # (a claim keeps its amount on the row, as a claim skipped otherwise does: so here)
+                {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": amount}
+                for order, patron, amount in skipped
             ],
         }
     audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})

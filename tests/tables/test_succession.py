@@ -891,3 +891,16 @@ def test_a_bid_above_a_lowered_maximum_does_not_block_the_asta(make_game):
     assert (banker_of(game).banker_id, banker_of(game).amount) == (game.seat(4).pk, 3800_00)
 
 
+
+
+def test_a_lapsed_claim_is_recorded_with_the_amount_its_row_keeps(make_game):
+    """chemmy-fi: a claim pending (nearer players not yet asked) when the Capo Partita enters a
+    bank directly. Its row keeps the amount claimed; the lapse's audit event said None."""
+    game = make_game("chemmy-fi", seated=5, standing=0)
+    succ = withdraw(game)
+    accept(game, succ, game.seat(4), succ.amount)  # a claim; seats 2 and 3 are nearer
+    services.bank_open(session=game.session, by=game.capo, patron=game.seat(2), amount=300_00)
+    rows = {o.patron_id: (o.status, o.reason, o.amount) for o in offers(succ)}
+    assert rows[game.seat(4).pk] == ("skipped", "lapsed", succ.amount)
+    changes = {c["patron"]: c for c in payload(game.session, "succession.lapsed")["changes"]}
+    assert {p: (c["status"], c["reason"], c["amount"]) for p, c in changes.items()} == rows
