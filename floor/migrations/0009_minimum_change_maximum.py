@@ -5,11 +5,12 @@ from django.db import migrations, models
 
 def maximum_unchanged(apps, schema_editor):
     """Before this, a change moved only the minimum: the maximum was the session's, before
-    and after."""
+    and after. One UPDATE, whatever the number of rows: the ALTER TABLE's lock is held until
+    the migration commits, and a row-by-row save would hold it for one round trip a row."""
     MinimumChange = apps.get_model("floor", "MinimumChange")
-    for change in MinimumChange.objects.select_related("session").iterator():
-        change.old_maximum = change.new_maximum = change.session.maximum
-        change.save(update_fields=["old_maximum", "new_maximum"])
+    TableSession = apps.get_model("floor", "TableSession")
+    maximum = models.Subquery(TableSession.objects.filter(pk=models.OuterRef("session_id")).values("maximum")[:1])
+    MinimumChange.objects.update(old_maximum=maximum, new_maximum=maximum)
 
 
 class Migration(migrations.Migration):

@@ -546,3 +546,25 @@ def test_a_patron_is_an_adult_born_after_1900(commissario):
         assert refused.value.code == code
     adult = services.patron_register(document_number="A1", birth_date=turns_18_tomorrow - dt.timedelta(1), **body)
     assert adult.pk is not None
+
+
+def test_migration_0009_fills_the_maximums_in_one_statement(table_session, commissario):
+    """floor 0009: the changes recorded before the maximum could change show the session's
+    maximum before and after, written by one UPDATE (not a save per row, under the lock of
+    the ALTER TABLE), whatever the number of changes."""
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    migration = importlib.import_module("floor.migrations.0009_minimum_change_maximum")
+    table_session.maximum = 5000_00
+    table_session.save(update_fields=["maximum"])
+    for new in (200_00, 300_00, 400_00):
+        services.table_minimum_change(session=table_session, by=commissario, minimum=new, reason="busy")
+    MinimumChange.objects.update(old_maximum=None, new_maximum=None)  # as before the migration
+    with CaptureQueriesContext(connection) as ctx:
+        migration.maximum_unchanged(apps, None)
+    assert len(ctx.captured_queries) == 1
+    assert set(MinimumChange.objects.values_list("old_maximum", "new_maximum")) == {(5000_00, 5000_00)}
