@@ -20,6 +20,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -197,8 +198,21 @@ class GamingDayReportApi(APIView):
         return Response(ReportOutput(report).data)
 
 
+class _FileNegotiation(BaseContentNegotiation):
+    """The body is the stored file whatever the client accepts (its type is the format's);
+    the JSON renderer is only for the errors, which keep the API's one shape. DRF's default
+    negotiation answered 406 to `Accept: application/pdf`, the very type being asked for."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 class ReportFileDownloadApi(APIView):
     permission_classes = READ
+    content_negotiation_class = _FileNegotiation
 
     @extend_schema(
         summary="Download a report file (CSV, XLSX or PDF), streamed",

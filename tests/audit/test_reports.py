@@ -553,6 +553,26 @@ def test_auditor_reads_downloads_and_verifies(closed, api, auditor, outsider, di
     assert AuditEvent.objects.count() == events
 
 
+@pytest.mark.parametrize(
+    "accept",
+    ["{type}", "{type}, */*;q=0.1", "application/octet-stream", "text/html"],
+)
+def test_a_download_asking_for_its_own_type_is_served(closed, api, auditor, accept):
+    # A client that says what it wants (Accept: application/pdf, curl -H, a PDF viewer) got
+    # 406 not_acceptable: the file endpoint negotiated against the JSON renderer.
+    report = DayReport.objects.get(gaming_day=closed.day)
+    types = {"csv": "text/csv", "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+             "pdf": "application/pdf"}  # fmt: skip
+    for fmt, content_type in types.items():
+        r = api(auditor).get(f"/api/reports/{report.pk}/files/{fmt}/", HTTP_ACCEPT=accept.format(type=content_type))
+        assert r.status_code == 200, (fmt, accept, r.content)
+        assert r["Content-Type"].startswith(content_type)
+        assert hashlib.sha256(b"".join(r.streaming_content)).hexdigest() == report.files.get(format=fmt).sha256
+    # errors keep the API's one shape whatever was asked for
+    r = api(auditor).get(f"/api/reports/{report.pk}/files/doc/", HTTP_ACCEPT="application/pdf")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
 def test_odd_ids_and_formats_are_4xx_never_500(closed, api, auditor):
     # str.isdigit() takes "²", int() does not; a NUL byte in a format reached PostgreSQL (tests/fuzz).
     report = DayReport.objects.get(gaming_day=closed.day)
