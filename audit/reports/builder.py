@@ -254,8 +254,8 @@ def build_document(
         ), _listed(session_rows, tick)),
         Section("interruptions", "Interruptions and resumptions", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("interrupted_at", "Interrupted", "datetime"),
-            ("interrupted_by", "By", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),
-            ("resumed_by", "By", "text"), ("resume_reason", "Reason", "text"),
+            ("interrupted_by", "Interrupted by", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),
+            ("resumed_by", "Resumed by", "text"), ("resume_reason", "Reason for resuming", "text"),
         ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
         Section("minimum_changes", "Minimum and maximum changes", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
@@ -284,7 +284,7 @@ def build_document(
         ), _streamed(rs.bank_rows(gaming_day_id=day_id), tick)),
         Section("coups", "Coups: the levy of every coup (art. 56-1)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"), ("bank", "Bank", "int"),
-            ("banker", "Banker", "text"), ("at", "Settled", "datetime"), ("bank_amount", "Bank", "money"),
+            ("banker", "Banker", "text"), ("at", "Settled", "datetime"), ("bank_amount", "Bank amount", "money"),
             ("covered", "Pot (covered)", "money"), ("banco_solo", "Banco", "bool"),
             ("regola_punta", "Punta Regola", "bool"), ("regola_banker", "Banker Regola", "bool"),
             ("winner", "Winner", "text"), ("levy", "Levy", "money"), ("paid", "Paid to winner", "money"),
@@ -343,8 +343,8 @@ def build_document(
         ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick)),
         Section("auctions", "Auctions of the bank (asta, RULES.md §5)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
-            ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "By", "text"),
-            ("closed_at", "Closed", "datetime"), ("closed_by", "By", "text"), ("bids", "Bids", "int"),
+            ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "Opened by", "text"),
+            ("closed_at", "Closed", "datetime"), ("closed_by", "Closed by", "text"), ("bids", "Bids", "int"),
             ("winner", "Winner", "text"), ("winning_bid", "Winning bid", "money"),
         ), _streamed(rs.auction_rows(gaming_day_id=day_id), tick)),
         Section("auction_bids", "Bids at the asta, in their order", _cols(

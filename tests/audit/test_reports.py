@@ -229,6 +229,18 @@ def _section_rows(day: GamingDay, key: str) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in section.rows()]
 
 
+def test_no_section_has_two_columns_of_the_same_title(closed):
+    # The XLSX and PDF show titles, not keys: the Coups sheet had "Bank" twice (the bank's
+    # number, then its amount, which the XLSX shows without a unit), the interruptions and
+    # the auctions "By" and "Reason" twice. A spreadsheet filter then cannot tell them apart.
+    from audit.reports.builder import build_document
+
+    built = build_document(day=closed.day, version=9, seal="s", streams=[], counts=[], count_history=[])
+    for section in built.document.sections:
+        titles = [c.title for c in section.columns]
+        assert len(titles) == len(set(titles)), (section.key, titles)
+
+
 def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
     world, media, django_capture_on_commit_callbacks
 ):
