@@ -56,6 +56,9 @@ REASONS = {
     "chain_broken": gettext_lazy("An audit chain is broken."),
     "build_record_missing": gettext_lazy("The audit trail has no record of this report's build."),
     "summary_mismatch": gettext_lazy("The report's figures differ from those recorded when it was built."),
+    "levies_mismatch": gettext_lazy(
+        "Table %(table)s: the levies in the report differ from the coups the audit trail recorded."
+    ),
     "books_mismatch": gettext_lazy(
         "A cagnotte count or a control register differs from what the audit trail recorded for it."
     ),
@@ -249,7 +252,8 @@ def _explain(result: dict) -> dict:
     lines = []
     for reason in result["reasons"]:
         code = reason.get("code", "")
-        text = str(REASONS.get(code, code)) % {"format": (reason.get("format") or "").upper()}
+        text = str(REASONS.get(code, code)) % {"format": (reason.get("format") or "").upper(),
+                                                "table": reason.get("table", "")}
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)

@@ -650,6 +650,38 @@ def test_verify_names_a_changed_file_and_a_moved_seal(closed, api, auditor):
         "file_missing"}  # fmt: skip
 
 
+def test_a_levy_edited_in_the_coup_rows_before_the_build_is_caught(world, media, api, auditor,
+                                                                    django_capture_on_commit_callbacks):
+    """The coup and posting rows have no trigger and no chain; the report is built from them.
+    A levy edited there in SQL (coup, house posting and banker's posting, summing to zero)
+    went into the next report with every check passing: verify now compares each table's
+    levies with its sessions' `coup.settled` events as of the build."""
+    coup = Coup.objects.filter(session__gaming_day=world.day, cagnotte__gt=0).order_by("pk").first()
+    levy = coup.cagnotte
+    Coup.objects.filter(pk=coup.pk).update(cagnotte=0)
+    Posting.objects.filter(coup=coup, role="house").update(amount=0)
+    banker = Posting.objects.filter(coup=coup, role="banker").get()
+    Posting.objects.filter(pk=banker.pk).update(amount=banker.amount + levy)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    table = coup.session.table.number
+    assert [(r["code"], r["table"], r["figure"], r["in_trail"] - r["in_report"]) for r in body["reasons"]] == [
+        ("levies_mismatch", table, "levies_recorded", levy), ("levies_mismatch", table, "expected_cagnotte", levy)]
+    from audit.views import _explain
+
+    assert _explain(body)["lines"][0] == (
+        f"Table {table}: the levies in the report differ from the coups the audit trail recorded.")
+
+
+def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    assert sum(t["levies_recorded"] for t in report.summary["tables"].values()) > 0
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == []
+
+
 def test_a_file_forged_with_its_stored_checksum_is_caught(closed, api, auditor):
     """The report's file rows are not chained; the `report.built` event that recorded each
     file's SHA-256 is. A file edited together with its row fails against the event."""
