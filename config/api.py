@@ -101,3 +101,7 @@ class JSONParser(parsers.JSONParser):
             return json.load(decoded, parse_constant=json_strict_constant, parse_float=_finite_float)
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc
+        except RecursionError:
+            # A body nested deeper than the interpreter's recursion limit ('[[[[...' a few
+            # thousand times): bad input, a 400 like any other, never a 500.
+            raise ParseError("JSON parse error - nested too deeply") from None

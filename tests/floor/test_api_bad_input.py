@@ -338,6 +338,19 @@ def test_malformed_json_is_a_400(payload, world, commissario, api_client_for):
     assert dump() == before
 
 
+@pytest.mark.parametrize("payload", ['{"a":' * 5000 + "1" + "}" * 5000, "[" * 100_000 + "]" * 100_000])
+def test_json_nested_too_deeply_is_a_400_not_a_500(payload, world, commissario, api_client_for):
+    # json.loads raises RecursionError (not ValueError) past the interpreter's recursion limit.
+    before = dump()
+    response = api_client_for(commissario).post(
+        f"/api/sessions/{world.session.pk}/minimum/", data=payload, content_type="application/json",
+        headers={"Idempotency-Key": "deep"},
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "malformed_request"
+    assert dump() == before
+
+
 def test_a_list_body_is_invalid_input(world, commissario, api_client_for):
     response = api_client_for(commissario).post("/api/patrons/", json.dumps([patron_body()]),
                                                 content_type="application/json")
