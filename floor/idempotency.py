@@ -98,11 +98,18 @@ def request_fingerprint(*, method: str, path: str, data: Any) -> str:
     return digest.hexdigest()
 
 
+# A lone surrogate (U+D800..U+DFFF) is valid JSON input ("\ud800") that PostgreSQL's jsonb
+# refuses like U+0000. Any surrogate in a Python str is a lone one (a JSON pair decodes to
+# one code point), so all of them go.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
 def _without_nul(value: Any) -> Any:
-    # PostgreSQL's jsonb refuses U+0000, which a 4xx answer may echo from the input
-    # ('"\x00" is not a valid choice.'). Storing must never turn a 400 into a 500.
+    # PostgreSQL's jsonb refuses U+0000 and lone surrogates, which a 4xx answer may echo
+    # from the input ('"\x00" is not a valid choice.'). Storing must never turn a 400 into a 500.
     if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
+        return _UNSTORABLE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_without_nul(k): _without_nul(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -113,8 +120,8 @@ def _without_nul(value: Any) -> Any:
 def storable_body(data: Any) -> Any:
     """The answer's body as plain JSON values, exactly as the renderer will write it."""
     text = json.dumps(data, cls=JSONEncoder)
-    # JSON writes U+0000 as the escape \u0000 only: without one, there is nothing to replace.
-    return _without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
+    # JSON (ASCII) writes U+0000 and surrogates as escapes only: without one, nothing to replace.
+    return _without_nul(json.loads(text)) if _UNSTORABLE_ESCAPE.search(text) else json.loads(text)
 
 
 # --------------------------------------------------------------------------- the key

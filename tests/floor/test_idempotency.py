@@ -6,6 +6,8 @@ one key at once run the service once."""
 
 from __future__ import annotations
 
+import json
+
 import datetime as dt
 import threading
 import time
@@ -182,6 +184,32 @@ def test_a_refusal_echoing_a_nul_character_is_stored_not_a_500(world, commissari
     assert replay.status_code == 400
     assert replay.json() == first.json()
     assert "\x00" not in str(first.json())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("echoed", ["\\ud800", "x\\udfffy", "\\ud83c"])
+def test_a_refusal_echoing_a_lone_surrogate_is_stored_not_a_500(echoed, world, commissario, api_client_for):
+    # "\ud800" is valid JSON, and a ChoiceField echoes it in its message; jsonb refuses it.
+    client = api_client_for(commissario)
+    raw = json.dumps(patron_body()).replace('"id_card"', f'"{echoed}"')
+    first = client.post(PATRONS, raw, content_type="application/json", headers={HEADER: "lone"})
+    assert first.status_code == 400, first.content
+    assert first.json()["error"]["code"] == "invalid_input"
+    before = everything()
+    replay = client.post(PATRONS, raw, content_type="application/json", headers={HEADER: "lone"})
+    assert (replay.status_code, replay[REPLAYED_HEADER]) == (400, "true")
+    assert replay.json() == first.json()
+    assert everything() == before
+
+
+@pytest.mark.django_db
+def test_an_answer_with_a_surrogate_pair_is_stored_unchanged(world, commissario, api_client_for):
+    client = api_client_for(commissario)
+    first = post(client, PATRONS, patron_body(document_type="id\U0001F0A1card"), key="pair")
+    assert first.status_code == 400
+    assert "\U0001F0A1" in json.dumps(first.json(), ensure_ascii=False)
+    replay = post(client, PATRONS, patron_body(document_type="id\U0001F0A1card"), key="pair")
+    assert replay.json() == first.json()
 
 
 @pytest.mark.django_db
