@@ -58,7 +58,9 @@ class PatronField(serializers.PrimaryKeyRelatedField):
 
     def to_internal_value(self, data):
         try:
-            if isinstance(data, bool):
+            # Never a float (4.5 would be read as patron 4: int() truncates) nor a boolean,
+            # as config.api.IdField for the floor's ids.
+            if isinstance(data, bool | float):
                 raise TypeError
             pk = Patron._meta.pk.get_prep_value(data)
         except (TypeError, ValueError):

@@ -39,3 +39,27 @@ def test_patrons_by_id(commissario):
     assert patrons_by_id({a.pk, b.pk}) == {a.pk: a, b.pk: b}
     assert patrons_by_id({a.pk, 2**70, -1}) == {a.pk: a}  # out of the column's range: not found
     assert patrons_by_id(set()) == {}
+
+
+@pytest.mark.parametrize("raw", [1.0, 1.5, 1.9999])
+def test_a_float_is_no_patron_id(commissario, raw):
+    # DRF's field reads 1.5 as patron 1 (int() truncates): a bet or a Regola mark would go to
+    # another player than the one sent. Refused, as config.api.IdField refuses it on the floor.
+    PatronFactory(created_by=commissario, pk=1)
+    ours = _Input(data={"patron": raw})
+    assert not ours.is_valid()
+    assert ours.errors["patron"][0].code == "incorrect_type"
+
+
+def test_a_float_patron_on_the_api_is_a_400_and_writes_nothing(game, tablet, refused_api):
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    patron = game.seat(2).pk
+    for url, body in [
+        (f"/api/coups/{coup.pk}/bets/", {"patron": patron + 0.5, "amount": 100_00}),
+        (f"/api/coups/{coup.pk}/banco/", {"patron": patron + 0.9}),
+        (f"/api/sessions/{game.session.pk}/regola/", {"patron": patron + 0.5, "declared": True}),
+        (f"/api/sessions/{game.session.pk}/bars/", {"patron": patron + 0.5, "reason": "x"}),
+    ]:
+        refused_api(400, "invalid_input", lambda: tablet.post(url, body))
