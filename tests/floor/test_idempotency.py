@@ -6,9 +6,8 @@ one key at once run the service once."""
 
 from __future__ import annotations
 
-import json
-
 import datetime as dt
+import json
 import threading
 import time
 from collections.abc import Callable

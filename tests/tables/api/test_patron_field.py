@@ -62,4 +62,4 @@ def test_a_float_patron_on_the_api_is_a_400_and_writes_nothing(game, tablet, ref
         (f"/api/sessions/{game.session.pk}/regola/", {"patron": patron + 0.5, "declared": True}),
         (f"/api/sessions/{game.session.pk}/bars/", {"patron": patron + 0.5, "reason": "x"}),
     ]:
-        refused_api(400, "invalid_input", lambda: tablet.post(url, body))
+        refused_api(400, "invalid_input", lambda url=url, body=body: tablet.post(url, body))
