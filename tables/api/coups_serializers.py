@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.db import connection
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from config.prepared import Prepared
 from floor.models import Patron
@@ -138,18 +139,26 @@ class CardDealInput(serializers.Serializer):
     )  # fmt: skip
 
 
+class RequiredBooleanField(serializers.BooleanField):
+    """A boolean the request must carry, whatever its content type. DRF reads a boolean missing
+    from a form body (x-www-form-urlencoded, multipart) as false, like an unticked HTML checkbox:
+    a form post without `draws` would record "non" (stands). Here it is missing: a 400."""
+
+    default_empty_html = empty
+
+
 class DrawsInput(serializers.Serializer):
-    draws = serializers.BooleanField(help_text="true: carte / draws; false: non / stands.")
+    draws = RequiredBooleanField(help_text="true: carte / draws; false: non / stands.")
 
 
 class ReconstructionDecisionInput(serializers.Serializer):
     side = serializers.ChoiceField(choices=["punta", "banker"])
-    draws = serializers.BooleanField()
+    draws = RequiredBooleanField()
 
 
 class RegolaMarkInput(serializers.Serializer):
     patron = PatronField()
-    declared = serializers.BooleanField()
+    declared = RequiredBooleanField()
 
 
 class FauxTirageBarInput(serializers.Serializer):

@@ -311,3 +311,17 @@ def test_a_card_with_the_count_the_tablet_saw(tablet, closed):
     stale = tablet.post(f"/api/coups/{coup}/cards/", {"card": "8D", "expect_cards": 0})
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "coup_moved_on"
     assert tablet.post(f"/api/coups/{coup}/cards/", {"card": "8D", "expect_cards": 7}).status_code == 400
+
+
+@pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=BoUnDaRy"])
+def test_a_form_body_without_the_decision_is_a_400_not_a_stand(game, tablet, closed, refused_api, content_type):
+    # DRF reads a boolean missing from a form body as false: "junk=1" recorded the punta's "non".
+    deal(tablet, closed, ["2D", "3D", "4D", "KS"])  # punta 6, banker 3: the punta's declaration is due
+    assert tablet.client.get(f"/api/coups/{closed}/").json()["cards"] == ["2D", "3D", "4D", "KS"]
+    body = "junk=1" if content_type.startswith("application") else "--BoUnDaRy\r\nContent-Disposition: form-data; name=\"junk\"\r\n\r\n1\r\n--BoUnDaRy--\r\n"
+    for url in [f"/api/coups/{closed}/declaration/", f"/api/sessions/{game.session.pk}/regola/"]:
+        key = f"form-{url}-{content_type[:5]}"
+        refused_api(400, "invalid_input", lambda url=url, key=key: tablet.client.post(
+            url, body, content_type=content_type, headers={"Idempotency-Key": key}
+        ))  # fmt: skip
+    assert tablet.client.get(f"/api/coups/{closed}/").json()["punta_draws"] is None
