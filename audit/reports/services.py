@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import logging
 import os
 import re
@@ -317,8 +318,11 @@ def _levies_as_played(report: DayReport) -> list[dict[str, Any]]:
         stream = session.audit_stream
         if stream not in heads:
             continue
-        events = AuditEvent.objects.filter(stream__name=stream, action="coup.settled", seq__lte=heads[stream])
-        levies = sum(int(event.payload.get("cagnotte") or 0) for event in events.only("payload_json"))
+        payloads = AuditEvent.objects.filter(
+            stream__name=stream, action="coup.settled", seq__lte=heads[stream]
+        ).values_list("payload_json", flat=True)
+        # Streamed in chunks: a day of a million coups is read once, never held whole.
+        levies = sum(int(json.loads(doc).get("cagnotte") or 0) for doc in payloads.iterator(chunk_size=2000))
         in_trail[session.table.number] = in_trail.get(session.table.number, 0) + levies
     reasons = []
     # The levies of the coups and the expected cagnotte (the house postings): one figure when
