@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer
+from config.api import ErrorSerializer, StrictIntegerField
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
@@ -80,7 +80,7 @@ def _errors(codes: str, *, conflict: str = "") -> dict:
 
 class ReportFileOutput(serializers.Serializer):
     format = serializers.CharField()
-    size = serializers.IntegerField()
+    size = StrictIntegerField()
     sha256 = serializers.CharField()
     created_at = serializers.DateTimeField()
     url = serializers.SerializerMethodField()
@@ -91,15 +91,15 @@ class ReportFileOutput(serializers.Serializer):
 
 class ReportProgressOutput(serializers.Serializer):
     state = serializers.CharField(help_text="Celery state: PENDING, STARTED, PROGRESS, SUCCESS, FAILURE, RETRY, or UNKNOWN.")
-    done = serializers.IntegerField(allow_null=True)
-    total = serializers.IntegerField(allow_null=True)
+    done = StrictIntegerField(allow_null=True)
+    total = StrictIntegerField(allow_null=True)
 
 
 class ReportOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    gaming_day = serializers.IntegerField(source="gaming_day_id")
-    version = serializers.IntegerField()
-    control_register = serializers.IntegerField(source="control_register_id", allow_null=True)
+    id = StrictIntegerField()
+    gaming_day = StrictIntegerField(source="gaming_day_id")
+    version = StrictIntegerField()
+    control_register = StrictIntegerField(source="control_register_id", allow_null=True)
     status = serializers.CharField()
     task_id = serializers.CharField()
     requested_at = serializers.DateTimeField()
@@ -236,12 +236,12 @@ class ReportFileDownloadApi(APIView):
 
 class ReportVerifyOutput(serializers.Serializer):
     ok = serializers.BooleanField()
-    report = serializers.IntegerField()
+    report = StrictIntegerField()
     files = serializers.ListField(child=serializers.DictField())
     seal = serializers.DictField()
     chains = serializers.DictField(allow_null=True)
     later_events = serializers.DictField(
-        child=serializers.IntegerField(),
+        child=StrictIntegerField(),
         help_text="Events recorded after the build in the streams it seals (stream -> how many): later "
         "records such as a corrected count, not a fault. The seal is checked as of the build.",
     )
@@ -280,19 +280,19 @@ class ReportVerifyApi(IdempotentMixin, APIView):
 
 
 class CagnotteCountOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    gaming_day = serializers.IntegerField(source="gaming_day_id")
-    table = serializers.IntegerField(source="table_id")
-    expected = serializers.IntegerField(help_text="Sum of the recorded levies (house postings), cents.")
-    counted = serializers.IntegerField()
-    surplus = serializers.IntegerField(help_text="Recorded as an extra levy.")
-    shortfall = serializers.IntegerField(help_text="Borne by the casino.")
-    carried = serializers.IntegerField(help_text="The higher of expected and counted: carried to the register.")
-    counted_by = serializers.IntegerField(source="counted_by_id")
-    witness = serializers.IntegerField(source="witness_id")
+    id = StrictIntegerField()
+    gaming_day = StrictIntegerField(source="gaming_day_id")
+    table = StrictIntegerField(source="table_id")
+    expected = StrictIntegerField(help_text="Sum of the recorded levies (house postings), cents.")
+    counted = StrictIntegerField()
+    surplus = StrictIntegerField(help_text="Recorded as an extra levy.")
+    shortfall = StrictIntegerField(help_text="Borne by the casino.")
+    carried = StrictIntegerField(help_text="The higher of expected and counted: carried to the register.")
+    counted_by = StrictIntegerField(source="counted_by_id")
+    witness = StrictIntegerField(source="witness_id")
     counted_at = serializers.DateTimeField()
     note = serializers.CharField()
-    corrects = serializers.IntegerField(source="corrects_id", allow_null=True)
+    corrects = StrictIntegerField(source="corrects_id", allow_null=True)
 
 
 def _staff(pk: int):
@@ -306,9 +306,9 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
     class CagnotteCountInput(serializers.Serializer):
-        table = serializers.IntegerField(min_value=1)
-        counted = serializers.IntegerField(min_value=0, max_value=MAX_CENTS, help_text="Counted in the box, cents.")
-        witness = serializers.IntegerField(min_value=1, help_text="The staff user present at the count.")
+        table = StrictIntegerField(min_value=1)
+        counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS, help_text="Counted in the box, cents.")
+        witness = StrictIntegerField(min_value=1, help_text="The staff user present at the count.")
         note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
     @extend_schema(summary="The cagnotte counts of a gaming day (all, corrections included)",
@@ -343,8 +343,8 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
     class CagnotteCountCorrectInput(serializers.Serializer):
-        counted = serializers.IntegerField(min_value=0, max_value=MAX_CENTS)
-        witness = serializers.IntegerField(min_value=1)
+        counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS)
+        witness = StrictIntegerField(min_value=1)
         note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
 
     @extend_schema(
@@ -385,20 +385,20 @@ class CagnotteRegisterApi(APIView):
 
 
 class ControlRegisterOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    gaming_day = serializers.IntegerField(source="gaming_day_id")
+    id = StrictIntegerField()
+    gaming_day = StrictIntegerField(source="gaming_day_id")
     status = serializers.CharField(help_text="draft, first_signed or signed.")
-    corrects = serializers.IntegerField(source="corrects_id", allow_null=True)
+    corrects = StrictIntegerField(source="corrects_id", allow_null=True)
     reason = serializers.CharField()
     lines = serializers.JSONField()
-    total = serializers.IntegerField(help_text="Cents.")
+    total = StrictIntegerField(help_text="Cents.")
     total_words_it = serializers.CharField()
     total_words_en = serializers.CharField()
-    prepared_by = serializers.IntegerField(source="prepared_by_id")
+    prepared_by = StrictIntegerField(source="prepared_by_id")
     prepared_at = serializers.DateTimeField()
-    first_signer = serializers.IntegerField(source="first_signer_id", allow_null=True)
+    first_signer = StrictIntegerField(source="first_signer_id", allow_null=True)
     first_signed_at = serializers.DateTimeField(allow_null=True)
-    second_signer = serializers.IntegerField(source="second_signer_id", allow_null=True)
+    second_signer = StrictIntegerField(source="second_signer_id", allow_null=True)
     second_signed_at = serializers.DateTimeField(allow_null=True)
     agrees_with_counts = serializers.SerializerMethodField(
         help_text="false: a count was corrected since it was written; a signed register then needs a "

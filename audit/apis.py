@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer
+from config.api import ErrorSerializer, StrictIntegerField
 
 from .filters import AuditEventFilter, AuditStreamFilter
 from .permissions import CanReadAudit
@@ -30,11 +30,11 @@ _BAD_INPUT = {400: OpenApiResponse(ErrorSerializer, description="Invalid filter 
 
 
 class AuditEventOutput(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     stream = serializers.CharField(source="stream.name")
-    seq = serializers.IntegerField()
+    seq = StrictIntegerField()
     at = serializers.DateTimeField()
-    actor = serializers.IntegerField(source="actor_id", allow_null=True)
+    actor = StrictIntegerField(source="actor_id", allow_null=True)
     actor_name = serializers.CharField()
     action = serializers.CharField()
     subject_type = serializers.CharField()
@@ -46,7 +46,7 @@ class AuditEventOutput(serializers.Serializer):
 
 class AuditStreamOutput(serializers.Serializer):
     name = serializers.CharField()
-    seq = serializers.IntegerField(help_text="Sequence number of the last event (0: no event yet).")
+    seq = StrictIntegerField(help_text="Sequence number of the last event (0: no event yet).")
     head_hash = serializers.CharField(help_text="Hash of the last event (64 zeros: no event yet).")
 
 
@@ -98,8 +98,8 @@ class AuditVerifyInput(serializers.Serializer):
 
 class AuditBrokenEventOutput(serializers.Serializer):
     stream = serializers.CharField()
-    seq = serializers.IntegerField()
-    event_id = serializers.IntegerField(allow_null=True)
+    seq = StrictIntegerField()
+    event_id = StrictIntegerField(allow_null=True)
     reason = serializers.ChoiceField(
         choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch", "doc_not_generated", "stream_missing"]
     )
@@ -108,8 +108,8 @@ class AuditBrokenEventOutput(serializers.Serializer):
 
 class AuditVerifyOutput(serializers.Serializer):
     ok = serializers.BooleanField(help_text="True when every checked chain verifies.")
-    streams_checked = serializers.IntegerField(help_text="Streams checked (up to the first break).")
-    events_checked = serializers.IntegerField(help_text="Events checked (up to the first break).")
+    streams_checked = StrictIntegerField(help_text="Streams checked (up to the first break).")
+    events_checked = StrictIntegerField(help_text="Events checked (up to the first break).")
     seconds = serializers.FloatField()
     first_broken = AuditBrokenEventOutput(allow_null=True)
 

@@ -82,6 +82,18 @@ class IdField(serializers.PrimaryKeyRelatedField):
         return super().to_internal_value(data)
 
 
+class StrictIntegerField(serializers.IntegerField):
+    """A whole number as JSON writes it: an integer, or its ASCII digits as a string (a form
+    body). DRF's own field reads a string through int(), which takes any script's digits
+    (fullwidth, Arabic-Indic), underscores ("1_000"), signs and surrounding spaces: money and counts
+    typed that way are refused rather than guessed."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not (data.isascii() and data.lstrip("-").isdigit() and data.count("-") <= 1):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):

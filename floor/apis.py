@@ -14,7 +14,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS, IdField
+from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS, IdField, StrictIntegerField
 from config.errors import ApplicationError
 
 from . import selectors, services
@@ -173,21 +173,21 @@ class CasinoListApi(_ListApi):
 class TableInput(serializers.Serializer):
     casino = IdField(queryset=Casino.objects.all())
     site = IdField(queryset=Site.objects.all())
-    number = serializers.IntegerField(min_value=1, max_value=9999)
-    seats = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    number = StrictIntegerField(min_value=1, max_value=9999)
+    seats = StrictIntegerField(min_value=1, max_value=99, required=False)
     profile = serializers.CharField(max_length=20, required=False)
-    decks = serializers.IntegerField(min_value=1, max_value=99, required=False)
-    cagnotte_rate_bp = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
-    cagnotte_unit_cents = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    decks = StrictIntegerField(min_value=1, max_value=99, required=False)
+    cagnotte_rate_bp = StrictIntegerField(min_value=0, max_value=10_000, required=False)
+    cagnotte_unit_cents = StrictIntegerField(min_value=1, max_value=1_000_000, required=False)
     cagnotte_rounding = serializers.CharField(max_length=10, required=False)
-    min_seats_to_start = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    min_seats_to_start = StrictIntegerField(min_value=1, max_value=99, required=False)
     active = serializers.BooleanField(required=False)
 
 
 class TablePatchInput(TableInput):
     casino = None  # a table never moves to another casino
     site = IdField(queryset=Site.objects.all(), required=False)
-    number = serializers.IntegerField(min_value=1, max_value=9999, required=False)
+    number = StrictIntegerField(min_value=1, max_value=9999, required=False)
 
 
 class TableListApi(IdempotentMixin, _ListApi):
@@ -291,8 +291,8 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         capo_partita = IdField(queryset=User.objects.all())
         changeur = IdField(queryset=User.objects.all())
         shoe_number = serializers.CharField(max_length=40)
-        minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
-        maximum = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
+        minimum = StrictIntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
+        maximum = StrictIntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
 
     def get_queryset(self):
         return selectors.table_session_list()
@@ -381,8 +381,8 @@ class MinimumChangeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
     class MinimumChangeInput(serializers.Serializer):
-        minimum = serializers.IntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
-        maximum = serializers.IntegerField(
+        minimum = StrictIntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
+        maximum = StrictIntegerField(
             max_value=MAX_CENTS,
             required=False,
             allow_null=True,
@@ -477,7 +477,7 @@ class SeatListApi(IdempotentMixin, _ListApi):
 
     class SeatAssignInput(serializers.Serializer):
         patron = IdField(queryset=Patron.objects.all())
-        seat_number = serializers.IntegerField(min_value=0, max_value=99, required=False, allow_null=True)
+        seat_number = StrictIntegerField(min_value=0, max_value=99, required=False, allow_null=True)
         standing = serializers.BooleanField(required=False, default=False)
 
     def get_queryset(self):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.api import StrictIntegerField
+
 from .models import (
     Casino,
     GamingDay,
@@ -25,7 +27,7 @@ from .selectors import session_can_start, session_seated_count
 
 
 class UserRefSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     username = serializers.CharField()
     name = serializers.SerializerMethodField()
 
@@ -34,7 +36,7 @@ class UserRefSerializer(serializers.Serializer):
 
 
 class MeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     username = serializers.CharField()
     first_name = serializers.CharField()
     last_name = serializers.CharField()
@@ -198,13 +200,13 @@ class StaffChangeSerializer(serializers.ModelSerializer):
 class TableSessionSerializer(serializers.ModelSerializer):
     """A session as listed: who runs it, the current minimum, and whether play may start."""
 
-    table_number = serializers.IntegerField(source="table.number", read_only=True)
+    table_number = StrictIntegerField(source="table.number", read_only=True)
     capo_partita = UserRefSerializer()
     changeur = UserRefSerializer()
     opened_by = UserRefSerializer()
     closed_by = UserRefSerializer(allow_null=True)
     seated_count = serializers.SerializerMethodField()
-    min_seats_to_start = serializers.IntegerField(source="table.min_seats_to_start", read_only=True)
+    min_seats_to_start = StrictIntegerField(source="table.min_seats_to_start", read_only=True)
     can_start = serializers.SerializerMethodField()
 
     class Meta:

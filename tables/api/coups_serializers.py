@@ -15,6 +15,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from config.api import StrictIntegerField
 from config.prepared import Prepared
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting
@@ -83,7 +84,7 @@ class ShoeLoadInput(serializers.Serializer):
     number = serializers.CharField(
         max_length=40, help_text="The physical shoe's number; the first shoe is the session's own."
     )
-    decks = serializers.IntegerField(
+    decks = StrictIntegerField(
         min_value=1, max_value=16, required=False, help_text="Defaults to the table's decks."
     )
     burn = serializers.ListField(
@@ -101,11 +102,11 @@ class CardVoidInput(serializers.Serializer):
 
 class BankOpenInput(serializers.Serializer):
     patron = PatronField()
-    amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
+    amount = StrictIntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
 
 
 class BankRaiseInput(serializers.Serializer):
-    amount = serializers.IntegerField(max_value=MAX_CENTS, help_text="The new bank, cents.")
+    amount = StrictIntegerField(max_value=MAX_CENTS, help_text="The new bank, cents.")
 
 
 class BancoCallInput(serializers.Serializer):
@@ -117,7 +118,7 @@ BET_KINDS = [Bet.Kind.INDIVIDUAL.value, Bet.Kind.AVEC_LA_TABLE.value]
 
 class BetPlaceInput(serializers.Serializer):
     patron = PatronField()
-    amount = serializers.IntegerField(
+    amount = StrictIntegerField(
         max_value=MAX_CENTS,
         required=False,
         allow_null=True,
@@ -130,7 +131,7 @@ class BetPlaceInput(serializers.Serializer):
 
 class CardDealInput(serializers.Serializer):
     card = card_field()
-    expect_cards = serializers.IntegerField(
+    expect_cards = StrictIntegerField(
         required=False, min_value=0, max_value=6,
         help_text="Optional: how many cards (of the coup; of the reconstruction, for its cards) the "
         "tablet had seen when this one was entered. If others were entered since (another tablet, an "
@@ -171,8 +172,8 @@ class CoupAnnulInput(serializers.Serializer):
 
 
 class CoupRecordBetInput(serializers.Serializer):
-    patron = serializers.IntegerField(min_value=1, help_text="Patron id.")
-    amount = serializers.IntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
+    patron = StrictIntegerField(min_value=1, help_text="Patron id.")
+    amount = StrictIntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
     kind = serializers.ChoiceField(choices=BET_KINDS, default=Bet.Kind.INDIVIDUAL.value)
 
 
@@ -194,7 +195,7 @@ class CoupRecordInput(serializers.Serializer):
 
     bets = CoupRecordBetInput(many=True, required=False, help_text="In betting order.")
     banco = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=StrictIntegerField(min_value=1),
         max_length=32,
         required=False,
         help_text="Patron ids calling banco solo, in the order they called (instead of bets).",
@@ -294,13 +295,13 @@ RECORD_EXAMPLES = [
 
 
 class GamePatronRefSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     name = serializers.CharField()
 
 
 class GameHandSerializer(serializers.Serializer):
     cards = serializers.ListField(child=serializers.CharField())
-    total = serializers.IntegerField(allow_null=True)
+    total = StrictIntegerField(allow_null=True)
 
 
 class GameHandsSerializer(serializers.Serializer):
@@ -329,10 +330,10 @@ class GameRuleSerializer(serializers.Serializer):
 class GameViolationSerializer(serializers.Serializer):
     side = serializers.CharField()
     rule = serializers.CharField()
-    punta_total = serializers.IntegerField()
-    banker_total = serializers.IntegerField()
+    punta_total = StrictIntegerField()
+    banker_total = StrictIntegerField()
     punta_third_card = serializers.CharField(allow_null=True)
-    punta_third_value = serializers.IntegerField(allow_null=True)
+    punta_third_value = StrictIntegerField(allow_null=True)
     required = serializers.CharField()
     done = serializers.CharField()
 
@@ -357,20 +358,20 @@ class GameSettledSerializer(serializers.Serializer):
 
 
 class GameBetSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     patron = GamePatronRefSerializer()
     kind = serializers.CharField()
-    amount = serializers.IntegerField()
-    order = serializers.IntegerField()
-    seat_number = serializers.IntegerField(allow_null=True)
+    amount = StrictIntegerField()
+    order = StrictIntegerField()
+    seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
     carried = serializers.BooleanField(help_text="Stayed on the table after a tie (classic, chemmy-fi).")
 
 
 class GameBancoCallSerializer(serializers.Serializer):
     patron = GamePatronRefSerializer()
-    order = serializers.IntegerField()
-    seat_number = serializers.IntegerField(allow_null=True)
+    order = StrictIntegerField()
+    seat_number = StrictIntegerField(allow_null=True)
     won = serializers.BooleanField(allow_null=True)
     carried = serializers.BooleanField(help_text="Carried from a tie (classic, chemmy-fi).")
 
@@ -378,12 +379,12 @@ class GameBancoCallSerializer(serializers.Serializer):
 class GameCoupSerializer(serializers.Serializer):
     """A coup as the tablet sees it: bets, hands, what it needs next, the rule in force."""
 
-    id = serializers.IntegerField()
-    number = serializers.IntegerField()
+    id = StrictIntegerField()
+    number = StrictIntegerField()
     state = serializers.ChoiceField(choices=Coup.State.choices)
-    bank_amount = serializers.IntegerField(help_text="B, cents.")
-    covered = serializers.IntegerField(help_text="S, cents.")
-    open = serializers.IntegerField(help_text="B - S: what bets may still cover, cents.")
+    bank_amount = StrictIntegerField(help_text="B, cents.")
+    covered = StrictIntegerField(help_text="S, cents.")
+    open = StrictIntegerField(help_text="B - S: what bets may still cover, cents.")
     banco_solo = serializers.BooleanField()
     punta = GamePatronRefSerializer(allow_null=True)
     regola_punta = serializers.BooleanField()
@@ -403,50 +404,50 @@ class GameCoupSerializer(serializers.Serializer):
     settled = GameSettledSerializer(allow_null=True)
     next_cards = serializers.ListField(child=serializers.CharField())
     winner = serializers.CharField(allow_null=True)
-    cagnotte = serializers.IntegerField()
+    cagnotte = StrictIntegerField()
     annul_reason = serializers.CharField(
         allow_null=True, help_text="Why the coup was annulled before its cards; null otherwise."
     )
 
 
 class GameSessionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     status = serializers.CharField()
-    table = serializers.IntegerField(help_text="The table's number.")
+    table = StrictIntegerField(help_text="The table's number.")
     profile = serializers.CharField()
-    minimum = serializers.IntegerField()
-    maximum = serializers.IntegerField(allow_null=True)
+    minimum = StrictIntegerField()
+    maximum = StrictIntegerField(allow_null=True)
     regola_allowed = serializers.BooleanField()
 
 
 class GameBankSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    number = serializers.IntegerField()
+    id = StrictIntegerField()
+    number = StrictIntegerField()
     banker = GamePatronRefSerializer()
-    seat_number = serializers.IntegerField(allow_null=True)
-    amount = serializers.IntegerField()
-    initial_amount = serializers.IntegerField()
-    coups_completed = serializers.IntegerField()
+    seat_number = StrictIntegerField(allow_null=True)
+    amount = StrictIntegerField()
+    initial_amount = StrictIntegerField()
+    coups_completed = StrictIntegerField()
     origin = serializers.CharField()
     regola = serializers.BooleanField()
 
 
 class GameShoeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    seq = serializers.IntegerField()
+    id = StrictIntegerField()
+    seq = StrictIntegerField()
     number = serializers.CharField()
-    decks = serializers.IntegerField(required=False)
-    cards_out = serializers.IntegerField(required=False)
-    cards_left = serializers.IntegerField(required=False)
-    dealable = serializers.IntegerField(required=False)
-    voided = serializers.IntegerField(required=False)
-    stop_at = serializers.IntegerField(required=False)
+    decks = StrictIntegerField(required=False)
+    cards_out = StrictIntegerField(required=False)
+    cards_left = StrictIntegerField(required=False)
+    dealable = StrictIntegerField(required=False)
+    voided = StrictIntegerField(required=False)
+    stop_at = StrictIntegerField(required=False)
     stop_card_reached = serializers.BooleanField(required=False)
 
 
 class GameSeatSerializer(serializers.Serializer):
     patron = GamePatronRefSerializer()
-    seat_number = serializers.IntegerField(allow_null=True)
+    seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
     barred = serializers.BooleanField()
     regola = serializers.BooleanField()
@@ -464,9 +465,9 @@ class GameBarSerializer(serializers.Serializer):
 
 
 class GameBalanceSerializer(serializers.Serializer):
-    patron = serializers.IntegerField()
+    patron = StrictIntegerField()
     name = serializers.CharField()
-    balance = serializers.IntegerField(help_text="Sum of the patron's postings at the session, cents.")
+    balance = StrictIntegerField(help_text="Sum of the patron's postings at the session, cents.")
 
 
 class GameStateSerializer(serializers.Serializer):
@@ -487,7 +488,7 @@ class GameStateSerializer(serializers.Serializer):
     regola_marks = GameMarkSerializer(many=True)
     bars = GameBarSerializer(many=True)
     balances = GameBalanceSerializer(many=True)
-    house_cagnotte = serializers.IntegerField()
+    house_cagnotte = StrictIntegerField()
     # The bank passing (RULES.md §5): shaped and documented by the succession API
     # (tables/api/succession.py); optional here so this schema never lags behind it.
     rotation = serializers.DictField(
@@ -515,11 +516,11 @@ class ShoeAnswerSerializer(serializers.Serializer):
 
 
 class VoidCardSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    position = serializers.IntegerField(help_text="1-based order out of the shoe.")
+    id = StrictIntegerField()
+    position = StrictIntegerField(help_text="1-based order out of the shoe.")
     code = serializers.CharField()
     reason = serializers.CharField(source="void_reason")
-    coup = serializers.IntegerField(source="coup_id", allow_null=True)
+    coup = StrictIntegerField(source="coup_id", allow_null=True)
 
 
 class VoidCardAnswerSerializer(serializers.Serializer):
@@ -533,7 +534,7 @@ class CoupBankSerializer(serializers.ModelSerializer):
     status = serializers.CharField(help_text="active | ended")
     end_reason = serializers.CharField(help_text="lost | withdrawn | session_closed, or empty")
     origin = serializers.CharField(help_text="first | continuation | succession | auction | direct")
-    seat_number = serializers.IntegerField(source="seat.seat_number", allow_null=True)
+    seat_number = StrictIntegerField(source="seat.seat_number", allow_null=True)
 
     class Meta:
         model = Bank
@@ -606,14 +607,14 @@ class BarAnswerSerializer(serializers.Serializer):
 
 class SessionBalanceSerializer(serializers.Serializer):
     patron = GamePatronRefSerializer()
-    balance = serializers.IntegerField()
+    balance = StrictIntegerField()
 
 
 class SessionBalancesSerializer(serializers.Serializer):
-    session = serializers.IntegerField()
+    session = StrictIntegerField()
     balances = SessionBalanceSerializer(many=True)
-    house_cagnotte = serializers.IntegerField(help_text="The expected cagnotte: the sum of the levies.")
-    total = serializers.IntegerField(help_text="Every posting summed: 0, the books balance.")
+    house_cagnotte = StrictIntegerField(help_text="The expected cagnotte: the sum of the levies.")
+    total = StrictIntegerField(help_text="Every posting summed: 0, the books balance.")
 
 
 # =========================================================================== coups as recorded
@@ -645,8 +646,8 @@ class CoupPostingSerializer(serializers.ModelSerializer):
 class CoupSummarySerializer(serializers.ModelSerializer):
     banker = serializers.SerializerMethodField()
     punta = serializers.SerializerMethodField()
-    bank_number = serializers.IntegerField(source="bank.number")
-    shoe_seq = serializers.IntegerField(source="shoe.seq")
+    bank_number = StrictIntegerField(source="bank.number")
+    shoe_seq = StrictIntegerField(source="shoe.seq")
     winner = serializers.SerializerMethodField(
         help_text="punta | banker | tie; null until settled, as in the game state."
     )

@@ -19,7 +19,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, IdField
+from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictIntegerField
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import FLOOR_READERS, _session_of
@@ -81,7 +81,7 @@ class IsSessionCapoPartitaOrCommissario(_ObjectWrites):
 
 
 class SuccessionPatronSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     name = serializers.CharField()
 
 
@@ -89,71 +89,71 @@ class SuccessionRotationSerializer(serializers.Serializer):
     direction = serializers.CharField(
         help_text="The profile's rotation (all pass to the right: increasing seats)."
     )
-    turn_seat = serializers.IntegerField(
+    turn_seat = StrictIntegerField(
         allow_null=True, help_text="The rotation pointer: the seat whose turn the (last) bank holds."
     )
-    next_seat = serializers.IntegerField(
+    next_seat = StrictIntegerField(
         allow_null=True, help_text="The occupied seat the bank is offered to first when it passes."
     )
 
 
 class SuccessionOfferSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    order = serializers.IntegerField(help_text="The order of the right to the bank.")
+    id = StrictIntegerField()
+    order = StrictIntegerField(help_text="The order of the right to the bank.")
     round = serializers.CharField(help_text="new_bank, seated, standing, claim, height, minimum.")
     patron = SuccessionPatronSerializer()
-    seat_number = serializers.IntegerField(allow_null=True)
+    seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
-    amount_min = serializers.IntegerField(help_text="Cents.")
-    amount_max = serializers.IntegerField(allow_null=True, help_text="Cents; null: the table maximum.")
+    amount_min = StrictIntegerField(help_text="Cents.")
+    amount_max = StrictIntegerField(allow_null=True, help_text="Cents; null: the table maximum.")
     status = serializers.CharField(help_text="pending, accepted, claimed, passed, skipped.")
     reason = serializers.CharField(
         allow_null=True, help_text="Why skipped: barred, left, taken, outranked, auction, lapsed."
     )
-    amount = serializers.IntegerField(allow_null=True)
+    amount = StrictIntegerField(allow_null=True)
     current = serializers.BooleanField(help_text="This player may answer now.")
     present = serializers.BooleanField(help_text="Still at the table and not barred.")
     answered_at = serializers.DateTimeField(allow_null=True)
 
 
 class AuctionBidSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    seq = serializers.IntegerField(help_text="The definite order of arrival, 1, 2, ...")
+    id = StrictIntegerField()
+    seq = StrictIntegerField(help_text="The definite order of arrival, 1, 2, ...")
     patron = SuccessionPatronSerializer()
-    amount = serializers.IntegerField()
-    seat_number = serializers.IntegerField(allow_null=True)
+    amount = StrictIntegerField()
+    seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
     at = serializers.DateTimeField()
 
 
 class SuccessionAuctionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     status = serializers.CharField(help_text="open, closed.")
     opened_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
-    best = serializers.IntegerField(allow_null=True)
-    winning_bid = serializers.IntegerField(allow_null=True)
+    best = StrictIntegerField(allow_null=True)
+    winning_bid = StrictIntegerField(allow_null=True)
     bids = AuctionBidSerializer(many=True)
 
 
 class SuccessionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    number = serializers.IntegerField()
+    id = StrictIntegerField()
+    number = StrictIntegerField()
     reason = serializers.CharField(help_text="lost, withdrawn.")
     kind = serializers.CharField(help_text="rotation, all_altezza, equal_bank, continuation.")
     status = serializers.CharField(help_text="offering, unclaimed, auction, taken, lapsed.")
     lapse_reason = serializers.CharField(
         allow_null=True, help_text="nobody_accepted, no_bids, session_closed, bank_opened_directly."
     )
-    previous_bank = serializers.IntegerField()
+    previous_bank = StrictIntegerField()
     outgoing_banker = SuccessionPatronSerializer()
-    amount = serializers.IntegerField(
+    amount = StrictIntegerField(
         allow_null=True, help_text="The bank offered all'altezza (or its equal)."
     )
-    floor = serializers.IntegerField(allow_null=True, help_text="domestic: the mandatory continuation.")
-    minimum = serializers.IntegerField()
-    after_seat = serializers.IntegerField(allow_null=True)
-    new_bank = serializers.IntegerField(allow_null=True)
+    floor = StrictIntegerField(allow_null=True, help_text="domestic: the mandatory continuation.")
+    minimum = StrictIntegerField()
+    after_seat = StrictIntegerField(allow_null=True)
+    new_bank = StrictIntegerField(allow_null=True)
     started_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField(allow_null=True)
     offers = SuccessionOfferSerializer(many=True)
@@ -161,13 +161,13 @@ class SuccessionSerializer(serializers.Serializer):
 
 
 class SuccessionBankSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    banker = serializers.IntegerField()
-    amount = serializers.IntegerField()
+    id = StrictIntegerField()
+    banker = StrictIntegerField()
+    amount = StrictIntegerField()
 
 
 class SuccessionStateSerializer(serializers.Serializer):
-    session = serializers.IntegerField()
+    session = StrictIntegerField()
     profile = serializers.CharField()
     bank = SuccessionBankSerializer(allow_null=True)
     rotation = SuccessionRotationSerializer()
@@ -176,7 +176,7 @@ class SuccessionStateSerializer(serializers.Serializer):
 
 class SuccessionAcceptInput(serializers.Serializer):
     patron = IdField(queryset=Patron.objects.all())
-    amount = serializers.IntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
+    amount = StrictIntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
 
 
 class SuccessionPassInput(serializers.Serializer):
@@ -185,7 +185,7 @@ class SuccessionPassInput(serializers.Serializer):
 
 class AuctionBidInput(serializers.Serializer):
     patron = IdField(queryset=Patron.objects.all())
-    amount = serializers.IntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
+    amount = StrictIntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
 
 
 # --------------------------------------------------------------------------- views

@@ -63,3 +63,24 @@ def test_a_float_patron_on_the_api_is_a_400_and_writes_nothing(game, tablet, ref
         (f"/api/sessions/{game.session.pk}/bars/", {"patron": patron + 0.5, "reason": "x"}),
     ]:
         refused_api(400, "invalid_input", lambda url=url, body=body: tablet.post(url, body))
+
+
+@pytest.mark.parametrize("amount", ["１２３００", "١٢٣٠٠", "12_300", " 12300", "+12300", "--12300", "12300 ", ""])
+def test_an_amount_in_odd_digits_is_a_400_and_writes_nothing(game, tablet, refused_api, amount):
+    # DRF's IntegerField reads a string through int(): fullwidth or Arabic-Indic digits,
+    # underscores, signs and spaces all passed, and a bet of "１２３" was recorded as 1.23 €.
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    body = {"patron": game.seat(2).pk, "amount": amount}
+    refused_api(400, "invalid_input", lambda: tablet.post(f"/api/coups/{coup.pk}/bets/", body))
+
+
+def test_an_amount_as_ascii_digits_is_still_read(game, tablet):
+    from tables import services
+    from tables.models import Bet
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    response = tablet.post(f"/api/coups/{coup.pk}/bets/", {"patron": game.seat(2).pk, "amount": "12300"})
+    assert response.status_code == 201, response.json()
+    assert Bet.objects.get(coup=coup).amount == 12300
