@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 import django_filters as filters
-from django.core.exceptions import ValidationError
 from django_filters.fields import IsoDateTimeField, RangeField
 from django_filters.widgets import DateRangeWidget
 
@@ -17,7 +16,8 @@ from .models import AuditEvent, AuditStream
 class UtcIsoDateTimeField(IsoDateTimeField):
     """An ISO 8601 instant, handed to the database in UTC. Python takes UTC offsets up to
     ±23:59, PostgreSQL only up to ±15:59: "…+19:46" would be a database error, not a 400.
-    An instant with no UTC date (year 0 or 10000 once shifted) is bad input too."""
+    An instant at the very edge of the calendar (0001-01-01 in Rome is in year 0 in UTC) is
+    taken as the earliest or latest instant there is: "from the beginning" is a fair question."""
 
     def to_python(self, value):
         value = super().to_python(value)
@@ -26,7 +26,8 @@ class UtcIsoDateTimeField(IsoDateTimeField):
         try:
             return value.astimezone(dt.UTC)
         except OverflowError:
-            raise ValidationError("This instant is out of range.", code="invalid") from None
+            edge = dt.datetime.min if value.year == dt.MINYEAR else dt.datetime.max
+            return edge.replace(tzinfo=dt.UTC)
 
 
 class UtcIsoDateTimeRangeField(RangeField):
