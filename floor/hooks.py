@@ -27,6 +27,13 @@ inside seat_release's transaction once the seat is released and its event record
 sees the patron gone; what it writes commits with the release (tables: nobody waits for a
 player who left, so his turn to take the bank is skipped at once, RULES.md §5).
 
+Contract of an "after a table session resumes" hook, `hook(*, session, by) -> None`: it runs
+inside table_session_resume's transaction, after the session row is locked, the session is
+open again and the resumption's event recorded (not yet committed); what it writes commits
+with the resumption, and a refusal (ApplicationError / Conflict) rolls the resumption back
+(tables: a bank succession that departures decided while play was interrupted is decided
+now, RULES.md §5, §6). It takes its own locks only after the session's (the lock order).
+
 Contract of a "before a gaming day opens" hook, `hook(*, casino, date, by) -> dict | None`:
 it runs inside gaming_day_open's transaction, after the casino row is locked and the
 floor's own checks passed; it refuses the opening by raising ApplicationError / Conflict,
@@ -43,10 +50,12 @@ from typing import Any
 
 SessionCloseHook = Callable[..., None]
 SeatReleaseHook = Callable[..., None]
+SessionResumeHook = Callable[..., None]
 
 _before_session_close: list[SessionCloseHook] = []
 _before_seat_release: list[SeatReleaseHook] = []
 _after_seat_release: list[SeatReleaseHook] = []
+_after_session_resume: list[SessionResumeHook] = []
 _before_gaming_day_open: list[Callable[..., dict | None]] = []
 
 
@@ -97,6 +106,25 @@ def run_after_seat_release(*, seat: Any, by: Any) -> None:
     """Called by floor.services.seat_release inside its transaction (see above)."""
     for hook in tuple(_after_seat_release):
         hook(seat=seat, by=by)
+
+
+def register_after_session_resume(hook: SessionResumeHook) -> SessionResumeHook:
+    """Register `hook(*, session, by)`; usable as a decorator. Returns the hook."""
+    if hook not in _after_session_resume:
+        _after_session_resume.append(hook)
+    return hook
+
+
+def unregister_after_session_resume(hook: SessionResumeHook) -> None:
+    """For tests that need the floor alone."""
+    if hook in _after_session_resume:
+        _after_session_resume.remove(hook)
+
+
+def run_after_session_resume(*, session: Any, by: Any) -> None:
+    """Called by floor.services.table_session_resume inside its transaction (see above)."""
+    for hook in tuple(_after_session_resume):
+        hook(session=session, by=by)
 
 
 def register_before_gaming_day_open(hook: Callable[..., dict | None]) -> Callable[..., dict | None]:

@@ -24,6 +24,7 @@ from tables.engine.profiles import PROFILES, Rounding
 
 from .hooks import (
     run_after_seat_release,
+    run_after_session_resume,
     run_before_gaming_day_open,
     run_before_seat_release,
     run_before_session_close,
@@ -549,6 +550,9 @@ def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> 
 
 @transaction.atomic
 def table_session_resume(*, session: TableSession, by: User, reason: str = "") -> TableSession:
+    """Play resumes (RULES.md §6; art. 70 registers the resumption with its time). What the
+    table left for the resumption (a bank succession decided while play was interrupted) is
+    done in this transaction, after this event, by the after-resume hooks (floor/hooks.py)."""
     session = _lock_session(session)
     if session.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
@@ -574,6 +578,7 @@ def table_session_resume(*, session: TableSession, by: User, reason: str = "") -
             "new": {"status": session.status},
         },
     )
+    run_after_session_resume(session=session, by=by)  # the table's consequences (floor/hooks.py)
     return session
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from config.errors import ApplicationError, Conflict
-from floor import selectors, services
+from floor import hooks, selectors, services
 from floor.models import GamingDay, MinimumChange, Seat, SessionInterruption, Table, TableSession
 from floor.roles import Role
 from tests.factories import PatronFactory, SiteFactory, TableFactory, UserFactory
@@ -253,6 +253,33 @@ def test_interrupt_resume_close_cycle_is_registered(table_session, commissario):
     assert event.payload["old"] == {"status": "interrupted"} and event.payload["new"] == {"status": "open"}
     interruption = SessionInterruption.objects.get(session=session)
     assert interruption.resumed_by == commissario and interruption.resume_reason == "lights back"
+
+
+def test_resume_runs_the_after_resume_hooks_in_its_transaction(table_session, commissario):
+    """floor/hooks.py: the hooks see the session open again, after the resumption's event;
+    a hook's refusal rolls the whole resumption back."""
+    seen = []
+
+    def hook(*, session, by):
+        seen.append((session.status, last_event(session.audit_stream).action, by))
+        if len(seen) == 1:
+            raise Conflict("not_now", "Refused by a hook.")
+
+    hooks.register_after_session_resume(hook)
+    try:
+        session = services.table_session_interrupt(session=table_session, by=commissario, reason="lights out")
+        with pytest.raises(Conflict) as refused:
+            services.table_session_resume(session=session, by=commissario)
+        assert refused.value.code == "not_now"
+        session.refresh_from_db()
+        assert session.status == "interrupted" and last_event(session.audit_stream).action == "table_session.interrupted"
+        assert SessionInterruption.objects.get(session=session).resumed_at is None
+        services.table_session_resume(session=session, by=commissario)
+    finally:
+        hooks.unregister_after_session_resume(hook)
+    assert seen == [("open", "table_session.resumed", commissario)] * 2
+    session.refresh_from_db()
+    assert session.status == "open"
 
 
 def test_state_transitions_refused_in_the_wrong_state(table_session, commissario):
