@@ -359,19 +359,29 @@ def _decide(offers: tuple[Offer, ...]) -> Answer:
     return Answer(offers, None, all(o.status in (Status.PASSED, Status.SKIPPED) for o in offers))
 
 
-def skip(offers: Sequence[Offer], keys: Iterable[Hashable], reason: Skip) -> Answer:
+def withdraw(offers: Sequence[Offer], keys: Iterable[Hashable], reason: Skip) -> tuple[Offer, ...]:
     """Pending offers of patrons who left (or were barred) since the succession started are
     skipped: nobody waits for a player who is no longer there; a claim of theirs not yet
-    decided is withdrawn likewise (he cannot hold the bank). May decide a claim."""
+    decided is withdrawn likewise (he cannot hold the bank). Decides nothing (see `skip`)."""
     gone = set(keys)
-    return _decide(
-        tuple(
-            replace(o, status=Status.SKIPPED, reason=reason)
-            if o.status in (Status.PENDING, Status.CLAIMED) and o.key in gone
-            else o
-            for o in offers
-        )
+    return tuple(
+        replace(o, status=Status.SKIPPED, reason=reason)
+        if o.status in (Status.PENDING, Status.CLAIMED) and o.key in gone
+        else o
+        for o in offers
     )
+
+
+def decide(offers: Sequence[Offer]) -> Answer:
+    """Whether the offers as they stand give the bank to someone (an acceptance, or the
+    nearest claim once every nearer player has passed or been skipped), or nobody is left
+    to ask, or not yet."""
+    return _decide(tuple(offers))
+
+
+def skip(offers: Sequence[Offer], keys: Iterable[Hashable], reason: Skip) -> Answer:
+    """`withdraw`, then `decide`: the skipped turns may decide a claim, or leave nobody."""
+    return _decide(withdraw(offers, keys, reason))
 
 
 def to_auction(offers: Sequence[Offer]) -> tuple[Offer, ...]:

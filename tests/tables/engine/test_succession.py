@@ -23,6 +23,7 @@ from tables.engine.succession import (
     claim_winner,
     continuation_floor,
     current,
+    decide,
     distance,
     kind_for,
     next_seat,
@@ -33,6 +34,7 @@ from tables.engine.succession import (
     to_auction,
     turn_after,
     turn_after_auction,
+    withdraw,
 )
 
 VENEZIA, CLASSIC, DOMESTIC, CHEMMY = (PROFILES[n] for n in ("venezia", "classic", "domestic", "chemmy-fi"))
@@ -234,6 +236,21 @@ def test_a_claimant_whose_nearer_neighbour_left_wins():
     assert step.winner is None
     gone = skip(step.offers, ["p5"], Skip.LEFT)
     assert gone.winner.key == "p7"
+
+
+def test_withdraw_skips_the_departed_and_leaves_the_decision_to_decide():
+    """While play is interrupted the departed lose their turn, but nobody takes the bank:
+    `withdraw` records the skips only; `decide` later gives the same answer `skip` would."""
+    offers = lay(Kind.EQUAL_BANK, amount=800, seated=[1, 3, 5, 7], standing=())
+    step = answer(answer(offers, "p7", accept=True, amount=800).offers, "p1")
+    withdrawn = withdraw(step.offers, ["p5"], Skip.LEFT)
+    assert {o.key: (o.status, o.reason) for o in withdrawn} == {
+        "p5": (Status.SKIPPED, Skip.LEFT),
+        "p7": (Status.CLAIMED, ""),
+        "p1": (Status.PASSED, ""),
+    }
+    assert decide(withdrawn) == skip(step.offers, ["p5"], Skip.LEFT)
+    assert decide(withdrawn).winner.key == "p7"
 
 
 # --------------------------------------------------------------------------- domestic withdrawal
