@@ -7,7 +7,8 @@ another table while he still holds this one's bank or has a stake in its coup in
 (RULES.md §6: no one holds places at several tables). The banker withdraws first (between
 coups, RULES.md §4); a bettor waits for the coup to be settled.
 
-After the release (same transaction): a bank being offered in turn does not wait for him."""
+After the release (same transaction): a bank being offered in turn does not wait for him
+(while play is interrupted, what that decides waits for the resumption: tables/session_resume.py)."""
 
 from __future__ import annotations
 
@@ -44,5 +45,6 @@ def before_seat_release(*, seat: Any, by: Any) -> None:
 
 def after_seat_release(*, seat: Any, by: Any) -> None:
     """The patron has left: if the bank is being offered, his turn is skipped now (and a
-    claim he made withdrawn), which may give the bank to the next or leave it to the asta."""
+    claim he made withdrawn), which may give the bank to the next or leave it to the asta;
+    while play is interrupted, not before it resumes (succession_departure)."""
     succession_departure(session=TableSession.objects.select_related("table").get(pk=seat.session_id), by=by)

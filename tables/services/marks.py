@@ -83,6 +83,7 @@ def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: 
         bar,
         {"patron": patron.pk, "reason": reason, "coup": coup.pk if coup else None},
     )
-    # A barred player may not hold the cards: if the bank is being offered, not to him.
+    # A barred player may not hold the cards: if the bank is being offered, not to him (at
+    # once; what that decides waits for the resumption while play is interrupted).
     succession_departure(session=session, by=by)
     return bar

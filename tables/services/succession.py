@@ -13,7 +13,11 @@ partial unique indexes of tables/models.py are the backstop).
 
 Who acts: the Capo Partita assigned to the session records acceptances, passes and bids
 (the players speak, he records); the auction is opened and closed by him or by a
-Commissario; nobody else."""
+Commissario; nobody else. A departure (a place released, a player barred) and the
+resumption of play may also decide a succession: their events name that user as the
+actor and say so (`cause`, see _settle). While play is interrupted nothing takes a bank:
+every answer and the asta refuse, and a departure only records the turns it skips
+(succession_departure); the decision waits for the resumption (succession_resume)."""
 
 from __future__ import annotations
 
@@ -192,16 +196,23 @@ def _rows(succ: Succession) -> list[SuccessionOffer]:
     return list(SuccessionOffer.objects.filter(succession=succ).select_related("seat").order_by("order"))
 
 
-def _present(session: TableSession, succ: Succession, rows: list[SuccessionOffer]) -> rules.Answer:
+def _withdrawn(session: TableSession, rows: list[SuccessionOffer]) -> tuple[rules.Offer, ...]:
     """Nobody waits for a player who has left his place or been barred since the bank was
-    offered: his pending offers are skipped (the same transaction as the answer)."""
+    offered: his pending offers are skipped (the same transaction as the answer). Decides
+    nothing: see _present."""
     offers = _engine_offers(rows)
     barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
     # (a claim not yet decided is withdrawn too: he cannot hold a bank he is not there for)
     pending = [r for r in rows if r.status in (SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)]
     left = {r.patron_id for r in pending if r.seat.left_at is not None}
-    answer = rules.skip(offers, left, rules.Skip.LEFT)
-    return rules.skip(answer.offers, {r.patron_id for r in pending} & (barred - left), rules.Skip.BARRED)
+    offers = rules.withdraw(offers, left, rules.Skip.LEFT)
+    return rules.withdraw(offers, {r.patron_id for r in pending} & (barred - left), rules.Skip.BARRED)
+
+
+def _present(session: TableSession, succ: Succession, rows: list[SuccessionOffer]) -> rules.Answer:
+    """The offers once the departed are skipped (_withdrawn), and what that decides: a
+    claim now won (chemmy-fi: the nearer players left), or nobody left to ask."""
+    return rules.decide(_withdrawn(session, rows))
 
 
 # --------------------------------------------------------------------------- starting
@@ -358,15 +369,18 @@ def succession_start(
     return succ
 
 
-def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: User) -> None:
+def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: User, **why: Any) -> None:
     """Nobody took the bank in turn: it goes to auction where the profile has one (§5),
-    else (domestic, seed 002) nobody opens a bank and the succession lapses."""
+    else (domestic, seed 002) nobody opens a bank and the succession lapses. `why`: what
+    the events add (the `cause`, see _settle)."""
     if rules.auction_allowed(profile):
         succ.status = Succession.Status.UNCLAIMED
         succ.save(update_fields=["status"])
-        audit(session, by, "succession.unclaimed", succ, {"succession": succ.pk, "auction_allowed": True})
+        audit(
+            session, by, "succession.unclaimed", succ, {"succession": succ.pk, "auction_allowed": True, **why}
+        )
     else:
-        _lapse(session, succ, by, "nobody_accepted")
+        _lapse(session, succ, by, "nobody_accepted", **why)
 
 
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
@@ -404,8 +418,13 @@ def _take(
     amount: int,
     origin: str,
     turn_seat: int | None,
+    cause: str,
     why: dict[str, Any],
 ) -> Bank:
+    """The winner opens his bank (origin succession or auction) and the succession ends,
+    taken. `by` is the user whose action decided it, honestly: the Capo Partita recording an
+    answer, whoever released a place or barred a player (a departure), whoever resumed play,
+    whoever closed the asta; `cause` says which ("answer", "departure", "resume", "auction")."""
     if active_bank(session) is not None:  # never expected: a live succession has no bank beside it
         raise Conflict("bank_already_active", "A bank is active at this table.")
     bank = bank_services.open_bank_row(
@@ -432,6 +451,7 @@ def _take(
             "amount": amount,
             "origin": origin,
             "turn_seat": {"old": succ.after_seat, "new": turn_seat},
+            "cause": cause,
             **why,
         },
     )
@@ -472,7 +492,7 @@ def _answer(
     if present.winner is not None or present.exhausted:
         # Departures alone decided it (chemmy-fi: the nearer players left, so a farther claim
         # wins; or nobody is left to ask): that is recorded and the answer is moot.
-        return _settle(session, succ, profile, rows, present, by, {"decided_by": "departure"})
+        return _settle(session, succ, profile, rows, present, by, cause="departure")
     # A new bank is at least today's minimum and at most today's maximum (§2.1, §6: the
     # Commissario may change them during play), not the minimum when the offers were laid out.
     offers = tuple(
@@ -515,7 +535,7 @@ def _answer(
             "turn": [o.key for o in rules.current(answer.offers)],
         },
     )
-    return _settle(session, succ, profile, rows, answer, by, {})
+    return _settle(session, succ, profile, rows, answer, by, cause="answer")
 
 
 def _settle(
@@ -525,14 +545,16 @@ def _settle(
     rows: list[SuccessionOffer],
     answer: rules.Answer,
     by: User,
-    why: dict[str, Any],
+    *,
+    cause: str,
 ) -> Succession:
-    """After an answer: the winner opens his bank, or nobody wants it, or the next speaks."""
+    """After an answer, a departure or the resumption of play (`cause`: "answer",
+    "departure", "resume", written on every event this writes, whose actor is `by`): the
+    winner opens his bank, or nobody wants it, or the next speaks."""
     changes = _save(rows, answer.offers, by)
     if changes:
-        audit(
-            session, by, "succession.offers_skipped", succ, {"succession": succ.pk, "changes": changes, **why}
-        )
+        data = {"succession": succ.pk, "changes": changes, "cause": cause}
+        audit(session, by, "succession.offers_skipped", succ, data)
     winner = answer.winner
     if winner is not None:
         won = next(r for r in rows if r.order == winner.order)
@@ -545,25 +567,59 @@ def _settle(
             amount=winner.amount,
             origin=Bank.Origin.SUCCESSION,
             turn_seat=rules.turn_after(profile, answer.offers, winner, previous_turn=succ.after_seat),
-            why={"order": winner.order, "round": str(winner.round), **why},
+            cause=cause,
+            why={"order": winner.order, "round": str(winner.round)},
         )
     elif answer.exhausted:
-        _exhausted(session, succ, profile, by)
+        _exhausted(session, succ, profile, by, cause=cause)
     return succ
 
 
 def succession_departure(*, session: TableSession, by: User) -> Succession | None:
     """A player has left the table or been barred (the caller holds the session's lock and
     made the change in this transaction): a bank being offered in turn does not wait for
-    him. His turn is skipped and a claim he made withdrawn, on record; that may give the
-    bank to the next claimant, or leave nobody to ask (the asta, or the succession lapses).
-    An auction already open is left alone: its close passes over his bid."""
+    him. His turn is skipped and a claim he made withdrawn, on record, at once; that may
+    give the bank to the next claimant, or leave nobody to ask (the asta, or the succession
+    lapses). An auction already open is left alone: its close passes over his bid.
+
+    While play is interrupted (RULES.md §6) nobody takes a bank: offer_accept, bank_open and
+    the asta refuse, and so does this. The skips are recorded now, but what they decide
+    waits for the resumption (succession_resume), so the succession stays offering; the
+    event says so (`deferred`: "session_interrupted")."""
     succ = _live(session)
     if succ is None or succ.status != Succession.Status.OFFERING:
         return succ
     profile = profile_of(session)
     rows = _rows(succ)
-    return _settle(session, succ, profile, rows, _present(session, succ, rows), by, {"decided_by": "departure"})
+    if session.is_open:
+        return _settle(session, succ, profile, rows, _present(session, succ, rows), by, cause="departure")
+    withdrawn = _withdrawn(session, rows)
+    changes = _save(rows, withdrawn, by)
+    if changes:
+        pending = rules.decide(withdrawn)
+        deferred = {"deferred": f"session_{session.status}"} if pending.winner or pending.exhausted else {}
+        audit(
+            session,
+            by,
+            "succession.offers_skipped",
+            succ,
+            {"succession": succ.pk, "changes": changes, "cause": "departure", **deferred},
+        )
+    return succ
+
+
+def succession_resume(*, session: TableSession, by: User) -> Succession | None:
+    """Play resumes (tables.session_resume, the floor's after-resume hook: inside
+    table_session_resume's transaction, the session locked and open again). What departures
+    decided while it was interrupted (succession_departure) is decided now: the claim that
+    won takes the bank, or nobody is left to ask (the asta, or the succession lapses), with
+    `by` the one who resumed play and the cause "resume". Nothing to do otherwise."""
+    succ = _live(session)
+    if succ is None or succ.status != Succession.Status.OFFERING:
+        return succ
+    rows = _rows(succ)
+    present = _present(session, succ, rows)
+    return _settle(session, succ, profile_of(session), rows, present, by, cause="resume")
 
 
 # --------------------------------------------------------------------------- the auction
@@ -775,6 +831,7 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
         amount=win.amount,
         origin=Bank.Origin.AUCTION,
         turn_seat=rules.turn_after_auction(win, previous_turn=succ.after_seat),
+        cause="auction",
         why={"auction": auction.pk, "bid": winning.pk, "seq": win.seq},
     )
     return auction

@@ -235,7 +235,7 @@ def test_empty_seats_are_skipped_and_a_player_who_left_loses_his_turn(make_game,
     assert turn(succ) == [game.seat(5).pk]
     assert actions(game.session)[-2:] == ["seat.released", "succession.offers_skipped"]
     skipped = payload(game.session, "succession.offers_skipped")
-    assert skipped["decided_by"] == "departure" and skipped["changes"][0]["reason"] == "left"
+    assert skipped["cause"] == "departure" and skipped["changes"][0]["reason"] == "left"
     pass_(game, succ, game.seat(5))
     first, second = offers(succ)[:2]
     assert (first.status, first.reason, second.status) == ("skipped", "left", "passed")
