@@ -65,10 +65,10 @@ def test_a_float_patron_on_the_api_is_a_400_and_writes_nothing(game, tablet, ref
         refused_api(400, "invalid_input", lambda url=url, body=body: tablet.post(url, body))
 
 
-@pytest.mark.parametrize("amount", ["１２３００", "١٢٣٠٠", "12_300", " 12300", "+12300", "--12300", "12300 ", ""])
+@pytest.mark.parametrize("amount", ["\uff11\uff12\uff13\uff10\uff10", "\u0661\u0662\u0663\u0660\u0660", "12_300", " 12300", "+12300", "--12300", "12300 ", ""])
 def test_an_amount_in_odd_digits_is_a_400_and_writes_nothing(game, tablet, refused_api, amount):
     # DRF's IntegerField reads a string through int(): fullwidth or Arabic-Indic digits,
-    # underscores, signs and spaces all passed, and a bet of "１２３" was recorded as 1.23 €.
+    # underscores, signs and spaces all passed, and a bet of three fullwidth digits "123" was recorded as 1.23 €.
     from tables import services
 
     coup = services.coup_open(session=game.session, by=game.capo)
