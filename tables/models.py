@@ -412,7 +412,7 @@ class Succession(models.Model):
     floor = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="domestic: the mandatory continuation, cents."
     )
-    minimum = models.PositiveIntegerField(help_text="The table minimum when the bank ended, cents.")
+    minimum = models.PositiveIntegerField(help_text="The table minimum, cents: when the bank ended, then the one the succession ended under.")
     after_seat = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="The rotation pointer: the offers start with the seat after it."
     )

@@ -385,7 +385,8 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
 
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
     succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
-    prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by"])
+    succ.minimum = session.minimum  # the one it ended under (it may have changed meanwhile, §6)
+    prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by", "minimum"])
     # Offers still unanswered never will be: they say so (skipped, lapsed), rather than stay
     # "pending". One read for the record, one UPDATE: a bank entered directly after a loss
     # lapses a succession of a whole table's offers, at every such bank.
@@ -437,7 +438,8 @@ def _take(
         turn_seat=turn_seat,
     )
     succ.status, succ.new_bank, succ.ended_at, succ.ended_by = Succession.Status.TAKEN, bank, now(), by
-    succ.save(update_fields=["status", "new_bank", "ended_at", "ended_by"])
+    succ.minimum = session.minimum  # the one the new bank was held to (it may have changed, §6)
+    succ.save(update_fields=["status", "new_bank", "ended_at", "ended_by", "minimum"])
     audit(
         session,
         by,

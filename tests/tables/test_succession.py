@@ -683,6 +683,10 @@ def test_offers_show_the_minimum_in_force_after_a_change(game):
     state = selectors.succession_state(session=game.session)["succession"]
     taken = next(o for o in state["offers"] if o["status"] == "accepted")
     assert (taken["amount_min"], taken["amount"]) == (300_00, 300_00)
+    # The succession keeps the minimum it ended under (the report's "Minimum"), not the one it
+    # started with (100) nor a later one (500).
+    succ.refresh_from_db()
+    assert (succ.status, succ.minimum, state["minimum"]) == ("taken", 300_00, 300_00)
 
 
 def test_the_day_report_describes_each_asta_and_its_bids(make_game):
