@@ -210,3 +210,22 @@ def test_an_entry_made_while_others_wait_goes_behind_them(make_game, page_for):
     bets = list(Bet.objects.filter(coup=coup).order_by("order"))
     assert [b.patron for b in bets] == [game.seat(2), game.seat(3)]
 
+
+def test_an_entry_sent_again_after_the_login_expired_waits_for_the_login(make_game, page_for, client):
+    """The login expired while an entry waited: the page goes to the login, the entry stays
+    queued, and once logged in again on the table's page it is sent and entered."""
+    from django.contrib.sessions.models import Session
+
+    game, coup, page = _betting(make_game, page_for)
+    page.context.set_offline(True)
+    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="€ 100").click()
+    expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
+    Session.objects.all().delete()
+    page.context.set_offline(False)
+    page.wait_for_url("**/accounts/login/**", timeout=20_000)
+    assert not Bet.objects.filter(coup=coup).exists()
+    client.force_login(game.capo)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": page.base}])
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    expect(page.locator("#queue-report")).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100: sent", timeout=20_000)
+    assert Bet.objects.get(coup=coup).patron == game.seat(2)

@@ -102,9 +102,14 @@
     if (token && "csrfmiddlewaretoken" in values) { values.csrfmiddlewaretoken = token; }
     var headers = {};
     headers[QUEUED] = sending.key || "1";
-    var target = document.querySelector(sending.target) || document.getElementById("tablet") || document.body;
+    var target = document.querySelector(sending.target) || document.getElementById("tablet");
+    var swap = "outerHTML";
+    if (!target) {  // a refusal page took the panel's place: the answer goes where it was
+      target = document.getElementById("main") || document.body;
+      swap = "innerHTML";
+    }
     var sent = window.htmx.ajax(sending.verb, sending.url, {
-      source: target, target: target, swap: "outerHTML", values: values, headers: headers
+      source: target, target: target, swap: swap, values: values, headers: headers
     });
     // A failed send rejects the promise: htmx:sendError below has it in hand already.
     if (sent && sent.catch) { sent.catch(function () {}); }
@@ -127,6 +132,11 @@
     var entry = sending;
     sending = null;
     attempt = 0;
+    if (xhr.getResponseHeader("HX-Redirect")) {
+      // Logged out meanwhile: nothing was entered. The entries stay queued for this user and
+      // table, and go once he is back on its page after logging in.
+      return;
+    }
     queue = queue.filter(function (e) { return !(e.key === entry.key && sameValues(e.values, entry.values)); });
     save(queue);
     var ok = xhr.status < 400;
