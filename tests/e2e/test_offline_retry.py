@@ -66,6 +66,7 @@ def test_entries_tapped_offline_on_two_rows_are_all_sent_in_order(make_game, pag
     expect(pending).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100")
     expect(pending).to_contain_text(f"Bet of {game.seat(3).full_name}: € 100")
     shoot(page, "tablet-offline-two-entries")
+    assert "{n}" not in page.locator("body").inner_text()  # the templates' notes stay out of the page
     assert not Bet.objects.filter(coup=coup).exists()
     page.context.set_offline(False)
     expect(pending).to_be_hidden(timeout=20_000)
