@@ -846,7 +846,8 @@ def succession_give_way(*, session: TableSession, by: User, patron: Patron) -> S
     """bank_open while a succession is live: the Capo Partita enters the new bank himself
     (a table's own agreement, a Direzione decision, §6). The succession lapses, recorded
     with who took the bank; never while an auction is open (its bids bind). Locks held.
-    Returns the lapsed succession: the caller links it to the bank it opens."""
+    Returns the lapsed succession. No link to the bank is stored: the report finds the bank
+    entered directly as the one that follows the succession's previous bank."""
     succ = _live(session)
     if succ is None:
         return None
