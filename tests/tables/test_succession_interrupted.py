@@ -15,16 +15,10 @@ from floor import services as floor_services
 from floor.models import Seat
 from tables import services
 from tables.models import Bank, Succession
+from tests.tables import test_succession
 from tests.tables.test_succession import accept, actions, banker_of, last_seq, lose, offers, pass_, withdraw
 
-
-@pytest.fixture
-def make_game(make_game):
-    def make(profile="venezia", **kwargs):
-        kwargs.setdefault("min_seats_to_start", 2)
-        return make_game(profile, **kwargs)
-
-    return make
+make_game = test_succession.make_game  # the same fixture: games of a few seats allowed to start
 
 
 def release(game, n, by):
