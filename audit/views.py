@@ -82,6 +82,10 @@ BOOK_REFUSALS = {
     "already_signed": gettext_lazy("The control register has both signatures already."),
     "second_signer_must_differ": gettext_lazy("The second signature must be another person's."),
     "register_stale": gettext_lazy("The counts changed since the register was written; prepare it again."),
+    "levies_changed_since_count": gettext_lazy(
+        "The levies recorded at a table no longer add up to its count's expected cagnotte: verify the "
+        "day's report, and correct the count."
+    ),
     "register_not_signed": gettext_lazy("An unsigned register is brought up to date, not corrected."),
     "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
     "permission_denied": gettext_lazy("Only the Direzione Giochi may do this."),

@@ -260,6 +260,17 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
             "opened_at": s.opened_at.isoformat(), "closed_at": s.closed_at.isoformat() if s.closed_at else None,
             "coups": f.get("coups", 0), "expected_cagnotte": f.get("expected_cagnotte", 0),
         })  # fmt: skip
+    # The count's expected figure was worked out from the house postings when the box was
+    # counted; its sessions were closed by then, so their levies cannot have changed since
+    # but by an edit behind the services. Nobody writes or signs a register over that.
+    changed = [
+        t.number for t in tables
+        if sum(line["expected_cagnotte"] for line in sessions.get(t.pk, [])) != counts[t.pk].expected
+    ]  # fmt: skip
+    if changed:
+        raise Conflict("levies_changed_since_count",
+                       "The levies recorded at a table no longer add up to its count's expected cagnotte.",
+                       details={"tables": changed})  # fmt: skip
     lines = []
     for t in tables:
         c = counts[t.pk]

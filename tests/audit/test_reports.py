@@ -457,6 +457,21 @@ def _count_all(day, by, witness):
                                         counted=house(session__table=table))  # fmt: skip
 
 
+def test_no_register_over_levies_changed_since_the_count(closed, api, direzione, direzione2):
+    # A levy edited in SQL after the count: the register's sessions would say one expected
+    # cagnotte and the count another (the QA signed one showing 210.70 against 220.70).
+    _count_all(closed, direzione, direzione2)
+    url = f"/api/gaming-days/{closed.day.pk}/control-register/"
+    house_posting = Posting.objects.filter(session__table__number=2, role=Posting.Role.HOUSE).order_by("pk").first()
+    raw_sql("UPDATE tables_posting SET amount = amount - 100 WHERE id = %s", (house_posting.pk,))
+    events = AuditEvent.objects.count()
+    r = api(direzione).post(url)
+    assert r.status_code == 409, r.json()
+    assert r.json()["error"]["code"] == "levies_changed_since_count"
+    assert r.json()["error"]["details"] == {"tables": [2]}
+    assert AuditEvent.objects.count() == events and not ControlRegister.objects.exists()
+
+
 def test_control_register_two_different_signers(
     closed, api, direzione, direzione2, auditor, django_capture_on_commit_callbacks
 ):
