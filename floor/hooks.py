@@ -52,24 +52,38 @@ SessionCloseHook = Callable[..., None]
 SeatReleaseHook = Callable[..., None]
 SessionResumeHook = Callable[..., None]
 
-_before_session_close: list[SessionCloseHook] = []
-_before_seat_release: list[SeatReleaseHook] = []
-_after_seat_release: list[SeatReleaseHook] = []
-_after_session_resume: list[SessionResumeHook] = []
-_before_gaming_day_open: list[Callable[..., dict | None]] = []
+class _Hooks(list):
+    """One ordered registry: a callable registered twice is registered once."""
+
+    def register(self, hook: Callable[..., Any]) -> Callable[..., Any]:
+        """Register `hook`; usable as a decorator. Returns the hook."""
+        if hook not in self:
+            self.append(hook)
+        return hook
+
+    def unregister(self, hook: Callable[..., Any]) -> None:
+        """For tests that need the floor alone."""
+        if hook in self:
+            self.remove(hook)
+
+    def run(self, **kwargs: Any) -> list[Any]:
+        """Every hook in registration order (over a copy: a hook may unregister), their answers."""
+        return [hook(**kwargs) for hook in tuple(self)]
 
 
-def register_before_session_close(hook: SessionCloseHook) -> SessionCloseHook:
-    """Register `hook(*, session, by)`; usable as a decorator. Returns the hook."""
-    if hook not in _before_session_close:
-        _before_session_close.append(hook)
-    return hook
+_before_session_close = _Hooks()  # hook(*, session, by)
+_before_seat_release = _Hooks()  # hook(*, seat, by)
+_after_seat_release = _Hooks()  # hook(*, seat, by)
+_after_session_resume = _Hooks()  # hook(*, session, by)
+_before_gaming_day_open = _Hooks()  # hook(*, casino, date, by) -> dict | None
 
-
-def unregister_before_session_close(hook: SessionCloseHook) -> None:
-    """For tests that need the floor alone."""
-    if hook in _before_session_close:
-        _before_session_close.remove(hook)
+register_before_session_close = _before_session_close.register
+unregister_before_session_close = _before_session_close.unregister
+register_before_seat_release = _before_seat_release.register
+register_after_seat_release = _after_seat_release.register
+register_after_session_resume = _after_session_resume.register
+unregister_after_session_resume = _after_session_resume.unregister
+register_before_gaming_day_open = _before_gaming_day_open.register
 
 
 def before_session_close_hooks() -> tuple[SessionCloseHook, ...]:
@@ -78,66 +92,28 @@ def before_session_close_hooks() -> tuple[SessionCloseHook, ...]:
 
 def run_before_session_close(*, session: Any, by: Any) -> None:
     """Called by floor.services.table_session_close inside its transaction (see above)."""
-    for hook in tuple(_before_session_close):
-        hook(session=session, by=by)
-
-
-def register_before_seat_release(hook: SeatReleaseHook) -> SeatReleaseHook:
-    """Register `hook(*, seat, by)`; usable as a decorator. Returns the hook."""
-    if hook not in _before_seat_release:
-        _before_seat_release.append(hook)
-    return hook
+    _before_session_close.run(session=session, by=by)
 
 
 def run_before_seat_release(*, seat: Any, by: Any) -> None:
     """Called by floor.services.seat_release inside its transaction (see above)."""
-    for hook in tuple(_before_seat_release):
-        hook(seat=seat, by=by)
-
-
-def register_after_seat_release(hook: SeatReleaseHook) -> SeatReleaseHook:
-    """Register `hook(*, seat, by)`; usable as a decorator. Returns the hook."""
-    if hook not in _after_seat_release:
-        _after_seat_release.append(hook)
-    return hook
+    _before_seat_release.run(seat=seat, by=by)
 
 
 def run_after_seat_release(*, seat: Any, by: Any) -> None:
     """Called by floor.services.seat_release inside its transaction (see above)."""
-    for hook in tuple(_after_seat_release):
-        hook(seat=seat, by=by)
-
-
-def register_after_session_resume(hook: SessionResumeHook) -> SessionResumeHook:
-    """Register `hook(*, session, by)`; usable as a decorator. Returns the hook."""
-    if hook not in _after_session_resume:
-        _after_session_resume.append(hook)
-    return hook
-
-
-def unregister_after_session_resume(hook: SessionResumeHook) -> None:
-    """For tests that need the floor alone."""
-    if hook in _after_session_resume:
-        _after_session_resume.remove(hook)
+    _after_seat_release.run(seat=seat, by=by)
 
 
 def run_after_session_resume(*, session: Any, by: Any) -> None:
     """Called by floor.services.table_session_resume inside its transaction (see above)."""
-    for hook in tuple(_after_session_resume):
-        hook(session=session, by=by)
-
-
-def register_before_gaming_day_open(hook: Callable[..., dict | None]) -> Callable[..., dict | None]:
-    """Register `hook(*, casino, date, by) -> dict | None`; usable as a decorator."""
-    if hook not in _before_gaming_day_open:
-        _before_gaming_day_open.append(hook)
-    return hook
+    _after_session_resume.run(session=session, by=by)
 
 
 def run_before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict:
     """Called by floor.services.gaming_day_open inside its transaction (see above): the
     facts the hooks return, merged."""
     checks: dict = {}
-    for hook in tuple(_before_gaming_day_open):
-        checks.update(hook(casino=casino, date=date, by=by) or {})
+    for facts in _before_gaming_day_open.run(casino=casino, date=date, by=by):
+        checks.update(facts or {})
     return checks
