@@ -8,7 +8,13 @@ footer (the audit seal when the facts carry one, "Page n of N").
 
 Text: DejaVu Sans (condensed for the tables), embedded as subsets, so Italian accents and
 "€" render. When the DejaVu TTFs are absent the writer falls back to Helvetica, which
-has the accents but whose euro sign is unreliable, so "€" is written "EUR" then. A text
+has the accents but whose euro sign is unreliable, so "€" is written "EUR" then.
+Chinese, Japanese and Korean, which DejaVu has no glyphs for (a patron's name), are drawn
+in ReportLab's built-in Adobe CID fonts, run by run within a line (see _runs): nothing to
+install on the server, but these fonts are not embedded, so the viewer draws them with
+its own CJK fonts (Acrobat's Asian font pack, the system's); the text extracts right
+everywhere. Scripts that need shaping or right-to-left order (Arabic, Hebrew, Thai,
+Devanagari) are not handled: ReportLab draws code points left to right, one glyph each. A text
 cell wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…"
 when cut. A figure is never cut: a table too wide for the page is set in a smaller type
 (down to 5.5pt) so that its figures keep one line each, and should one still not fit, it
@@ -44,6 +50,7 @@ from reportlab.graphics.shapes import Drawing, String
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.pdfbase import pdfdoc, pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
@@ -292,8 +299,79 @@ class _Canvas(Canvas):
         self._make_preamble()  # its initial font, registered in this document
 
 
+# -- Chinese, Japanese, Korean ------------------------------------------------------------
+# The characters a CJK font draws, by script (Basic Multilingual Plane only: the CID fonts'
+# UCS-2 encodings cannot address the supplementary ideographs, which stay boxes).
+_HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uffa0-\uffdc"
+_KANA = "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_HAN_AND_MARKS = (  # ideographs, radicals, bopomofo, CJK punctuation, fullwidth forms
+    "\u2e80-\u2fdf\u3000-\u303f\u3100-\u312f\u3190-\u31ef\u3200-\u33ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff65\uffe0-\uffef"
+)
+_CJK = re.compile(f"[{_HANGUL}{_KANA}{_HAN_AND_MARKS}]")
+_IS_HANGUL = re.compile(f"[{_HANGUL}]")
+_IS_KANA = re.compile(f"[{_KANA}]")
+# Sans faces where there is one, like DejaVu Sans; simplified Chinese has only a Song (serif)
+# face, and its GBK coverage includes the traditional characters.
+CJK_FONTS = {"zh": "STSong-Light", "ja": "HeiseiKakuGo-W5", "ko": "HYGothic-Medium"}
+
+
+@cache
+def _cjk_font(language: str) -> str:
+    """The CID font of `language`, registered once per process (it costs no file: the PDF
+    only names it)."""
+    name = CJK_FONTS[language]
+    pdfmetrics.registerFont(UnicodeCIDFont(name))
+    return name
+
+
+@cache
+def _coverage(font: str) -> frozenset[int]:
+    """The code points `font` has a glyph for: its cmap for a TrueType font; for a standard
+    font (Helvetica) none that matters here, it has no CJK."""
+    cmap = getattr(getattr(pdfmetrics.getFont(font), "face", None), "charToGlyph", None)
+    return frozenset(cmap or ())
+
+
+def _language(ch: str, text: str) -> str:
+    """Which CJK font draws `ch`: Hangul is Korean, kana Japanese; ideographs and CJK
+    punctuation are Japanese in a text with kana (a Japanese name's kanji), Korean marks
+    in a text with Hangul, Chinese otherwise (also for a name all in kanji, which the
+    Chinese font draws too)."""
+    if _IS_HANGUL.match(ch):
+        return "ko"
+    if _IS_KANA.match(ch) or _IS_KANA.search(text):
+        return "ja"
+    if _IS_HANGUL.search(text) and not ("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"):
+        return "ko"
+    return "zh"
+
+
+def _runs(text: str, font: str) -> list[tuple[str, str]]:
+    """`text` as runs of (text, font): the characters `font` has no glyph for that a CJK
+    font draws go to that font; the rest (Latin, digits, spaces between) stay in `font`."""
+    if text.isascii() or not _CJK.search(text):
+        return [(text, font)]
+    have = _coverage(font)
+    runs: list[list[str]] = []
+    for ch in text:
+        name = font if ord(ch) in have or not _CJK.match(ch) else _cjk_font(_language(ch, text))
+        if runs and runs[-1][1] == name:
+            runs[-1][0] += ch
+        else:
+            runs.append([ch, name])
+    return [(run, name) for run, name in runs]
+
+
 def _width(text: str, font: str, size: float) -> float:
-    return pdfmetrics.stringWidth(text, font, size)
+    """The width of `text` as _Writer._text draws it: each run in its own font."""
+    return sum(pdfmetrics.stringWidth(run, name, size) for run, name in _runs(text, font))
+
+
+def _label_font(text: str, font: str) -> str:
+    """One font for a whole chart label (a reportlab String has one): the CJK font when the
+    label needs one (its Latin glyphs are proportional), else `font`."""
+    return next((name for _, name in _runs(text, font) if name != font), font)
 
 
 def _cut(text: str, font: str, size: float, width: float) -> str:
@@ -510,13 +588,27 @@ class _Writer:
         c = self.c
         if c._fillColorObj is not color:  # the canvas's current fill (it follows save/restore)
             c.setFillColor(color)
-        c.setFont(font, size)
+        runs = _runs(text, font)
+        if len(runs) == 1:
+            c.setFont(runs[0][1], size)
+            if align == "right":
+                c.drawRightString(x, y, text)
+            elif align == "center":
+                c.drawCentredString(x, y, text)
+            else:
+                c.drawString(x, y, text)
+            return
+        # A line in several fonts (a CJK name among Latin text): drawn run after run, the
+        # alignment taken from the whole line's width.
+        widths = [pdfmetrics.stringWidth(run, name, size) for run, name in runs]
         if align == "right":
-            c.drawRightString(x, y, text)
+            x -= sum(widths)
         elif align == "center":
-            c.drawCentredString(x, y, text)
-        else:
-            c.drawString(x, y, text)
+            x -= sum(widths) / 2
+        for (run, name), width in zip(runs, widths, strict=True):
+            c.setFont(name, size)
+            c.drawString(x, y, run)
+            x += width
 
     def _later(self, name: str, x: float, y: float) -> None:
         """Place a form (text known only at the end: page total, row counts)."""
@@ -778,8 +870,9 @@ class _Writer:
             renderPDF.draw(drawing, self.c, MARGIN, top - 22 - box_h)
             return
         names = [_cut(self._s(label), f.cond, 7, 90) for label in chart.labels]
+        label_fonts = [_label_font(name, f.cond) for name in names]
         plot_w = CONTENT_W - 72
-        longest = max(_width(name, f.cond, 7) for name in names)
+        longest = max(_width(name, font, 7) for name, font in zip(names, label_fonts, strict=True))
         # Labels wider than their bar's slot are turned 40 degrees; the plot then rises by
         # what they need below it, so they never run into the footer.
         many = longest > plot_w / len(names) - 6
@@ -809,6 +902,9 @@ class _Writer:
         bc.valueAxis.labelTextFormat = _axis_format(money)
         bc.categoryAxis.categoryNames = names
         bc.categoryAxis.labels.fontName = f.cond
+        for i, font in enumerate(label_fonts):
+            if font != f.cond:
+                bc.categoryAxis.labels[i].fontName = font
         bc.categoryAxis.labels.fontSize = 7
         bc.categoryAxis.labels.fillColor = INK
         bc.categoryAxis.strokeColor = RULE

@@ -517,3 +517,98 @@ def test_pdf_without_dejavu_writes_eur_in_helvetica(monkeypatch, tmp_path):
     text = pdf_text(data, tmp_path)
     if text is not None:
         assert "Cagnotte (EUR)" in text and "Più città" in text and "€" not in text
+
+
+# -- PDF: Chinese, Japanese, Korean --------------------------------------------------------
+# DejaVu has none of their glyphs: the runs of such characters are drawn in ReportLab's Adobe
+# CID fonts, chosen by script. (Escapes, not the characters, keep the source ASCII.)
+
+WANG = "\u738b\u5c0f\u660e"  # a Chinese name
+YAMADA = "\u5c71\u7530\u592a\u90ce"  # a Japanese name in kanji only
+HANAKO = "\u306f\u306a\u3053"  # hiragana
+KIM = "\uae40\ubbfc\uc218"  # Hangul
+CJK_FONTS = set(pdf.CJK_FONTS.values())
+TABLE_FONT = "DejaVuSansCondensed" if pdf.fonts().euro else "Helvetica"  # the tables' base font
+
+
+def drawn_runs(data: bytes) -> list[tuple[str, str]]:
+    """Every string the PDF draws, with the base font it is drawn in (a subset's tag
+    dropped), read back from the content streams with pypdf."""
+    import pypdf
+
+    runs: list[tuple[str, str]] = []
+
+    def visit(text, cm, tm, font, size):
+        if text.strip() and font is not None:
+            runs.append((text.strip(), str(font["/BaseFont"]).lstrip("/").split("+")[-1]))
+
+    for page in pypdf.PdfReader(io.BytesIO(data)).pages:
+        page.extract_text(visitor_text=visit)
+    return runs
+
+
+def test_pdf_runs_send_what_the_font_lacks_to_a_cjk_font_by_script():
+    font = pdf.fonts().cond
+    assert pdf._runs("Zoë Più €", font) == [("Zoë Più €", font)]
+    assert pdf._runs(f"Mr {WANG} (wang)", font) == [("Mr ", font), (WANG, "STSong-Light"), (" (wang)", font)]
+    assert pdf._runs(YAMADA, font) == [(YAMADA, "STSong-Light")]  # kanji alone: the Chinese font draws them
+    # With kana in the text, its kanji are Japanese too.
+    assert pdf._runs(f"{YAMADA[:2]} {HANAKO}", font) == [
+        (YAMADA[:2], "HeiseiKakuGo-W5"), (" ", font), (HANAKO, "HeiseiKakuGo-W5")]  # fmt: skip
+    assert pdf._runs(KIM, font) == [(KIM, "HYGothic-Medium")]
+    # CJK punctuation and fullwidth forms follow the text's script.
+    assert pdf._runs(f"{KIM}\u3001\uff21", font) == [(f"{KIM}\u3001\uff21", "HYGothic-Medium")]
+    assert pdf._runs(f"{WANG}\u3002", font) == [(f"{WANG}\u3002", "STSong-Light")]
+    # The decision is the font's own cmap: a character goes to a CJK font only if the font
+    # has no glyph for it, and every character the font has stays in it.
+    have = pdf._coverage(font)
+    for text in (f"Mr {WANG} (wang)", f"{YAMADA[:2]} {HANAKO}", f"{KIM}\u3001\uff21", "Zoë €"):
+        for run, name in pdf._runs(text, font):
+            assert all((ord(ch) in have) == (name == font) for ch in run if ch != " "), (run, name)
+
+
+def test_pdf_helvetica_fallback_draws_cjk_in_cid_fonts_too():
+    assert pdf._runs(f"Zoë {KIM}", "Helvetica") == [("Zoë ", "Helvetica"), (KIM, "HYGothic-Medium")]
+
+
+def test_pdf_measures_cjk_runs_in_their_own_font():
+    font = pdf.fonts().cond
+    # An ideograph or a Hangul syllable is one em wide in the CID fonts.
+    assert pdf._width(WANG, font, 10) == pytest.approx(30.0)
+    assert pdf._width(f"Mr {KIM}", font, 10) == pytest.approx(pdf._width("Mr ", font, 10) + 30.0)
+    # A column of long CJK names is sized for them, and a long CJK text wraps within its width
+    # with nothing lost.
+    name = WANG * 8
+    table = pdf._layout([Column("p", "Patron"), Column("m", "Bet", "money")], pdf.fonts(), [[name, "1.00"]])
+    assert table.widths[0] - 2 * pdf.CELL_PAD >= 24 * pdf.BODY_SIZE
+    lines = pdf.wrap(WANG * 40, font, pdf.BODY_SIZE, 100, pdf.MAX_TEXT_LINES)
+    assert len(lines) > 1 and "".join(lines) == WANG * 40
+    assert all(pdf._width(line, font, pdf.BODY_SIZE) <= 100 for line in lines)
+
+
+def test_pdf_draws_cjk_names_in_cid_fonts_and_they_extract(tmp_path):
+    mixed = f"Mr {WANG} (wang)"
+    names = [WANG, YAMADA, f"{YAMADA[:2]} {HANAKO}", KIM, mixed]
+    cols = [Column("patron", "Patron"), Column("bet", "Bet", "money")]
+    doc = ReportDocument(
+        f"Report {WANG}",
+        "",
+        [("Banker", KIM)],
+        [Section("bets", "Bets", cols, Rows(len(names), lambda i: (names[i], 100 * i)))],
+        [Chart("c", "Per patron", [WANG, KIM], [1, 2])],
+    )
+    data = written(write_pdf, doc)
+    runs = drawn_runs(data)
+    for expected in [(WANG, "STSong-Light"), (YAMADA, "STSong-Light"), (HANAKO, "HeiseiKakuGo-W5"),
+                     (YAMADA[:2], "HeiseiKakuGo-W5"), (KIM, "HYGothic-Medium")]:  # fmt: skip
+        assert expected in runs, expected
+    assert [font for text, font in runs if text in ("Mr", "(wang)")] == [TABLE_FONT] * 2
+    # No CJK character is drawn in a font without its glyphs (a box), on the page or the chart.
+    cjk = [(text, font) for text, font in runs if pdf._CJK.search(text)]
+    assert len(cjk) >= 10 and {font for _, font in cjk} <= CJK_FONTS
+    for name in CJK_FONTS:
+        assert b"/BaseFont /" + name.encode() in data
+    text = pdf_text(data, tmp_path)
+    if text is not None:
+        for name in (WANG, YAMADA, KIM, mixed, f"Report {WANG}"):
+            assert name in text, name

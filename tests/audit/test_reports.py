@@ -26,7 +26,7 @@ from audit.services import record
 from audit.tasks import report_build
 from config.errors import ApplicationError
 from floor import services as floor_services
-from floor.models import GamingDay, Table, TableSession
+from floor.models import GamingDay, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Coup, Posting
@@ -780,3 +780,41 @@ def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commiss
         r = api(commissario).post(f"/api/gaming-days/{world.day.pk}/close/", HTTP_IDEMPOTENCY_KEY="close-1")
     assert r.status_code == 200, r.json()
     assert DayReport.objects.get(gaming_day=world.day).status == "done"
+
+
+# --------------------------------------------------------------------------- names in CJK scripts
+
+
+def test_the_pdf_prints_chinese_japanese_and_korean_names(world, media, django_capture_on_commit_callbacks):
+    """DejaVu has no CJK glyphs: a patron's name in Chinese, Japanese or Korean is drawn in
+    the CID font of its script (not as boxes) and reads back as itself; Latin beside it
+    stays in DejaVu."""
+    from tests.audit.test_exports import HANAKO, KIM, TABLE_FONT, WANG, YAMADA, drawn_runs, pdf_text
+
+    s1 = world.sessions[0]
+    bettors = [bet.patron for coup in Coup.objects.filter(session=s1).order_by("number")
+               for bet in coup.bets.order_by("order")]  # fmt: skip
+    names = {
+        s1.banks.get().banker.pk: ("Xiaoming", WANG),  # Latin and Chinese in one name
+        bettors[0].pk: (HANAKO, YAMADA[:2]),  # kana: Japanese
+        bettors[-1].pk: (KIM[1:], KIM[0]),  # Hangul: Korean
+    }
+    for pk, (first, last) in names.items():
+        Patron.objects.filter(pk=pk).update(first_name=first, last_name=last)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert report.status == "done", report.error
+    data = _file(report, "pdf").read_bytes()
+    runs = drawn_runs(data)
+    for expected in [("Xiaoming", TABLE_FONT), (WANG, "STSong-Light"), (HANAKO, "HeiseiKakuGo-W5"),
+                     (YAMADA[:2], "HeiseiKakuGo-W5"), (KIM[1:], "HYGothic-Medium"), (KIM[0], "HYGothic-Medium")]:  # fmt: skip
+        assert expected in runs, expected
+    from audit.exports import pdf
+
+    assert {font for text, font in runs if pdf._CJK.search(text)} == set(pdf.CJK_FONTS.values())
+    text = pdf_text(data, Path(media))
+    if text is not None:
+        for first, last in names.values():
+            assert f"{first} {last}" in text, (first, last)
+    # The CSV and the XLSX had them right already; they still do.
+    assert f"Xiaoming {WANG}" in _file(report, "csv").read_text("utf-8")
