@@ -33,7 +33,7 @@ import io
 from typing import BinaryIO
 
 from audit.exports.document import Column, ReportDocument
-from audit.exports.formatting import csv_cell, csv_header, money_plain
+from audit.exports.formatting import csv_cell, csv_header, fact_text, money_plain
 
 CONTENT_TYPE = "text/csv; charset=utf-8"
 EXTENSION = "csv"
@@ -64,7 +64,7 @@ def write_csv(
         if doc.subtitle:
             out.writerow([f"# {_one_line(doc.subtitle)}"])
         for key, value in doc.facts:
-            out.writerow([f"# {key}", value])
+            out.writerow([f"# {key}", fact_text(value)])
 
         for section in doc.sections:
             columns: list[Column] = list(section.columns)

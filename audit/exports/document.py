@@ -3,7 +3,8 @@
 The report service builds a ReportDocument whose sections yield their rows lazily (from
 database iterators), so a writer never holds a whole day in memory. Writers take the
 document and a binary file object, and must consume each section's rows exactly once, in
-order. Money is integer cents in the rows; writers format it (Money marks such columns)."""
+order. Money is integer cents in the rows; writers format it (a "money" column says so, and
+among the facts a Money value)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ class Column:
     kind: ColumnKind = "text"
 
 
+@dataclass(frozen=True)
+class Money:
+    """An amount among the facts: integer cents, which each writer shows its way (the XLSX
+    as a number in euros, the CSV and the PDF as "1,234.50 EUR")."""
+
+    cents: int
+
+
+FactValue = str | int | Money  # an int is a count
+
+
 @dataclass
 class Section:
     """One table of the report. `rows` is called once by the writer and yields sequences in
@@ -32,6 +44,11 @@ class Section:
     columns: Sequence[Column]
     rows: Callable[[], Iterable[Sequence[Any]]]
     note: str = ""
+    # A closing total row, in the columns' kinds (a label may stand in the first column). The
+    # XLSX writes it under the rows, bold and outside the autofilter; the CSV, a data export,
+    # leaves it out (a reader summing a column would count it twice), and the PDF as well:
+    # there the note carries the total, as in the CSV.
+    total: Sequence[Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,7 @@ class Chart:
 class ReportDocument:
     title: str
     subtitle: str
-    facts: Sequence[tuple[str, str]]  # key facts shown first: the day, totals, the audit seal
+    facts: Sequence[tuple[str, FactValue]]  # key facts shown first: the day, totals, the audit seal
     sections: Sequence[Section]
     charts: Sequence[Chart] = field(default_factory=list)
     # Added for the writers: the time stamped into the XLSX/PDF metadata (e.g. the day's

@@ -16,6 +16,9 @@ The decisions, once for CSV, XLSX and PDF:
   A naive datetime in the rows is taken as already local. A date stays a date.
 - **Booleans**: "true"/"false" in CSV, native booleans in XLSX, "yes"/"no" in the PDF.
 - **None** is an empty cell everywhere.
+- **Facts** (the document's key figures): a count is an int and an amount a Money; the XLSX
+  writes them as numbers (formatted as the sheets' ints and euros), the CSV and the PDF as
+  text: the count as it is ("1234"), the amount as "1,234.50 EUR".
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from decimal import Decimal
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from audit.exports.document import Column
+from audit.exports.document import Column, FactValue, Money
 
 EPOCH_CREATED = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 """The creation time written into XLSX/PDF metadata when the document gives none: fixed, so
@@ -130,6 +133,13 @@ def display_cell(column: Column, value: object, tz: dt.tzinfo | None = None) -> 
         return datetime_display(value, tz)
     if kind == "bool":
         return "yes" if value else "no"
+    return str(value)
+
+
+def fact_text(value: FactValue) -> str:
+    """A fact as the CSV and the PDF write it."""
+    if isinstance(value, Money):
+        return f"{money_display(value.cents)} EUR"
     return str(value)
 
 

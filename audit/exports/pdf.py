@@ -60,6 +60,7 @@ from audit.exports.formatting import (
     created_of,
     datetime_display,
     display_cell,
+    fact_text,
     money_display,
 )
 
@@ -544,7 +545,7 @@ def single_line_rows_per_page(columns: Sequence[Column], sample: Sequence[Sequen
 def _seal(doc: ReportDocument) -> str:
     for key, value in doc.facts:
         if "seal" in key.casefold() or "sigillo" in key.casefold():
-            return value
+            return fact_text(value)
     return ""
 
 
@@ -676,7 +677,7 @@ class _Writer:
             self._cover_heading("Facts")
             key_w = min(220.0, max(_width(self._s(k), f.bold, 9) for k, _ in doc.facts) + 16)
             for key, value in doc.facts:
-                lines = wrap(self._s(value), f.regular, 9, CONTENT_W - key_w - 8, 6)
+                lines = wrap(self._s(fact_text(value)), f.regular, 9, CONTENT_W - key_w - 8, 6)
                 keys = wrap(self._s(key), f.bold, 9, key_w - 8, 3)  # a long label wraps too
                 height = 12 * max(len(lines), len(keys)) + 5
                 if self.room() < height:

@@ -1,11 +1,13 @@
 """The XLSX export: openpyxl in write-only mode, so rows go to disk as they come.
 
 Sheets, in order: "Summary" (title, facts, the list of sections with their row counts, and
-the charts), one sheet per section (header row frozen, with an autofilter), and "Charts"
+the charts), one sheet per section (header row frozen, with an autofilter, and the section's
+total row, if it has one, in bold under the rows and outside the filter), and "Charts"
 (the data the native bar charts on the Summary read). A section longer than an Excel sheet
 (1,048,576 rows) continues on "<name> (2)", header repeated.
 
-Cells: money is the exact Decimal of euros (cents / 100) with a euro number format;
+Cells: money is the exact Decimal of euros (cents / 100) with a euro number format, on the
+Summary too (a fact that is an amount; a count is an int there, as on the sheets);
 datetimes are Excel datetimes in the casino's local wall time (Excel has no zones; see
 formatting.py); ints are ints; booleans are booleans; text is always a text cell (a value
 like "=HYPERLINK(...)" is written as text, never as a formula), with the characters XML
@@ -34,7 +36,7 @@ from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.writer.excel import ExcelWriter
 
-from audit.exports.document import Chart, Column, ReportDocument, Section
+from audit.exports.document import Chart, Column, FactValue, Money, ReportDocument, Section
 from audit.exports.formatting import created_of, local_naive, money_decimal
 
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -50,6 +52,8 @@ MAX_CELL_CHARS = 32_767
 _HEADER_FONT = Font(bold=True, color="FFFFFF")
 _HEADER_FILL = PatternFill("solid", fgColor="1F3A5F")
 _HEADER_BORDER = Border(bottom=Side(style="thin", color="1F3A5F"))
+_TOTAL_FONT = Font(bold=True)
+_TOTAL_BORDER = Border(top=Side(style="thin", color="1F3A5F"))
 _WIDTHS = {"int": 12, "money": 16, "datetime": 20, "bool": 9}
 _SHEET_BAD = re.compile(r"[\[\]:*?/\\]")
 
@@ -211,8 +215,28 @@ class _SectionWriter:
             )
             self.sheet_rows += 1
             count += 1
+        if self.section.total is not None:
+            self._total(self.section.total)
         self._close_sheet()
         return count
+
+    def _total(self, total: Sequence[Any]) -> None:
+        """The section's total row, under the last row; left out of the autofilter's range, so
+        that sorting or filtering the rows never moves or hides it."""
+        if len(total) != len(self.columns):
+            raise ValueError(
+                f"section {self.section.key!r}: the total has {len(total)} cells for {len(self.columns)} columns"
+            )
+        if self.sheet_rows >= MAX_SHEET_ROWS:
+            self._open_sheet()
+        self._close_sheet()  # the filter ends at the last row
+        cells = []
+        for column, value in zip(self.columns, total, strict=True):
+            cell = self._value(column, self._cell(self.ws, column), value) or WriteOnlyCell(self.ws)
+            cell.font, cell.border = _TOTAL_FONT, _TOTAL_BORDER
+            cells.append(cell)
+        self.ws.append(cells)
+        self.ws = None  # closed: write() does not set the filter again
 
 
 def _write_chart_data(ws: Any, charts: Sequence[Chart]) -> list[tuple[Chart, int, int]]:
@@ -307,6 +331,22 @@ def _discard(wb: Workbook) -> None:
                 os.remove(writer.out)
 
 
+def _fact_cell(ws: Any, value: FactValue) -> WriteOnlyCell:
+    """A fact as the sheets write such a value: an amount in euros with the euro format, a
+    count as an int, any other text as text (never a formula)."""
+    cell = WriteOnlyCell(ws)
+    if isinstance(value, Money):
+        cell.value = money_decimal(value.cents)
+        cell.number_format = EURO_FORMAT
+    elif isinstance(value, int) and not isinstance(value, bool):
+        cell.value = value
+        cell.number_format = INT_FORMAT
+    else:
+        cell.value = _text(value)
+        cell.data_type = "s"
+    return cell
+
+
 def _fill(wb: Workbook, doc: ReportDocument, tz: dt.tzinfo | None) -> None:
     names = _SheetNames()
     summary = wb.create_sheet(names.take("Summary"))
@@ -326,9 +366,8 @@ def _fill(wb: Workbook, doc: ReportDocument, tz: dt.tzinfo | None) -> None:
     for key, value in doc.facts:
         k = WriteOnlyCell(summary, _text(key))
         k.font = bold
-        v = WriteOnlyCell(summary, _text(value))
-        v.data_type = "s"
-        v.alignment = Alignment(horizontal="left")
+        v = _fact_cell(summary, value)
+        v.alignment = Alignment(horizontal="left")  # beside its label, in the wide column
         summary.append([k, v])
         srow += 1
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from audit.exports.document import Chart, Column, ReportDocument, Section
+from audit.exports.document import Chart, Column, Money, ReportDocument, Section
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
@@ -373,19 +373,19 @@ def build_document(
 
     facts = [
         ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
-        ("Report version", str(version)),
+        ("Report version", version),
         ("Opened", _when(day.opened_at)),
         ("Closed", _when(day.closed_at) if day.closed_at else ""),
-        ("Sessions", str(len(sessions))),
-        ("Coups", str(total["coups"])),
-        ("Coups annulled before their cards", str(total["annulled"])),
-        ("Levies recorded", eur(total["levies_recorded"])),
-        ("Expected cagnotte (sum of the house postings)", eur(total["expected_cagnotte"])),
-        ("Counted cagnotte", eur(summary["counted"]) if counted_all else "not counted yet"),
+        ("Sessions", len(sessions)),
+        ("Coups", total["coups"]),
+        ("Coups annulled before their cards", total["annulled"]),
+        ("Levies recorded", Money(total["levies_recorded"])),
+        ("Expected cagnotte (sum of the house postings)", Money(total["expected_cagnotte"])),
+        ("Counted cagnotte", Money(summary["counted"]) if counted_all else "not counted yet"),
         ("Tables flagged (banker's win rate outside 95%)", ", ".join(map(str, summary["flagged_tables"])) or "none"),
         ("Audit seal (SHA-256 over the day's stream heads)", seal),
-        ("Sealed streams", str(len(streams))),
-    ]
+        ("Sealed streams", len(streams)),
+    ]  # a count is an int and an amount a Money: numbers in the XLSX, text as before elsewhere
     if register is not None:
         reg_rows = []
         for line in register.lines:
@@ -397,9 +397,13 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session (blank: table total)", "int"), ("coups", "Coups", "int"),
             ("expected", "Expected", "money"), ("counted", "Counted", "money"), ("carried", "Carried", "money"),
         ), _listed(reg_rows, tick), note=f"Total: {eur(register.total)}: {register.total_words_it} / "
-                   f"{register.total_words_en}"))  # fmt: skip
+                   f"{register.total_words_en}",
+            # The day's line under the tables' (the XLSX's; the note says it in the PDF and CSV).
+            total=["Total", None, sum(s["coups"] for line in register.lines for s in line["sessions"]),
+                   sum(line["expected"] for line in register.lines), sum(line["counted"] for line in register.lines),
+                   register.total]))  # fmt: skip
         facts += [
-            ("Control register total", eur(register.total)),
+            ("Control register total", Money(register.total)),
             ("In words (it)", register.total_words_it),
             ("In words (en)", register.total_words_en),
             ("Signed by", f"{_who(register.first_signer)} ({_when(register.first_signed_at)}), "
@@ -410,7 +414,7 @@ def build_document(
         summary["register_total"] = register.total
         summary["register_words"] = {"it": register.total_words_it, "en": register.total_words_en}
     elif carried is not None:
-        facts += [("Carried (higher of expected and counted, per table)", eur(carried)),
+        facts += [("Carried (higher of expected and counted, per table)", Money(carried)),
                   ("In words (it)", euros_it(carried)), ("In words (en)", euros_en(carried))]  # fmt: skip
 
     numbers = sorted(per_table)

@@ -21,7 +21,7 @@ import openpyxl
 import pytest
 
 from audit.exports import WRITERS, pdf, write_csv, write_pdf, write_xlsx, xlsx
-from audit.exports.document import Chart, Column, ReportDocument, Section
+from audit.exports.document import Chart, Column, Money, ReportDocument, Section
 from audit.exports.formatting import money_decimal, money_display, money_plain
 
 ROME = ZoneInfo("Europe/Rome")
@@ -612,3 +612,82 @@ def test_pdf_draws_cjk_names_in_cid_fonts_and_they_extract(tmp_path):
     if text is not None:
         for name in (WANG, YAMADA, KIM, mixed, f"Report {WANG}"):
             assert name in text, name
+
+
+# -- XLSX: the Summary's figures, a section's total row -----------------------------------
+
+
+def test_xlsx_summary_figures_are_numbers_and_the_csv_and_pdf_text_is_as_before(tmp_path):
+    facts = [("Gaming day", "2026-11-29"), ("Coups", 1234), ("Levies recorded", Money(12_345_678_901)),
+             ("Shortfall", Money(-5)), ("Counted cagnotte", "not counted yet"), ("Audit seal", SEAL)]  # fmt: skip
+    doc = lambda: ReportDocument("t", "", facts, [])  # noqa: E731
+    data = written(write_xlsx, doc())
+    summary = openpyxl.load_workbook(io.BytesIO(data))["Summary"]
+    cells = {row[0].value: row[1] for row in summary.iter_rows(max_col=2) if row[0].value in dict(facts)}
+    assert set(cells) == set(dict(facts))
+    coups = cells["Coups"]
+    assert coups.value == 1234 and coups.data_type == "n" and coups.number_format == xlsx.INT_FORMAT
+    for key, amount in (("Levies recorded", "123456789.01"), ("Shortfall", "-0.05")):
+        cell = cells[key]
+        assert cell.data_type == "n" and cell.number_format == xlsx.EURO_FORMAT, key
+        assert Decimal(str(cell.value)) == Decimal(amount)
+    for key in ("Gaming day", "Counted cagnotte", "Audit seal"):
+        assert cells[key].data_type == "s" and cells[key].value == dict(facts)[key]
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        sheet = z.read("xl/worksheets/sheet1.xml").decode()
+    assert "<v>123456789.01</v>" in sheet and "<v>-0.05</v>" in sheet  # the exact decimals, no float
+    # The CSV and the PDF write the facts as they always did.
+    preamble, _ = csv_blocks(written(write_csv, doc()))
+    assert preamble[1:] == [["# Gaming day", "2026-11-29"], ["# Coups", "1234"],
+                            ["# Levies recorded", "123,456,789.01 EUR"], ["# Shortfall", "-0.05 EUR"],
+                            ["# Counted cagnotte", "not counted yet"], ["# Audit seal", SEAL]]  # fmt: skip
+    text = pdf_text(written(write_pdf, doc()), tmp_path)
+    if text is not None:
+        assert "123,456,789.01 EUR" in text and "-0.05 EUR" in text and f"Audit seal {SEAL}" in text
+
+
+def test_a_money_fact_must_be_integer_cents():
+    doc = ReportDocument("t", "", [("Levies", Money(1.5))], [])  # type: ignore[arg-type]
+    for spec in WRITERS.values():
+        with pytest.raises(TypeError):
+            written(spec, doc)
+
+
+REGISTER = [Column("table", "Table", "int"), Column("session", "Session", "int"), Column("coups", "Coups", "int"),
+            Column("carried", "Carried", "money")]  # fmt: skip
+REGISTER_ROWS = [(1, 1, 3, 41_20), (1, None, 3, 41_20), (2, 1, 1, 10_00), (2, None, 1, 10_00)]
+
+
+def register_doc(total=("Total", None, 4, 51_20)) -> ReportDocument:
+    rows = Rows(len(REGISTER_ROWS), lambda i: REGISTER_ROWS[i])
+    return ReportDocument("t", "", [], [Section("reg", "Register", REGISTER, rows, note="Total: 51.20 EUR", total=total)])
+
+
+def test_xlsx_writes_a_section_total_row_under_the_rows_outside_the_filter():
+    wb = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, register_doc())))
+    ws = wb["Register"]
+    rows = list(ws.iter_rows(values_only=True))
+    assert len(rows) == 1 + len(REGISTER_ROWS) + 1
+    label, session, coups, carried = rows[-1]
+    assert (label, session, coups) == ("Total", None, 4) and Decimal(str(carried)) == Decimal("51.20")
+    last = ws[len(rows)]
+    assert last[2].data_type == "n" and last[2].number_format == xlsx.INT_FORMAT
+    assert last[3].data_type == "n" and last[3].number_format == xlsx.EURO_FORMAT
+    assert all(cell.font.b for cell in last) and all(cell.border.top.style == "thin" for cell in last)
+    assert not ws[len(rows) - 1][0].font.b  # the rows above are not bold
+    assert ws.auto_filter.ref == f"A1:D{len(rows) - 1}"  # sorting the rows leaves the total in place
+    summary = [[c for c in row if c is not None] for row in wb["Summary"].iter_rows(values_only=True)]
+    assert ["Register", "Register", len(REGISTER_ROWS)] in summary  # the total is not a row of the section
+
+
+def test_the_csv_and_pdf_leave_the_total_row_to_the_note(tmp_path):
+    _, blocks = csv_blocks(written(write_csv, register_doc()))
+    assert blocks["Register"] == [["# Total: 51.20 EUR"], ["table", "session", "coups", "carried_eur"],
+                                  ["1", "1", "3", "41.20"], ["1", "", "3", "41.20"], ["2", "1", "1", "10.00"],
+                                  ["2", "", "1", "10.00"]]  # fmt: skip
+    assert written(write_pdf, register_doc()) == written(write_pdf, register_doc(total=None))
+
+
+def test_a_total_of_the_wrong_width_is_refused():
+    with pytest.raises(ValueError, match="the total has 2 cells for 4 columns"):
+        written(write_xlsx, register_doc(total=("Total", 51_20)))

@@ -818,3 +818,66 @@ def test_the_pdf_prints_chinese_japanese_and_korean_names(world, media, django_c
             assert f"{first} {last}" in text, (first, last)
     # The CSV and the XLSX had them right already; they still do.
     assert f"Xiaoming {WANG}" in _file(report, "csv").read_text("utf-8")
+
+
+# --------------------------------------------------------------------------- the XLSX's figures
+
+
+def test_the_xlsx_has_the_register_total_row_and_the_summary_figures_as_numbers(
+    closed, direzione, direzione2, django_capture_on_commit_callbacks
+):
+    from decimal import Decimal
+
+    import openpyxl
+
+    from audit.exports import xlsx
+
+    _count_all(closed, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        reg = registers.control_register_sign(register=reg, by=direzione2)
+    v2 = DayReport.objects.get(gaming_day=closed.day, version=2)
+    assert v2.status == "done", v2.error
+    wb = openpyxl.load_workbook(_file(v2, "xlsx"))
+
+    # The control register ends with the day's line: the tables' lines summed, the carried
+    # total the register's own (the signed figure), all numbers in the sheets' formats.
+    ws = wb["Control register (art. 72)"]
+    rows = list(ws.iter_rows(values_only=True))
+    assert rows[0] == ("Table", "Session (blank: table total)", "Coups", "Expected", "Counted", "Carried")
+    tables = [row for row in rows[1:-1] if row[1] is None]
+    assert [row[0] for row in tables] == [1, 2]
+    total = rows[-1]
+    assert total[:2] == ("Total", None)
+    assert total[2] == sum(row[2] for row in tables) == sum(s["coups"] for line in reg.lines for s in line["sessions"])
+    assert [Decimal(str(v)) for v in total[3:]] == [
+        Decimal(sum(line[k] for line in reg.lines)).scaleb(-2) for k in ("expected", "counted", "carried")
+    ]
+    assert Decimal(str(total[5])) == Decimal(reg.total).scaleb(-2) == Decimal("51.20")
+    last = ws[len(rows)]
+    assert [c.number_format for c in last[2:]] == [xlsx.INT_FORMAT] + [xlsx.EURO_FORMAT] * 3
+    assert all(c.font.b for c in last) and ws.auto_filter.ref == f"A1:F{len(rows) - 1}"
+
+    # The Summary's figures are numbers: counts ints, amounts euros with the euro format.
+    facts = {row[0].value: row[1] for row in wb["Summary"].iter_rows(max_col=2) if row[0].value}
+    s = v2.summary
+    for key, value in (("Report version", 2), ("Sessions", s["sessions"]), ("Coups", s["coups"]),
+                       ("Coups annulled before their cards", s["annulled"])):  # fmt: skip
+        assert facts[key].value == value and facts[key].data_type == "n", key
+        assert facts[key].number_format == xlsx.INT_FORMAT, key
+    for key, cents in (("Levies recorded", s["levies_recorded"]), ("Counted cagnotte", s["counted"]),
+                       ("Expected cagnotte (sum of the house postings)", s["expected_cagnotte"]),
+                       ("Control register total", reg.total)):  # fmt: skip
+        assert Decimal(str(facts[key].value)) == Decimal(cents).scaleb(-2), key
+        assert facts[key].data_type == "n" and facts[key].number_format == xlsx.EURO_FORMAT, key
+    assert facts["Audit seal (SHA-256 over the day's stream heads)"].value == v2.seal
+
+    # The CSV is as it was: the register's rows and, in its note, the total; no total row.
+    from tests.audit.test_exports import csv_blocks
+
+    preamble, blocks = csv_blocks(_file(v2, "csv").read_bytes())
+    assert ["# Control register total", "51.20 EUR"] in preamble and ["# Coups", str(s["coups"])] in preamble
+    block = blocks["Control register (art. 72)"]
+    assert block[0][0].startswith("# Total: 51.20 EUR: cinquantuno euro e venti centesimi")
+    assert len(block) == 2 + len(rows) - 2 and not [r for r in block if r[0] == "Total"]
