@@ -642,7 +642,10 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     closed_to_its_capo = (
         session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)
     )
-    replay = None if (writable or floor or closed_to_its_capo) else stored_outcome(request)
+    # An entry its user made while he could (a tablet's queue sending it again after its answer
+    # was lost) gets that answer back, even once he is relieved or the session is closed: told
+    # "closed", he would think it was never entered.
+    replay = None if (writable or floor) else stored_outcome(request)
     if not (writable or floor or closed_to_its_capo or replay):
         if has_role(request.user, Role.CAPO_PARTITA) and not session.is_closed:  # relieved, or another table's
             return forbidden(request, _("%(name)s runs this table now: you do not record its play.") % {

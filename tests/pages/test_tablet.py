@@ -219,6 +219,26 @@ def test_its_capo_partita_is_told_the_session_is_closed(client_for, game):
     assert post(client_for(other), game.session, "coup-open").status_code == 403
 
 
+def test_an_entry_recorded_before_the_close_gets_its_answer_again(client_for, game):
+    """The tablet's queue sends an entry again after its answer was lost, and meanwhile the
+    session closed: the entry was made, so its stored answer comes back, not "closed"."""
+    from floor import services as floor_services
+
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    key = str(uuid.uuid4())
+    first = post(client, game.session, "coup-annul", key=key, coup=coup.pk, reason="power cut")
+    assert first.status_code == 200
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    again = post(client, game.session, "coup-annul", key=key, coup=coup.pk, reason="power cut")
+    html = again.content.decode()
+    assert again.status_code == 200 and "already recorded: the same answer again" in html
+    assert "annulled" in html and "The table session is closed." not in html
+    # a new entry is told the session is closed
+    assert post(client, game.session, "coup-annul", coup=coup.pk, reason="power cut").status_code == 409
+
+
 def test_the_tablet_annuls_a_coup_before_its_cards(client_for, game):
     client = client_for(game.capo)
     assert post(client, game.session, "coup-open").status_code == 200
