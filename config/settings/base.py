@@ -73,6 +73,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
+                "config.context_processors.offline_queue",
             ],
         },
     },
@@ -183,6 +184,10 @@ TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 0, minimum=0)
 # A browser session lasts one shift (shared terminals on the floor), not Django's two weeks;
 # so does an API token (floor/authentication.py).
 SESSION_COOKIE_AGE = env_int("SESSION_HOURS", 12, minimum=1) * 3600
+# How many days the idempotency keys are kept (`idempotency_purge` deletes the older ones). A
+# tablet's queue holds back an entry older than that for the croupier rather than send it:
+# its key may be gone, and it would be entered again.
+IDEMPOTENCY_KEY_DAYS = env_int("IDEMPOTENCY_KEY_DAYS", 7, minimum=1)
 API_TOKEN_HOURS = env_int("API_TOKEN_HOURS", 12, minimum=1)
 # Logins, role and password changes as audit events (floor/security.py). Always on but in
 # the test settings, whose fixtures log in and grant roles in nearly every test.

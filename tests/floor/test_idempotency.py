@@ -467,6 +467,24 @@ def test_idempotency_purge_deletes_only_old_keys(commissario):
         call_command("idempotency_purge", "--days", "0")
 
 
+@pytest.mark.django_db
+def test_idempotency_purge_keeps_the_keys_the_tablets_may_still_send(commissario, settings):
+    """The tablets' queues send entries up to IDEMPOTENCY_KEY_DAYS old by themselves: the purge
+    keeps that many days by default and refuses fewer, which would let such an entry run again."""
+    settings.IDEMPOTENCY_KEY_DAYS = 10
+    now = timezone.now()
+    for key, age in [("old", dt.timedelta(days=11)), ("recent", dt.timedelta(days=9))]:
+        IdempotencyKey.objects.create(
+            user=commissario, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
+            response_body={}, completed=True, created_at=now - age,
+        )
+    with pytest.raises(CommandError, match="IDEMPOTENCY_KEY_DAYS"):
+        call_command("idempotency_purge", "--days", "7")
+    assert IdempotencyKey.objects.count() == 2
+    call_command("idempotency_purge")
+    assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
+
+
 # --------------------------------------------------------------------------- concurrency, real threads
 
 
