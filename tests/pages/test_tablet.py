@@ -522,3 +522,20 @@ def test_a_barred_player_is_offered_no_banco(client_for, game):
     others = [r for r in rows if f'name="patron" value="{game.seat(3).pk}"' not in r]
     assert barred and 'value="banco"' not in barred[0] and 'value="half"' not in barred[0]
     assert all('value="banco"' in r for r in others)
+
+
+def test_the_queues_words_and_settings_are_on_every_page(client_for, game, settings):
+    """chemin.js takes its words from the page, in the user's language, with how many days
+    the server keeps an entry's key and the server's time (an entry too old is held back)."""
+    settings.IDEMPOTENCY_KEY_DAYS = 9
+    client = client_for(game.capo)
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'data-keep-days="9"' in html and re.search(r'data-now="\d{10}"', html)
+    assert f'data-user="{game.capo.pk}"' in html
+    assert "NOT sent. It was made on {when}" in html and "Discard this entry" in html
+    assert "has not reached the server yet" in html and "Log out anyway?" in html
+    client.post("/i18n/setlang/", {"language": "it", "next": "/"})
+    html = client.get("/tablet/").content.decode()
+    assert "NON inviato. È stato fatto il {when}" in html and "Scartare questo inserimento" in html
+    assert "non ha ancora raggiunto il server" in html and "non hanno ancora raggiunto il server" in html
+    assert "Uscire comunque?" in html and "Log out anyway?" not in html

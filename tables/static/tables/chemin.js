@@ -1,10 +1,11 @@
-/* Chemin: entries posted while the network is down wait in a page-level queue and are sent
-   again, in the order they were made, each with its own idempotency key, once the network is
-   back; an "offline" banner shows while it is down. No inline script anywhere (CSP). */
+/* Chemin: entries posted while the network is down wait in a queue kept on the device and are
+   sent again, in the order they were made, each with its own idempotency key, once the network
+   is back; an "offline" banner shows while it is down. No inline script anywhere (CSP). */
 (function () {
   "use strict";
   var MAX_DELAY = 15000;
   var QUEUED = "X-Chemin-Queued";  // marks a resend of the queue (the server ignores it)
+  var PREFIX = "chemin:pending:";
   var banner = function () { return document.getElementById("offline"); };
   function showOffline(on) {
     var el = banner();
@@ -16,29 +17,120 @@
   window.addEventListener("online", function () { showOffline(false); flushSoon(0); });
 
   // ----------------------------------------------------------------- the queue of entries
-  // One queue per user and table (the panel's data-queue), kept in sessionStorage so that a
-  // reload does not drop an entry. Every entry keeps the idempotency key of the form it was
-  // made in: sending it again, even after it reached the server before the network dropped,
-  // is answered from the stored answer, never entered twice.
-  function storageKey() {
-    var el = document.querySelector("[data-queue]");
-    return "chemin:pending:" + (el ? el.getAttribute("data-queue") : window.location.pathname);
+  // One queue per user and table (the panel's data-queue; elsewhere the user and the page),
+  // kept in localStorage: a reload, a closed tab, a crashed browser or a rebooted tablet do
+  // not drop an entry, and reopening the table's page sends what waits. Every entry keeps the
+  // idempotency key of the form it was made in: sending it again, even after it reached the
+  // server before the network dropped, is answered from the stored answer, never entered
+  // twice.
+  var panel = document.querySelector("[data-queue]");
+  var user = document.body.getAttribute("data-user") || "";
+  // Once: a refusal page swapped in later has no panel to ask.
+  var STORE = PREFIX + (panel ? panel.getAttribute("data-queue") : (user || "-") + ":" + window.location.pathname);
+  // Each entry under its own key, STORE#id: adding or removing one never rewrites the others.
+  // A tab's localStorage is a copy that another tab's writes reach a few milliseconds later
+  // (even after a Web Lock passed between them), so a queue kept as one list and rewritten
+  // whole could lose the entry another tab had just added.
+  var ENTRY = STORE + "#";
+  // Where the queue was kept before (one list in sessionStorage, this tab only): moved on load.
+  var OLD_STORE = PREFIX + (panel ? panel.getAttribute("data-queue") : window.location.pathname);
+
+  // The server keeps an entry's key (and so its answer) this many days (IDEMPOTENCY_KEY_DAYS,
+  // idempotency_purge): an entry older than that, sent again, could be entered twice, so it
+  // is held for the croupier instead. Its age is told by the server's clock (the page's
+  // data-now), not the tablet's, which may be off.
+  var settings = document.getElementById("pending");
+  var KEEP_MS = Number(settings && settings.getAttribute("data-keep-days")) * 86400000 || 7 * 86400000;
+  var MARGIN_MS = 3600000;  // an hour short of it: the time on the way, the clocks' estimate
+  var rendered = Number(settings && settings.getAttribute("data-now")) * 1000;
+  var offset = rendered ? rendered - Date.now() : 0;
+  function serverNow() { return Date.now() + offset; }
+  function held(entry) { return serverNow() - (entry.made || 0) > KEEP_MS - MARGIN_MS; }
+  function waiting(entry) { return !held(entry); }
+  function newId() { return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 10); }
+
+  function storage(kind) {
+    try { return window[kind]; } catch (e) { return null; }  // refused (privacy settings)
   }
-  var STORE = storageKey();  // once: a refusal page swapped in later has no panel to ask
-  function load() {
-    try { return JSON.parse(window.sessionStorage.getItem(STORE) || "[]") || []; }
-    catch (e) { return []; }
+  var local = storage("localStorage");
+  // No storage, or it refused a write (full): this page keeps the queue, as before.
+  var memoryOnly = !local;
+  var memory = [];
+  function parse(raw, fallback) {
+    try { var value = JSON.parse(raw); return value === null || value === undefined ? fallback : value; }
+    catch (e) { return fallback; }
   }
-  function save(queue) {
+  function byOrder(a, b) { return (a.order - b.order) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0); }
+  function stored() {
+    if (memoryOnly) { return memory.slice(); }
+    var list = [];
     try {
-      if (queue.length) { window.sessionStorage.setItem(STORE, JSON.stringify(queue)); }
-      else { window.sessionStorage.removeItem(STORE); }
-    } catch (e) { /* storage full or refused: the queue still lives in this page */ }
+      for (var i = 0; i < local.length; i += 1) {
+        var k = local.key(i);
+        var entry = k && k.indexOf(ENTRY) === 0 ? parse(local.getItem(k), null) : null;
+        if (entry && entry.id && entry.values) { list.push(entry); }
+      }
+    } catch (e) { return memory.slice(); }
+    return list.sort(byOrder);
   }
-  var queue = load();
+  function put(entry) {
+    if (!memoryOnly) {
+      try { local.setItem(ENTRY + entry.id, JSON.stringify(entry)); return; }
+      catch (e) { var kept = stored(); memoryOnly = true; memory = kept; }
+    }
+    memory = memory.filter(function (e) { return e.id !== entry.id; }).concat([entry]).sort(byOrder);
+  }
+  function drop(entry) {
+    memory = memory.filter(function (e) { return e.id !== entry.id; });
+    if (local) { try { local.removeItem(ENTRY + entry.id); } catch (e) { /* refused: gone from memory */ } }
+  }
+
+  // Another tab on the same table (same user) shares the queue: it stores its entries there
+  // and sees these (the 'storage' event below). The resends run under an exclusive Web Lock
+  // named after the queue, held from the first entry sent to the last answered, so two tabs
+  // never send the queue at once. Without Web Locks (an old browser, a page not served over
+  // HTTPS) a tab sends only when no other holds the lease written beside the queue: a best
+  // effort, as two tabs may write it at the same moment. Either way a tab sends only the
+  // first entry and removes it only once answered, so the order holds; and an entry sent
+  // twice (another tab's removal not seen yet) gets its stored answer, nothing more.
+  var HAS_LOCKS = !!(window.navigator.locks && window.navigator.locks.request);
+  var SETTLE_MS = 100;  // the send lock is kept this long after the last write: see ENTRY
+  var TAB = newId();
+  var LEASE = "chemin:sending:" + STORE.slice(PREFIX.length);
+  var LEASE_MS = 30000;  // a tab closed while sending frees it by then
+  var BUSY = "another tab is sending";
+  function leaseHolder() {
+    try { var l = parse(local.getItem(LEASE), null); return l && l.until > Date.now() ? l.tab : null; }
+    catch (e) { return null; }
+  }
+  function takeLease() {
+    try { local.setItem(LEASE, JSON.stringify({ tab: TAB, until: Date.now() + LEASE_MS })); } catch (e) { /* */ }
+  }
+  function dropLease() {
+    try { if (local && leaseHolder() === TAB) { local.removeItem(LEASE); } } catch (e) { /* it expires */ }
+  }
+  function sendLocked(task) {
+    if (HAS_LOCKS) { return window.navigator.locks.request(STORE, { mode: "exclusive" }, task); }
+    if (memoryOnly) { return Promise.resolve().then(task); }
+    var holder = leaseHolder();
+    if (holder && holder !== TAB) { return Promise.reject(new Error(BUSY)); }
+    takeLease();
+    return new Promise(function (resolve) { window.setTimeout(resolve, 50); }).then(function () {
+      if (leaseHolder() !== TAB) { throw new Error(BUSY); }  // another tab wrote it last: its turn
+      return task();
+    }).then(dropLease, function (e) { dropLease(); throw e; });
+  }
+  window.addEventListener("pagehide", function () { if (!HAS_LOCKS) { dropLease(); } });
+
+  var queue = [];       // what this page shows: the entries as stored
   var sending = null;   // the entry on its way to the server
+  var busy = false;     // waiting for the send lock, or holding it
+  var again = false;    // a flush was asked for meanwhile
+  var release = null;   // lets the send lock go
   var attempt = 0;      // network failures in a row: the next try waits longer
   var timer = null;
+
+  function refresh() { queue = stored(); showPending(); }
 
   function text(el) { return el ? (el.textContent || "").replace(/\s+/g, " ").trim() : ""; }
   function fill(template, values) {
@@ -68,18 +160,42 @@
   }
 
   function sameValues(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+  function sameEntry(a, b) { return a.id === b.id || (!!a.key && a.key === b.key && sameValues(a.values, b.values)); }
 
   function enqueue(cfg, values) {
-    var key = values.idempotency_key || "";
-    var twice = queue.some(function (e) { return key && e.key === key && sameValues(e.values, values); });
-    if (!twice) {  // a second tap on the very same entry is the same entry
-      queue.push({
-        url: cfg.path, verb: cfg.verb, values: values, key: key, label: labelFor(cfg),
-        target: cfg.target && cfg.target.id ? "#" + cfg.target.id : "#tablet"
-      });
-      save(queue);
-    }
-    showPending();
+    var last = queue.reduce(function (n, e) { return Math.max(n, e.order || 0); }, 0);
+    var now = serverNow();
+    var entry = {
+      id: newId(), url: cfg.path, verb: cfg.verb, values: values, key: values.idempotency_key || "",
+      label: labelFor(cfg), target: cfg.target && cfg.target.id ? "#" + cfg.target.id : "#tablet",
+      made: now,  // by the server's clock: see held()
+      order: Math.max(now, last + 1)  // behind every entry this page knows of
+    };
+    // A second tap on the very same entry is the same entry. Stored at once, without waiting
+    // for a lock: the tab may be closed the next moment, and a key of its own needs none.
+    if (!queue.concat(stored()).some(function (e) { return sameEntry(e, entry); })) { put(entry); }
+    refresh();
+  }
+
+  // Entries kept in sessionStorage by the version before (a tablet updated mid-evening): moved
+  // into the store ahead of what is there (they were made before this page was loaded), and
+  // only then removed from the old place. They did not say when they were made: they count
+  // from now.
+  function migrate() {
+    var session = storage("sessionStorage");
+    var old = [];
+    try { old = session ? parse(session.getItem(OLD_STORE), []) : []; } catch (e) { old = []; }
+    if (!Array.isArray(old) || !old.length) { return; }
+    var list = stored();
+    var now = serverNow();
+    var first = list.length ? Math.min(now, list[0].order) : now;
+    old.forEach(function (e, i) {
+      e.id = e.id || newId();
+      e.made = e.made || now;
+      e.order = first - old.length + i;
+      if (!list.some(function (s) { return sameEntry(s, e); })) { put(e); }
+    });
+    if (!memoryOnly) { try { session.removeItem(OLD_STORE); } catch (e) { /* it goes next time */ } }
   }
 
   function csrfToken() {
@@ -92,23 +208,59 @@
     timer = window.setTimeout(function () { timer = null; flush(); }, delay);
   }
 
+  // The entries go one after another under the send lock, each the first of the queue as
+  // stored, removed from it only once answered; the lock goes when none is left to send (or
+  // the network fails again), SETTLE_MS after this page's last write.
   function flush() {
-    if (sending || !queue.length || !window.htmx) { return; }
-    sending = queue[0];
+    if (busy) { again = true; return; }
+    if (!window.htmx || !queue.some(waiting)) { return; }
+    busy = true;
+    sendLocked(function () {
+      return new Promise(function (done) { release = done; next(); });
+    }).catch(function (e) {
+      busy = false;
+      if (e && e.message === BUSY) { flushSoon(1000); }  // another tab sends: its answers show here too
+    });
+  }
+
+  function next() {
+    if (!HAS_LOCKS && !memoryOnly) { takeLease(); }
+    refresh();
+    var entry = null;
+    for (var i = 0; i < queue.length && !entry; i += 1) {
+      if (waiting(queue[i])) { entry = queue[i]; }
+    }
+    if (!entry) { finish(); return; }
+    sending = entry;
+    send(entry);
+  }
+
+  function finish() {
+    sending = null;
+    var done = release;
+    release = null;
+    window.setTimeout(function () {
+      busy = false;
+      if (done) { done(); }
+      if (again) { again = false; flushSoon(0); }
+    }, SETTLE_MS);
+  }
+
+  function send(entry) {
     var values = {};
-    Object.keys(sending.values).forEach(function (k) { values[k] = sending.values[k]; });
+    Object.keys(entry.values).forEach(function (k) { values[k] = entry.values[k]; });
     // The token of the page as it is now (not fingerprinted): a reload or a new login renewed it.
     var token = csrfToken();
     if (token && "csrfmiddlewaretoken" in values) { values.csrfmiddlewaretoken = token; }
     var headers = {};
-    headers[QUEUED] = sending.key || "1";
-    var target = document.querySelector(sending.target) || document.getElementById("tablet");
+    headers[QUEUED] = entry.key || "1";
+    var target = document.querySelector(entry.target) || document.getElementById("tablet");
     var swap = "outerHTML";
     if (!target) {  // a refusal page took the panel's place: the answer goes where it was
       target = document.getElementById("main") || document.body;
       swap = "innerHTML";
     }
-    var sent = window.htmx.ajax(sending.verb, sending.url, {
+    var sent = window.htmx.ajax(entry.verb, entry.url, {
       source: target, target: target, swap: swap, values: values, headers: headers
     });
     // A failed send rejects the promise: htmx:sendError below has it in hand already.
@@ -130,41 +282,73 @@
 
   function answered(xhr) {
     var entry = sending;
-    sending = null;
     attempt = 0;
     if (xhr.getResponseHeader("HX-Redirect")) {
       // Logged out meanwhile: nothing was entered. The entries stay queued for this user and
       // table, and go once he is back on its page after logging in.
+      finish();
       return;
     }
-    queue = queue.filter(function (e) { return !(e.key === entry.key && sameValues(e.values, entry.values)); });
-    save(queue);
     var ok = xhr.status < 400;
     var reason = serverMessage(xhr);
     if (!ok && !reason) { reason = String(xhr.status); }
+    drop(entry);
     report(entry, ok, reason);
-    showPending();
-    if (queue.length) { flushSoon(0); }
+    next();
   }
 
   // ----------------------------------------------------------------- what the user sees
   function showPending() {
     var box = document.getElementById("pending");
+    showHeld();
     if (!box) { return; }
-    if (!queue.length) { box.hidden = true; box.textContent = ""; return; }
-    var head = fill(box.getAttribute(queue.length === 1 ? "data-one" : "data-many") || "{n}", { n: queue.length });
+    var list = queue.filter(waiting);
+    if (!list.length) { box.hidden = true; box.textContent = ""; return; }
+    var head = fill(box.getAttribute(list.length === 1 ? "data-one" : "data-many") || "{n}", { n: list.length });
     box.textContent = "";
     var p = document.createElement("p");
     p.textContent = head;
-    var list = document.createElement("ol");
-    queue.forEach(function (e) {
+    var ol = document.createElement("ol");
+    list.forEach(function (e) {
       var li = document.createElement("li");
       li.textContent = e.label;
-      list.appendChild(li);
+      ol.appendChild(li);
     });
     box.appendChild(p);
-    box.appendChild(list);
+    box.appendChild(ol);
     box.hidden = false;
+  }
+
+  function when(entry) {
+    var date = new Date((entry.made || 0) - offset);
+    try {
+      return date.toLocaleString(document.documentElement.lang || undefined, { dateStyle: "medium", timeStyle: "short" });
+    } catch (e) { return date.toLocaleString(); }
+  }
+
+  // The entries held back (too old to send by themselves): each with what it was, when it
+  // was made, and a button to discard it once the croupier has decided.
+  function showHeld() {
+    var box = document.getElementById("queue-held");
+    if (!box) { return; }
+    var list = box.querySelector("ul");
+    list.textContent = "";
+    var kept = queue.filter(held);
+    kept.forEach(function (e) {
+      var li = document.createElement("li");
+      var p = document.createElement("p");
+      p.textContent = fill(box.getAttribute("data-held") || "{entry}", {
+        entry: e.label, when: when(e), days: Math.round(KEEP_MS / 86400000)
+      });
+      var button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("data-discard-entry", e.id);
+      button.textContent = box.getAttribute("data-discard") || "×";
+      li.appendChild(p);
+      li.appendChild(button);
+      list.appendChild(li);
+    });
+    box.hidden = !kept.length;
   }
 
   // Every entry sent again says what became of it: recorded, or refused and why (never a
@@ -187,12 +371,55 @@
     var box = document.getElementById(button.getAttribute("data-dismiss"));
     if (box) { box.hidden = true; box.querySelector("ul").textContent = ""; box.classList.remove("err"); }
   });
+  document.addEventListener("click", function (evt) {
+    var button = evt.target && evt.target.closest ? evt.target.closest("[data-discard-entry]") : null;
+    if (!button) { return; }
+    var id = button.getAttribute("data-discard-entry");
+    drop({ id: id });
+    refresh();
+  });
+
+  // Another tab changed the queue (an entry tapped there, one sent from there): the list
+  // shown here follows, and what now waits is sent.
+  window.addEventListener("storage", function (evt) {
+    if (evt.key !== null && evt.key.indexOf(ENTRY) !== 0) { return; }
+    refresh();
+    if (queue.some(waiting)) { flushSoon(0); }
+  });
+
+  // Logging out leaves the entries waiting on this device for this user (they go once he is
+  // back on the table's page); the button says so before he leaves, and he may stay.
+  function waitingFor(who) {
+    if (!who) { return 0; }
+    var prefix = PREFIX + who + ":";
+    var n = memoryOnly ? queue.length : 0;
+    [local, storage("sessionStorage")].forEach(function (store) {
+      try {
+        for (var i = 0; store && i < store.length; i += 1) {
+          var k = store.key(i);
+          if (!k || k.indexOf(prefix) !== 0 || (memoryOnly && k.indexOf(ENTRY) === 0)) { continue; }
+          var value = parse(store.getItem(k), null);
+          n += Array.isArray(value) ? value.length : (value ? 1 : 0);  // the old lists, the entries
+        }
+      } catch (e) { /* storage refused: nothing to count there */ }
+    });
+    return n;
+  }
+  document.addEventListener("submit", function (evt) {
+    var form = evt.target;
+    if (!form || !form.matches || !form.matches("form[data-logout]")) { return; }
+    var n = waitingFor(user);
+    if (n && !window.confirm(fill(form.getAttribute(n === 1 ? "data-one" : "data-many") || "{n}", { n: n }))) {
+      evt.preventDefault();
+    }
+  });
 
   // ----------------------------------------------------------------- htmx
-  // While entries wait, a new one joins the end of the queue instead of overtaking them.
+  // While entries wait, a new one joins the end of the queue instead of overtaking them
+  // (entries held back for the croupier do not hold the others: he may enter one again).
   document.addEventListener("htmx:configRequest", function (evt) {
     var d = evt.detail;
-    if (!queue.length || (d.headers && d.headers[QUEUED]) || String(d.verb).toLowerCase() === "get") { return; }
+    if (!queue.some(waiting) || (d.headers && d.headers[QUEUED]) || String(d.verb).toLowerCase() === "get") { return; }
     evt.preventDefault();
     var values = {};
     var data = d.formData || d.parameters;
@@ -205,17 +432,17 @@
     var cfg = evt.detail.requestConfig;
     if (!cfg || !window.htmx) { return; }
     showOffline(true);
+    attempt += 1;
+    var delay = Math.min(MAX_DELAY, 500 * Math.pow(2, attempt));
     if (isResend(evt.detail)) {  // still down: try again later, the entry stays first
-      sending = null;
-      attempt += 1;
-      flushSoon(Math.min(MAX_DELAY, 500 * Math.pow(2, attempt)));
+      finish();
+      flushSoon(delay);
       return;
     }
     var values = {};
     cfg.formData.forEach(function (v, k) { values[k] = v; });
     enqueue(cfg, values);
-    attempt += 1;
-    flushSoon(Math.min(MAX_DELAY, 500 * Math.pow(2, attempt)));
+    flushSoon(delay);
   });
 
   // A 5xx answer (the database or Redis out of reach: 503) is not swapped into the page
@@ -259,7 +486,9 @@
     if (el && el.matches && el.matches("[data-autosubmit]") && el.form) { el.form.requestSubmit(); }
   });
 
-  // Entries left from before a reload: shown at once, and sent.
-  showPending();
-  if (queue.length) { flushSoon(0); }
+  // Entries left from before (a reload, a closed tab, the old sessionStorage): shown at once,
+  // those too old held for the croupier, and the rest sent.
+  migrate();
+  refresh();
+  if (queue.some(waiting)) { flushSoon(0); }
 })();
