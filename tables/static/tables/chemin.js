@@ -458,6 +458,10 @@
 
   document.addEventListener("htmx:afterRequest", function (evt) {
     var xhr = evt.detail.xhr;
+    // Each answer's Date renews the server's clock (a page shown again from the history
+    // carries an old data-now).
+    var date = xhr && xhr.status ? Date.parse(xhr.getResponseHeader("Date") || "") : NaN;
+    if (date) { offset = date - Date.now(); }
     if (xhr && xhr.status && xhr.status < 500) { showUnavailable(false); }
     if (xhr && xhr.status) {
       showOffline(false);
