@@ -242,7 +242,7 @@
     window.setTimeout(function () {
       busy = false;
       if (done) { done(); }
-      if (again) { again = false; flushSoon(0); }
+      if (again) { again = false; if (!timer) { flushSoon(0); } }  // (a retry after a failure waits its turn)
     }, SETTLE_MS);
   }
 
