@@ -43,9 +43,17 @@ def current_page(request: HttpRequest) -> str | None:
 
 
 def refusal(
-    request: HttpRequest, *, status: int, message: str, title: str | None = None, reload_url: str | None = None
+    request: HttpRequest,
+    *,
+    status: int,
+    message: str,
+    title: str | None = None,
+    reload_url: str | None = None,
+    queue: str | None = None,
 ) -> HttpResponse:
-    context = {"message": message, "title": title, "reload_url": reload_url}
+    """`queue`: the tablet queue (chemin.js) of the page refused, whose entries waiting on the
+    device are still listed and sent from here, to be answered (refused, with the reason)."""
+    context = {"message": message, "title": title, "reload_url": reload_url, "queue": queue}
     if is_htmx(request):
         response = render(request, "_refusal.html", context, status=status)
         response["HX-Retarget"] = "#main"

@@ -256,8 +256,8 @@ def stored_outcome(request: HttpRequest) -> Outcome | None:
     return _outcome(record.response_body or {}, record.status_code, replayed=True)
 
 
-def forbidden(request: HttpRequest, message: str | None = None) -> HttpResponse:
-    return refusal(request, status=403, message=message or _("Your role does not allow this page."))
+def forbidden(request: HttpRequest, message: str | None = None, *, queue: str | None = None) -> HttpResponse:
+    return refusal(request, status=403, message=message or _("Your role does not allow this page."), queue=queue)
 
 
 def not_found(request: HttpRequest) -> HttpResponse:

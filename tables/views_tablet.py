@@ -147,7 +147,13 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
     session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
     if not writable and not has_role(request.user, *TABLET_READERS):
-        return forbidden(request, _("Only the Capo Partita assigned to this table session may use its tablet."))
+        # His entries for this table still waiting on the tablet (the session closed, or he was
+        # relieved, before they were sent) are sent from here and answered with the reason.
+        return forbidden(
+            request,
+            _("Only the Capo Partita assigned to this table session may use its tablet."),
+            queue=f"{request.user.pk}:{session.pk}",
+        )
     return session, writable
 
 

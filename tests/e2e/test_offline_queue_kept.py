@@ -322,3 +322,38 @@ def test_an_entry_for_a_session_closed_meanwhile_is_said_refused(make_game, page
     assert not Coup.objects.filter(session=game.session).exists()
     assert page.evaluate(STORED, "localStorage") == {}
     assert page.evaluate(STORED, "sessionStorage") == {}
+
+
+def test_entries_left_for_a_session_closed_since_are_found_and_answered(make_game, page_for, shoot):
+    """The tab closed with an entry waiting, and the session closed before the tablet came
+    back: the table is no longer his, but every page says an entry waits and links to its
+    page, which sends it and says why it was refused. Nothing stays forgotten on the device."""
+    from floor import services as floor_services
+
+    game = make_game("venezia")
+    page = _watch(page_for(game.capo, "portrait"))
+    url = f"{page.base}/tablet/sessions/{game.session.pk}/"
+    page.goto(url)
+    context = page.context
+    context.set_offline(True)
+    page.get_by_role("button", name="Open the coup").click()
+    expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
+    page.close()
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    context.set_offline(False)
+    home = _another_page(page, f"{page.base}/tablet/")
+    elsewhere = home.locator("#queue-elsewhere")
+    expect(elsewhere).to_contain_text("1 entry made on this tablet waits to be sent from its page:")
+    shoot(home, "tablet-queue-elsewhere")
+    elsewhere.get_by_role("link", name="Table 1 (1)").click()
+    home.wait_for_url(url)
+    refused = home.locator("#queue-report li.err")
+    expect(refused).to_contain_text("Open the coup: NOT recorded", timeout=20_000)
+    expect(refused).to_contain_text("The table session is closed.")
+    expect(home.locator("#pending")).to_be_hidden()
+    assert not Coup.objects.filter(session=game.session).exists()
+    assert home.evaluate(STORED, "localStorage") == {}
+    home.goto(f"{page.base}/tablet/")
+    expect(home.locator("#queue-elsewhere")).to_be_hidden()
+    problems = [p for p in _online_problems(home) if "status of 403" not in p and "status of 409" not in p]
+    assert problems == [], "\n".join(home.problems)

@@ -539,3 +539,18 @@ def test_the_queues_words_and_settings_are_on_every_page(client_for, game, setti
     assert "NON inviato. È stato fatto il {when}" in html and "Scartare questo inserimento" in html
     assert "non ha ancora raggiunto il server" in html and "non hanno ancora raggiunto il server" in html
     assert "Uscire comunque?" in html and "Log out anyway?" not in html
+    assert "attendono di essere inviati dalle loro pagine" in html
+
+
+def test_a_refused_tablet_page_still_names_its_queue(client_for, game):
+    """Its session closed: the table's page refuses its Capo Partita, but names the queue
+    (user:session), so chemin.js lists and sends his entries left on the tablet there."""
+    from floor import services as floor_services
+
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    response = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 403 and f'data-queue="{game.capo.pk}:{game.session.pk}"' in html
+    other = UserFactory(username="capo-elsewhere", roles=["capo_partita"])
+    html = client_for(other).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert f'data-queue="{other.pk}:{game.session.pk}"' in html  # his own queue, never another's

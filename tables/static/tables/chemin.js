@@ -131,6 +131,7 @@
   var timer = null;
 
   function refresh() { queue = stored(); showPending(); }
+  function pageTitle() { return document.title.replace(/\s*·\s*Chemin$/, ""); }
 
   function text(el) { return el ? (el.textContent || "").replace(/\s+/g, " ").trim() : ""; }
   function fill(template, values) {
@@ -169,7 +170,8 @@
       id: newId(), url: cfg.path, verb: cfg.verb, values: values, key: values.idempotency_key || "",
       label: labelFor(cfg), target: cfg.target && cfg.target.id ? "#" + cfg.target.id : "#tablet",
       made: now,  // by the server's clock: see held()
-      order: Math.max(now, last + 1)  // behind every entry this page knows of
+      order: Math.max(now, last + 1),  // behind every entry this page knows of
+      page: window.location.pathname, title: pageTitle()  // where it is sent from: showElsewhere()
     };
     // A second tap on the very same entry is the same entry. Stored at once, without waiting
     // for a lock: the tab may be closed the next moment, and a key of its own needs none.
@@ -191,6 +193,8 @@
     var first = list.length ? Math.min(now, list[0].order) : now;
     old.forEach(function (e, i) {
       e.id = e.id || newId();
+      e.page = e.page || window.location.pathname;
+      e.title = e.title || pageTitle();
       e.made = e.made || now;
       e.order = first - old.length + i;
       if (!list.some(function (s) { return sameEntry(s, e); })) { put(e); }
@@ -351,6 +355,44 @@
     box.hidden = !kept.length;
   }
 
+  // This user's entries kept for other pages (another table; one whose session has closed
+  // since, or that he no longer runs): said on every page, with a link to each, where they
+  // are sent, or refused with the reason. Never forgotten on the device.
+  function showElsewhere() {
+    var box = document.getElementById("queue-elsewhere");
+    if (!box) { return; }
+    var prefix = PREFIX + user + ":";
+    var pages = {};
+    var n = 0;
+    try {
+      for (var i = 0; user && local && i < local.length; i += 1) {
+        var k = local.key(i);
+        if (!k || k.indexOf(prefix) !== 0 || k.indexOf(ENTRY) === 0 || k.indexOf("#") < 0) { continue; }
+        var e = parse(local.getItem(k), null);
+        if (!e || !e.page) { continue; }
+        n += 1;
+        pages[e.page] = pages[e.page] || { title: e.title || e.page, n: 0 };
+        pages[e.page].n += 1;
+      }
+    } catch (err) { n = 0; }
+    box.textContent = "";
+    box.hidden = !n;
+    if (!n) { return; }
+    var p = document.createElement("p");
+    p.textContent = fill(box.getAttribute(n === 1 ? "data-one" : "data-many") || "{n}", { n: n });
+    var list = document.createElement("ul");
+    Object.keys(pages).forEach(function (href) {
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = href;
+      a.textContent = pages[href].title + " (" + pages[href].n + ")";
+      li.appendChild(a);
+      list.appendChild(li);
+    });
+    box.appendChild(p);
+    box.appendChild(list);
+  }
+
   // Every entry sent again says what became of it: recorded, or refused and why (never a
   // silent drop). The list stays until the croupier dismisses it.
   function report(entry, ok, reason) {
@@ -382,6 +424,7 @@
   // Another tab changed the queue (an entry tapped there, one sent from there): the list
   // shown here follows, and what now waits is sent.
   window.addEventListener("storage", function (evt) {
+    if (evt.key === null || evt.key.indexOf(PREFIX) === 0) { showElsewhere(); }
     if (evt.key !== null && evt.key.indexOf(ENTRY) !== 0) { return; }
     refresh();
     if (queue.some(waiting)) { flushSoon(0); }
@@ -494,5 +537,6 @@
   // those too old held for the croupier, and the rest sent.
   migrate();
   refresh();
+  showElsewhere();
   if (queue.some(waiting)) { flushSoon(0); }
 })();
