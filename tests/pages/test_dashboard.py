@@ -295,3 +295,12 @@ def test_a_space_among_the_decimals_of_a_grouped_amount_is_a_form_error_not_a_50
     response = post(client, game.session.table, "minimum", session=game.session.pk, minimum=typed, reason="busy")
     assert response.status_code == 400
     assert not MinimumChange.objects.exists()
+
+
+def test_the_drawing_of_the_table_keeps_svg_numbers_in_italian(client_for, game):
+    # Italian formats 42.1 as "42,1", which is no SVG length: the seats fell off the drawing.
+    html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    coords = re.findall(r'<circle cx="([^"]*)" cy="([^"]*)"', html)
+    assert len(coords) > 1
+    for cx, cy in coords:
+        assert re.fullmatch(r"-?\d+(\.\d+)?", cx) and re.fullmatch(r"-?\d+(\.\d+)?", cy), (cx, cy)
