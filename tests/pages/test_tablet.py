@@ -554,3 +554,40 @@ def test_a_refused_tablet_page_still_names_its_queue(client_for, game):
     other = UserFactory(username="capo-elsewhere", roles=["capo_partita"])
     html = client_for(other).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert f'data-queue="{other.pk}:{game.session.pk}"' in html  # his own queue, never another's
+
+
+def test_the_kind_of_each_bet_is_said_in_the_pages_language(client_for, game):
+    # the list of bets showed the stored code ("individual", "avec_la_table") on Italian pages
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="half")
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(3).pk, quick="custom", amount="150")
+    assert set(Bet.objects.values_list("kind", flat=True)) == {"avec_la_table", "individual"}
+    html = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    bets = html[html.index("Puntate, in ordine") :]
+    bets = bets[: bets.index("</table>")]
+    assert "<td>individual</td>" not in bets and "avec_la_table" not in bets
+    assert "<td>puntata individuale</td>" in bets and "<td>banco avec la table</td>" in bets
+    english = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "<td>individual bet</td>" in english
+
+
+def test_a_violation_names_the_punta_third_card_as_the_pages_show_cards(client_for, game):
+    # the README's coup: the violation said "punta's third card 2S", every other card is "2♠"
+    client = client_for(game.capo)
+    post(client, game.session, "regola", patron=game.banker.pk, declared="true")
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    for rank, suit in (("2", "H"), ("A", "S"), ("3", "C"), ("2", "D")):
+        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    post(client, game.session, "punta", coup=coup.pk, draws="true")
+    post(client, game.session, "card", coup=coup.pk, rank="2", suit="S")
+    assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    violation = page[page.index('class="violations"') :]
+    violation = violation[: violation.index("</div>")]
+    assert "third card 2S" not in violation
+    assert "punta's third card <span" in violation and "2♠" in violation
