@@ -53,7 +53,9 @@ REFUSALS = {
     "bank_above_maximum": gettext_lazy("The bank is above the table maximum."),
     "bank_already_active": gettext_lazy("A bank is open at this table already."),
     "withdraw_too_early": gettext_lazy("A banker withdraws after at least one completed coup."),
-    "coup_in_progress": gettext_lazy("A coup is in play at this table."),
+    "coup_in_progress": gettext_lazy(
+        "A coup is in play at this table: it is played to its end, or annulled before its first card."
+    ),
     "no_active_bank": gettext_lazy("No bank is open at this table."),
     "no_shoe": gettext_lazy("No sabot is loaded at this table."),
     "stop_card_reached": gettext_lazy("The stop card has appeared: load a new sabot."),

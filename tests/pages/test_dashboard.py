@@ -304,3 +304,23 @@ def test_the_drawing_of_the_table_keeps_svg_numbers_in_italian(client_for, game)
     assert len(coords) > 1
     for cx, cy in coords:
         assert re.fullmatch(r"-?\d+(\.\d+)?", cx) and re.fullmatch(r"-?\d+(\.\d+)?", cy), (cx, cy)
+
+
+def test_closing_a_table_with_a_coup_in_its_betting_says_it_may_be_annulled(client_for, game):
+    # "A coup is in play at this table." left the Commissario with no way out; a coup with
+    # no card out is annulled (README), and the refusal says so, in Italian too
+    from tables import services as table_services
+
+    table_services.coup_open(session=game.session, by=game.capo)
+    client = client_for(game.commissario)
+    data = {"session": game.session.pk, "confirm": "yes"}
+    refused = post(client, game.session.table, "close", **data)
+    assert refused.status_code == 409 and "annulled before its first card" in refused.content.decode()
+    italian = client.post(
+        f"/floor/tables/{game.session.table.pk}/close/",
+        {"idempotency_key": str(uuid.uuid4()), **data},
+        HTTP_ACCEPT_LANGUAGE="it",
+    )
+    assert "annullato prima della prima carta" in italian.content.decode()
+    game.session.refresh_from_db()
+    assert game.session.status == "open"
