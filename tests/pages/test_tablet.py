@@ -591,3 +591,17 @@ def test_a_violation_names_the_punta_third_card_as_the_pages_show_cards(client_f
     violation = violation[: violation.index("</div>")]
     assert "third card 2S" not in violation
     assert "punta's third card <span" in violation and "2♠" in violation
+
+
+def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_offered(client_for, game):
+    # a covered bank still offered "€ 0", "bank € 0" and "½ € 500", each refused when tapped
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'value="minimum"' in page and 'value="half"' in page and 'value="open"' in page
+    whole = str(game.bank.amount // 100)
+    assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, amount=whole).status_code == 200
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'value="minimum"' not in page and 'value="half"' not in page and 'value="open"' not in page
+    assert 'value="banco"' in page and 'value="custom"' in page
