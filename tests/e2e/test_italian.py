@@ -21,3 +21,17 @@ def test_the_capo_partita_switches_to_italian(make_game, page_for, shoot):
     response = page.goto(f"{page.base}/floor/")
     assert response.status == 403  # the floor is the Commissario's: the 403 page, in Italian
     expect(page.locator("h1")).to_contain_text("Non consentito")
+
+
+def test_the_players_headings_fit_their_columns_in_italian(make_game, page_for):
+    # "posto" ran into "giocatore" at 1024x768: the seat column was narrower than its heading
+    game = make_game("venezia")
+    page = page_for(game.capo)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    page.get_by_label("Language").select_option("it")
+    page.get_by_role("button", name="Change").click()
+    expect(page.get_by_role("button", name="Aprire il colpo")).to_be_visible()
+    overflowing = page.eval_on_selector_all(
+        "table.players th", "cells => cells.filter(c => c.scrollWidth > c.clientWidth).map(c => c.textContent)"
+    )
+    assert overflowing == []
