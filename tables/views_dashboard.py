@@ -26,6 +26,7 @@ from floor import selectors as floor_selectors
 from floor import services as floor_services
 from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
 from floor.roles import Role, has_role
+from tables.models import Coup
 from tables.selectors import session_game_state
 
 from .templatetags.chemin_ui import euros
@@ -59,10 +60,11 @@ def _table_card(table: Table, session: TableSession | None, *, seat_choice: int 
     state = session_game_state(session)
     seats = list(floor_selectors.seat_list(session=session).filter(left_at__isnull=True))
     by_number = {s.seat_number: s for s in seats if not s.standing}
-    coup = state["coup"] or state["last_coup"]
     card.update(
         state=state,
-        coups=coup["number"] if coup else 0,
+        # the coups played, as the report counts them: not the number of the coup on the
+        # table, which counts annulled coups and the one in play
+        coups=Coup.objects.filter(session=session, state=Coup.State.SETTLED).count(),
         coup_state=state["coup"]["state"] if state["coup"] else None,
         seated=[s for s in seats if not s.standing],
         standing=[s for s in seats if s.standing],

@@ -324,3 +324,15 @@ def test_closing_a_table_with_a_coup_in_its_betting_says_it_may_be_annulled(clie
     assert "annullato prima della prima carta" in italian.content.decode()
     game.session.refresh_from_db()
     assert game.session.status == "open"
+
+
+def test_the_dashboard_counts_the_coups_played_as_the_report_does(client_for, game):
+    # it showed the number of the coup on the table: an annulled coup and the coup in its
+    # betting counted as played, where the report counts neither
+    from tables import services as table_services
+
+    first = table_services.coup_open(session=game.session, by=game.capo)
+    table_services.coup_annul(coup=first, by=game.capo, reason="the shoe was dropped")
+    table_services.coup_open(session=game.session, by=game.capo)
+    html = client_for(game.commissario).get("/floor/").content.decode()
+    assert re.search(r"<dt>coups</dt><dd>0</dd>", html), re.findall(r"<dt>coups</dt><dd>[^<]*</dd>", html)
