@@ -310,11 +310,21 @@ def _context(
              "amount": p.amount}
             for p in (played.postings.all() if played else [])
         ]
+    # Punto banco has a profile (odds, settlement) but no chemin de fer to record: every step
+    # would be refused (profile_not_supported), so the tablet offers none and says why.
+    playable = not get_profile(state["session"]["profile"]).house_bank
+    readonly_reason = None
+    if not playable:
+        readonly_reason = _("This table's profile is not chemin de fer: the tablet records chemin de fer only.")
+    elif not writable:
+        readonly_reason = _("Read only: you are not this table's Capo Partita.")
+    writable = writable and playable
     return {
         "session": session,
         "state": state,
         "writable": writable and session.is_open,
-        "readonly_reason": None if writable else _("Read only: you are not this table's Capo Partita."),
+        "readonly_reason": readonly_reason,
+        "playable": playable,
         "coup": coup,
         "last": last,
         "shown": shown,
@@ -348,7 +358,7 @@ def _context(
         "succession": _succession_panel(session, state, places) if bank is None else None,
         "rotation": state["rotation"],
         # The asta may be opened and closed by a Commissario too (tables.services.succession).
-        "floor_writable": (writable or floor_writable) and session.is_open,
+        "floor_writable": (writable or floor_writable) and playable and session.is_open,
     }
 
 
@@ -517,6 +527,17 @@ def act_reconstruction_decide(request, session, user):
 def act_regola(request, session, user):
     declared = _draws(request, "declared")
     mark = services.regola_mark(session=session, by=user, patron=_patron(request), declared=declared)
+    # Each coup takes the marks at rien ne va plus: past it, a change is for the next coup.
+    coup = Coup.objects.filter(
+        session=session, state__in=(Coup.State.CLOSED, Coup.State.DEALING, Coup.State.PENDING)
+    ).first()
+    if coup is not None:
+        words = {"name": mark.patron.full_name, "number": coup.number + 1}
+        if declared:
+            return _("%(name)s plays alla Regola from the next coup (coup %(number)s): "
+                     "this coup is played as marked at rien ne va plus.") % words
+        return _("%(name)s no longer plays alla Regola from the next coup (coup %(number)s): "
+                 "this coup is played as marked at rien ne va plus.") % words
     if declared:
         return _("%(name)s plays alla Regola.") % {"name": mark.patron.full_name}
     return _("%(name)s no longer plays alla Regola.") % {"name": mark.patron.full_name}

@@ -605,3 +605,37 @@ def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_o
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert 'value="minimum"' not in page and 'value="half"' not in page and 'value="open"' not in page
     assert 'value="banco"' in page and 'value="custom"' in page
+def test_a_regola_marked_after_rien_ne_va_plus_says_it_applies_from_the_next_coup(client_for, game):
+    """Each coup snapshots the marks at rien ne va plus (tables.services.marks): a player who
+    declares the Regola once the cards are out is not protected in this coup. The Capo
+    Partita must be told so, not left to believe the house protects him now."""
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), amount=300_00)
+    services.rien_ne_va_plus(coup=coup, by=game.capo)
+    client = client_for(game.capo)
+    response = post(client, game.session, "regola", patron=game.seat(2).pk, declared="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "from the next coup (coup 2)" in html
+
+
+def test_a_regola_marked_while_betting_applies_to_this_coup(client_for, game):
+    from tables import services
+
+    services.coup_open(session=game.session, by=game.capo)
+    response = post(client_for(game.capo), game.session, "regola", patron=game.seat(2).pk, declared="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and "plays alla Regola." in html and "next coup" not in html
+
+
+def test_a_punto_banco_tablet_offers_no_step_the_server_refuses(client_for, make_game):
+    """Punto banco has a profile (odds, settlement) but no chemin de fer play: every step is
+    profile_not_supported. The tablet of such a session must say so, not offer to load a
+    sabot that is then refused, and leave the Capo Partita with no valid next action."""
+    game = make_game("punto-banco", shoe=False, bank=None, seated=2, standing=0)
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "not chemin de fer" in html
+    assert "shoe-load" not in html and "Load the sabot" not in html
+    assert "/regola/" not in html and "/bar/" not in html and "/void/" not in html
