@@ -259,6 +259,8 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
         "offers": offers,
         "turn": [o for o in offers if o["current"]],
         "first_to_speak": any(o["current"] and o["round"] not in sequential for o in offers),
+        # chemmy-fi: everyone may claim at once, so the asta may open before anyone answers.
+        "claim_round": any(o["current"] and o["round"] == succession_rules.Round.CLAIM for o in offers),
         "can_open_auction": can_open_auction,
         "auction_allowed": auction_allowed,
         "auction": auction,

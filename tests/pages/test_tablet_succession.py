@@ -226,3 +226,15 @@ def test_only_the_capo_answers_the_commissario_opens_and_closes_the_asta(client_
     r = post(commissario, game.session, "auction-close", auction=auction.pk)
     assert r.status_code == 200 and f"{game.seat(3).full_name} holds the bank" in r.content.decode()
     assert Bank.objects.get(session=game.session, status="active").banker == game.seat(3)
+
+
+def test_the_chemmy_claim_round_does_not_say_the_seated_have_all_answered(client_for, make_game):
+    """chemmy-fi after a withdrawal: every player may claim an equal bank at once, and the
+    asta may open while nobody has claimed it. The hint by the 'Open the asta' button must
+    not tell the Capo Partita that the seated players have all answered when none has."""
+    game = make_game("chemmy-fi")
+    withdraw(game)
+    html = page(client_for(game.capo), game.session)
+    assert "Open the asta" in html
+    assert "The seated players have all answered" not in html
+    assert "Nobody has claimed the bank: opening the asta ends the claims." in html
