@@ -238,3 +238,19 @@ def test_the_chemmy_claim_round_does_not_say_the_seated_have_all_answered(client
     assert "Open the asta" in html
     assert "The seated players have all answered" not in html
     assert "Nobody has claimed the bank: opening the asta ends the claims." in html
+
+
+def test_after_an_asta_without_bids_the_bank_form_proposes_the_next_seat_not_the_loser(client_for, make_game):
+    """Nobody took the bank nor bid for it: the Capo Partita opens a new bank. The form's
+    banker must default to the next seat in rotation (the header's 'next seat'), not to the
+    first seat of the list, which here is the banker who has just lost it."""
+    game = make_game("venezia", standing=0)
+    succ = lose(game)
+    for n in range(2, 9):
+        services.offer_pass(succession=succ, by=game.capo, patron=game.seat(n))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_close(auction=auction, by=game.capo)
+    html = page(client_for(game.capo), game.session)
+    selected = re.search(r'<select id="bank-patron"[^>]*>(.*?)</select>', html, re.S).group(1)
+    chosen = re.findall(r'<option value="(\d+)" selected>', selected)
+    assert chosen == [str(game.seat(2).pk)]
