@@ -269,6 +269,25 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
     }
 
 
+def _reconstruction_so_far(coup: dict) -> dict | None:
+    """The hands of the reconstruction where it waits for a side's decision (RULES.md §3.3):
+    the coup as played may hold the card in the other hand (a punta alla Regola who stood
+    wrongly: the banker's third card is the punta's in the replay), and the Capo Partita
+    must ask the player in the replay's situation. The punta decides on his two cards; the
+    banker on his two cards against the punta's third card of the replay, if he draws
+    there: he draws there when the rule required it of him, else as he did in the coup."""
+    side = (coup.get("needs") or {}).get("decision")
+    if side not in ("punta", "banker"):
+        return None
+    cards = list(coup["cards"])
+    if side == "punta":
+        return live.hands(cards[:4]).as_dict()
+    punta = next((v for v in coup["violations"] if v["side"] == "punta"), None)
+    punta_draws = punta["required"] == "draw" if punta else bool(coup["punta_draws"])
+    pool = cards[4:] + list(coup["next_cards"] or [])
+    return live.hands(cards[:4] + pool[:1] if punta_draws else cards[:4], punta_draws=punta_draws).as_dict()
+
+
 def _context(
     session: TableSession, writable: bool, outcome: Outcome | None = None, floor_writable: bool = False
 ) -> dict:
@@ -301,6 +320,7 @@ def _context(
             "regola": regola_side,
         }
     shown = coup or last
+    so_far = _reconstruction_so_far(coup) if coup and coup["state"] == Coup.State.PENDING else None
     postings = []
     if shown and shown["state"] == Coup.State.SETTLED:
         played = coup_list(session=session).filter(pk=shown["id"]).first()
@@ -336,6 +356,7 @@ def _context(
         "seated": [p for p in places if not p["standing"]],
         "quick": quick,
         "rule": rule,
+        "so_far": so_far,
         # Which hand the next card goes to (a declaration is not a card).
         "next_card_side": coup["next"]["side"]
         if coup and coup.get("next") and coup["next"]["need"] in (live.CARD, live.BANKER_DECISION)

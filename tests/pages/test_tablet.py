@@ -639,3 +639,24 @@ def test_a_punto_banco_tablet_offers_no_step_the_server_refuses(client_for, make
     assert "not chemin de fer" in html
     assert "shoe-load" not in html and "Load the sabot" not in html
     assert "/regola/" not in html and "/bar/" not in html and "/void/" not in html
+
+
+def test_a_pending_reconstruction_shows_the_situation_the_decision_is_asked_in(client_for, game):
+    """examples/coups.jsonl #5: the punta alla Regola stood on 4 and the banker drew a 9D.
+    The replay gives the 9D to the punta and reaches a free cell of the banker (5 against a
+    9) the coup never reached: the Capo Partita must ask the banker, so the tablet shows the
+    reconstruction so far (punta 2H 2C 9D, banker KS 5D), not only the coup as played,
+    where the 9D is the banker's."""
+    from tables import services
+
+    services.regola_mark(session=game.session, by=game.capo, patron=game.seat(2), declared=True)
+    coup = services.coup_record(
+        session=game.session, by=game.capo, cards=["2H", "KS", "2C", "5D", "9D"], punta_draws=False,
+        bets=[{"patron": game.seat(2), "amount": 300_00}],
+    )  # fmt: skip
+    assert (coup.state, coup.needs) == ("pending", {"decision": "banker"})
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    so_far = re.search(r'<div class="hands reconstruction"[^>]*>(.*?)</div>\s*</div>', html, re.S)
+    assert so_far, "the reconstruction so far is shown"
+    text = re.sub(r"<[^>]+>", " ", so_far.group(1))
+    assert re.search(r"2♥\s+2♣\s+9♦", text) and re.search(r"K♠\s+5♦", text) and "9♦ " not in text.split("K♠")[1]
