@@ -660,3 +660,38 @@ def test_a_pending_reconstruction_shows_the_situation_the_decision_is_asked_in(c
     assert so_far, "the reconstruction so far is shown"
     text = re.sub(r"<[^>]+>", " ", so_far.group(1))
     assert re.search(r"2♥\s+2♣\s+9♦", text) and re.search(r"K♠\s+5♦", text) and "9♦ " not in text.split("K♠")[1]
+
+
+def test_the_bets_table_names_the_kind_of_bet_in_the_users_language(client_for, game):
+    """The bets list showed the stored codes ('individual', 'avec_la_table') as they are,
+    untranslated on an Italian tablet."""
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), kind="avec_la_table")
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(3), amount=100_00)
+    html = client_for(game.capo).get(
+        f"/tablet/sessions/{game.session.pk}/", headers={"Accept-Language": "it"}
+    ).content.decode()
+    table = re.search(r"<table class=\"list\"><caption>[^<]*</caption>(.*?)</table>", html, re.S).group(1)
+    assert "avec_la_table" not in table and ">individual<" not in table
+    assert "banco avec la table" in table and "individuale" in table
+
+
+def test_the_withdrawal_of_a_barred_callers_banco_sits_by_his_name(client_for, game):
+    """Two players call banco; the first is barred since: the tablet offers to take his
+    call back. The button must stay inside the 'Banco called by' line, by his name, and
+    say whose call it withdraws (a form inside a <p> is pushed out of it by the browser,
+    leaving a bare 'withdraw' under the line)."""
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(2))
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(3))
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(2), reason="faux tirage")
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert '<p class="banner">Banco called by' not in html  # no form inside a paragraph
+    line = re.search(r'<div class="banner calls">(.*?)</div>', html, re.S).group(1)
+    assert "bet-withdraw" in line and game.seat(3).full_name in line
+    button = re.search(r"<button type=\"submit\">(.*?)</button>", line, re.S).group(1)
+    assert game.seat(2).full_name in button
