@@ -26,7 +26,8 @@ from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
-from tables.models import Auction, Bank, Coup, Succession
+from tables.engine.profiles import TieRule
+from tables.models import Auction, Bank, Bet, Coup, Succession
 from tables.selectors import coup_list, session_game_state
 
 from .templatetags.chemin_ui import card_text, euros
@@ -269,6 +270,30 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
     }
 
 
+def _offer_bets(places: list[dict], coup: dict, state: dict) -> None:
+    """Which bet buttons each row offers: none the bet services would refuse at once
+    (tables.services.coup: a banco called takes the whole bank alone; banco avec la table
+    once; no banco solo once bets are placed; one bet a player). At a chemmy-fi replay a
+    player's own carried stake is no obstacle: a new bet of his replaces it."""
+    replay = get_profile(state["session"]["profile"]).tie == TieRule.REPLAY
+
+    def others(stakes: list[dict], pid: int) -> list[dict]:
+        return [x for x in stakes if not (x["patron"]["id"] == pid and replay and x["carried"])]
+
+    for place in places:
+        pid = place["patron"]["id"]
+        bets, calls = others(coup["bets"], pid), others(coup["banco_calls"], pid)
+        covered = sum(b["amount"] for b in bets)
+        may_bet = not calls and not any(b["patron"]["id"] == pid for b in bets) and covered < coup["bank_amount"]
+        place["offer"] = {
+            "banco": not place["barred"] and not bets and not any(c["patron"]["id"] == pid for c in calls),
+            "bet": may_bet,
+            "half": may_bet and not place["barred"]
+            and not any(b["kind"] == Bet.Kind.AVEC_LA_TABLE for b in bets)
+            and covered + live.avec_la_table_stake(coup["bank_amount"]) <= coup["bank_amount"],
+        }
+
+
 def _reconstruction_so_far(coup: dict) -> dict | None:
     """The hands of the reconstruction where it waits for a side's decision (RULES.md §3.3):
     the coup as played may hold the card in the other hand (a punta alla Regola who stood
@@ -307,6 +332,7 @@ def _context(
             "open": coup["open"],
         }
         quick["minimum_input"], quick["open_input"] = plain_euros(quick["minimum"]), plain_euros(quick["open"])
+        _offer_bets(places, coup, state)
     rule = (coup or {}).get("rule")
     regola_side = None
     if rule:

@@ -695,3 +695,34 @@ def test_the_withdrawal_of_a_barred_callers_banco_sits_by_his_name(client_for, g
     assert "bet-withdraw" in line and game.seat(3).full_name in line
     button = re.search(r"<button type=\"submit\">(.*?)</button>", line, re.S).group(1)
     assert game.seat(2).full_name in button
+
+
+def _rows(html: str) -> dict[str, str]:
+    rows = re.findall(r'<form[^>]*class="bet-row">(.*?)</form>', html, re.S)
+    return {re.search(r'name="patron" value="(\d+)"', r).group(1): r for r in rows}
+
+
+def test_the_bet_rows_offer_no_bet_the_server_would_refuse(client_for, game):
+    """Once banco avec la table is taken, no one else is offered ½; once banco is called,
+    no one is offered an individual bet (the others may still call banco: the first in turn
+    wins the call), and the caller is offered nothing more; once a bet is placed no one is
+    offered banco solo, and the bettor is offered no second bet. Each of these buttons was
+    shown and then refused by the server."""
+    from tables import services
+
+    client = client_for(game.capo)
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), kind="avec_la_table")
+    rows = _rows(client.get(f"/tablet/sessions/{game.session.pk}/").content.decode())
+    mine, other = rows[str(game.seat(2).pk)], rows[str(game.seat(3).pk)]
+    assert 'value="half"' not in other and 'value="banco"' not in other and 'value="minimum"' in other
+    assert 'value="minimum"' not in mine and 'value="custom"' not in mine
+
+    services.coup_annul(coup=coup, by=game.capo, reason="test")
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(3))
+    rows = _rows(client.get(f"/tablet/sessions/{game.session.pk}/").content.decode())
+    caller, other = rows[str(game.seat(3).pk)], rows[str(game.seat(4).pk)]
+    assert 'value="banco"' in other
+    assert not any(f'value="{q}"' in other for q in ("minimum", "half", "open", "custom"))
+    assert 'value="banco"' not in caller
