@@ -4,6 +4,8 @@ reconstructed, the next card is entered, the result and the postings show."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -63,3 +65,60 @@ def test_capo_partita_records_a_coup_with_a_reconstruction(make_game, page_for, 
     assert bet.kind == Bet.Kind.BANCO and bet.patron == game.seat(2)
     assert "As reconstructed (settled)" in page.content()
     assert page.problems == [], "\n".join(page.problems)
+
+
+
+def _tap_fast(page, cards: list[str]) -> None:
+    """Tap rank and suit of each card (a card without a rank: a second tap on the suit)
+    within one script, so that every tap after the first comes while the first card is
+    still being entered, as on a busy network."""
+    page.evaluate(
+        """(cards) => {
+          const form = () => document.querySelector('form.picker');
+          for (const card of cards) {
+            const rank = card.slice(0, -1), suit = card.slice(-1);
+            if (rank) { form().querySelector('label[for$="-rank-' + rank + '"]').click(); }
+            form().querySelector('button[name=suit][value=' + suit + ']').click();
+          }
+        }""",
+        cards,
+    )
+
+
+def test_cards_tapped_while_the_previous_is_being_entered_are_entered_in_order(make_game, page_for):
+    """The croupier enters the cards as they leave the shoe. A card tapped while the previous
+    one was still being entered was silently dropped (the picker's buttons were disabled),
+    and the next card went to the wrong hand. Each waits now and is entered in order; a
+    second tap on the same suit (no new rank) is still one card."""
+    game = make_game("venezia")
+    page = page_for(game.capo)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    page.get_by_role("button", name="Open the coup").click()
+    said(page, "Coup 1 open")
+    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
+    said(page, "Banco!")
+    page.get_by_role("button", name="Rien ne va plus").click()
+    said(page, "Rien ne va plus")
+    _tap_fast(page, ["2S", "KH", "H", "3C"])
+    said(page, "3♣ entered, to the punta")
+    expect(page.locator(".hand.punta .cards")).to_contain_text("2♠ 3♣")
+    expect(page.locator(".hand.banker .cards")).to_contain_text("K♥")
+    assert Coup.objects.get(session=game.session).cards == ["2S", "KH", "3C"]
+    assert not page.problems
+
+
+def test_a_card_tapped_when_the_coup_needs_a_declaration_first_is_not_entered_and_said(make_game, page_for):
+    game = make_game("venezia")
+    page = page_for(game.capo)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    page.get_by_role("button", name="Open the coup").click()
+    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
+    said(page, "Banco!")
+    page.get_by_role("button", name="Rien ne va plus").click()
+    said(page, "Rien ne va plus")
+    for rank, suit in (("2", "S"), ("K", "H"), ("3", "C")):
+        pick(page, rank, suit)
+    _tap_fast(page, ["3D", "5H"])  # the 5th card before the punta's declaration
+    said(page, "5♥ not entered")
+    expect(page.locator("#result")).to_have_class(re.compile(r"\berr\b"))
+    assert Coup.objects.get(session=game.session).cards == ["2S", "KH", "3C", "3D"]

@@ -527,6 +527,62 @@
     }
   });
 
+  // ------------------------------------------------ cards entered faster than the network
+  // The croupier enters the cards as they leave the shoe. A card tapped while the one before
+  // it is still being entered (its picker is busy: htmx-request) waits, and is entered in the
+  // picker of the next panel, in order, with that panel's expected count. A second tap on a
+  // suit with no rank tapped since is the same card: one card. If the card before was
+  // refused, or the next panel asks for no card (a declaration comes first), the waiting
+  // cards are not entered, and the tablet says so.
+  var waitingCards = [];
+  var rankTapped = false;
+  function sayCard(attr, label, err) {
+    var result = document.getElementById("result");
+    var panel = document.getElementById("tablet");
+    if (!result || !panel) { return; }
+    // A refusal of the card before stays in view: the reason it was refused comes first.
+    var before = err && result.classList.contains("err") ? text(result) + " " : "";
+    result.textContent = before + fill(panel.getAttribute(attr) || "{card}", { card: label });
+    result.classList.toggle("err", !!err);
+    result.classList.toggle("ok", !err);
+  }
+  document.addEventListener("click", function (evt) {
+    var el = evt.target;
+    if (el && el.matches && el.matches("form.picker input[name=rank]")) { rankTapped = true; }
+  }, true);
+  document.addEventListener("submit", function (evt) {
+    var form = evt.target;
+    if (!form || !form.matches || !form.matches("form.picker")) { return; }
+    if (!form.classList.contains("htmx-request")) { rankTapped = false; return; }  // htmx sends it
+    evt.preventDefault();
+    evt.stopImmediatePropagation();
+    var rank = form.querySelector("input[name=rank]:checked");
+    var suit = evt.submitter;
+    if (!rankTapped || !rank || !suit) { return; }  // the same card tapped twice
+    rankTapped = false;
+    var card = { rank: rank.value, suit: suit.value, label: rank.value + suit.textContent.trim() };
+    waitingCards.push(card);
+    sayCard("data-card-waiting", card.label, false);
+  }, true);
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    if (!waitingCards.length || !evt.detail.target || evt.detail.target.id !== "tablet") { return; }
+    var form = document.querySelector("#tablet form.picker");
+    var result = document.getElementById("result");
+    var refused = result && result.classList.contains("err");
+    var card = waitingCards.shift();
+    var radio = form && form.querySelector("input[name=rank][value='" + card.rank + "']");
+    var button = form && form.querySelector("button[name=suit][value='" + card.suit + "']");
+    if (refused || !radio || !button) {
+      var labels = [card.label].concat(waitingCards.map(function (c) { return c.label; }));
+      waitingCards = [];
+      sayCard("data-card-dropped", labels.join(", "), true);
+      return;
+    }
+    radio.checked = true;
+    rankTapped = false;
+    button.click();  // a click, as a tap: htmx sends the suit of the button clicked
+  });
+
   // Links inside <svg> seat maps and elements marked data-autosubmit submit their form on change.
   document.addEventListener("change", function (evt) {
     var el = evt.target;
