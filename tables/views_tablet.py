@@ -26,7 +26,7 @@ from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
-from tables.engine.profiles import TieRule
+from tables.engine.profiles import BancoSuivi, TieRule
 from tables.models import Auction, Bank, Bet, Coup, Succession
 from tables.selectors import coup_list, session_game_state
 
@@ -275,7 +275,18 @@ def _offer_bets(places: list[dict], coup: dict, state: dict) -> None:
     (tables.services.coup: a banco called takes the whole bank alone; banco avec la table
     once; no banco solo once bets are placed; one bet a player). At a chemmy-fi replay a
     player's own carried stake is no obstacle: a new bet of his replaces it."""
-    replay = get_profile(state["session"]["profile"]).tie == TieRule.REPLAY
+    profile = get_profile(state["session"]["profile"])
+    replay = profile.tie == TieRule.REPLAY
+    # chemmy-fi: no second consecutive banco by the punta who lost one, as
+    # tables.services.coup._previous_banco_loser reads it (an annulled coup is passed over).
+    suivi = None
+    if profile.banco_suivi == BancoSuivi.FORBIDDEN:
+        prev = (
+            Coup.objects.filter(session_id=state["session"]["id"], number__lt=coup["number"], state=Coup.State.SETTLED)
+            .order_by("-number").values("banco_solo", "winner", "punta_id").first()
+        )  # fmt: skip
+        if prev and prev["banco_solo"] and prev["winner"] == "banker":
+            suivi = prev["punta_id"]
 
     def others(stakes: list[dict], pid: int) -> list[dict]:
         return [x for x in stakes if not (x["patron"]["id"] == pid and replay and x["carried"])]
@@ -286,7 +297,8 @@ def _offer_bets(places: list[dict], coup: dict, state: dict) -> None:
         covered = sum(b["amount"] for b in bets)
         may_bet = not calls and not any(b["patron"]["id"] == pid for b in bets) and covered < coup["bank_amount"]
         place["offer"] = {
-            "banco": not place["barred"] and not bets and not any(c["patron"]["id"] == pid for c in calls),
+            "banco": not place["barred"] and not bets and not any(c["patron"]["id"] == pid for c in calls)
+            and pid != suivi,
             "bet": may_bet,
             "half": may_bet and not place["barred"]
             and not any(b["kind"] == Bet.Kind.AVEC_LA_TABLE for b in bets)

@@ -726,3 +726,20 @@ def test_the_bet_rows_offer_no_bet_the_server_would_refuse(client_for, game):
     assert 'value="banco"' in other
     assert not any(f'value="{q}"' in other for q in ("minimum", "half", "open", "custom"))
     assert 'value="banco"' not in caller
+
+
+def test_chemmy_fi_offers_no_banco_to_the_player_who_lost_one_at_the_previous_coup(client_for, make_game):
+    """chemmy-fi forbids a second consecutive banco by a player who lost one (RULES.md §2.2):
+    his row offered Banco, and the tap was refused (banco_suivi_forbidden)."""
+    from tables import services
+
+    game = make_game("chemmy-fi")
+    services.coup_record(
+        session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+        banco=game.seat(2),
+    )  # fmt: skip
+    client = client_for(game.capo)
+    assert post(client, game.session, "coup-open").status_code == 200
+    rows = _rows(client.get(f"/tablet/sessions/{game.session.pk}/").content.decode())
+    assert 'value="banco"' not in rows[str(game.seat(2).pk)]
+    assert 'value="banco"' in rows[str(game.seat(3).pk)] and 'value="minimum"' in rows[str(game.seat(2).pk)]
