@@ -604,7 +604,10 @@ def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_o
     assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, amount=whole).status_code == 200
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert 'value="minimum"' not in page and 'value="half"' not in page and 'value="open"' not in page
-    assert 'value="banco"' in page and 'value="custom"' in page
+    # nor banco solo (refused once bets are placed) or another amount (the bank is covered)
+    assert 'value="banco"' not in page and 'value="custom"' not in page
+
+
 def test_a_regola_marked_after_rien_ne_va_plus_says_it_applies_from_the_next_coup(client_for, game):
     """Each coup snapshots the marks at rien ne va plus (tables.services.marks): a player who
     declares the Regola once the cards are out is not protected in this coup. The Capo
