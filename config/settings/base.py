@@ -159,6 +159,9 @@ CELERY_BEAT_SCHEDULE = {
     "gaming-days-close-due": {"task": "floor.tasks.gaming_days_close_due", "schedule": 600.0},
     # Reports of closed days that were never enqueued (the broker was down at the close).
     "reports-sweep": {"task": "audit.tasks.reports_sweep", "schedule": 900.0},
+    # Daily: the idempotency keys older than IDEMPOTENCY_KEY_DAYS (floor/management/commands/
+    # idempotency_purge.py does the same by hand).
+    "idempotency-keys-purge": {"task": "floor.tasks.idempotency_keys_purge", "schedule": 86400.0},
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -31,3 +31,4 @@ def test_report_and_beat_tasks_are_registered_in_a_plain_django_process():
     names = result.stdout
     assert "audit.tasks.report_build" in names
     assert "floor.tasks.gaming_days_close_due" in names
+    assert "floor.tasks.idempotency_keys_purge" in names

@@ -485,6 +485,23 @@ def test_idempotency_purge_keeps_the_keys_the_tablets_may_still_send(commissario
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
 
 
+@pytest.mark.django_db
+def test_celery_beat_purges_the_keys_daily_with_the_same_window(commissario, settings):
+    from floor.tasks import idempotency_keys_purge
+
+    entry = settings.CELERY_BEAT_SCHEDULE["idempotency-keys-purge"]
+    assert entry == {"task": "floor.tasks.idempotency_keys_purge", "schedule": 86400.0}
+    settings.IDEMPOTENCY_KEY_DAYS = 10
+    now = timezone.now()
+    for key, age in [("old", dt.timedelta(days=11)), ("recent", dt.timedelta(days=9))]:
+        IdempotencyKey.objects.create(
+            user=commissario, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
+            response_body={}, completed=True, created_at=now - age,
+        )
+    assert idempotency_keys_purge.delay().get(timeout=10) == 1  # eager in the tests' settings
+    assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
+
+
 # --------------------------------------------------------------------------- concurrency, real threads
 
 
