@@ -18,7 +18,7 @@ from .coup import (
     rien_ne_va_plus,
 )
 from .marks import faux_tirage_bar, regola_mark
-from .shoe import card_void, shoe_load
+from .shoe import card_void, shoe_finish_for_session_close, shoe_load
 from .succession import auction_bid, auction_close, auction_open, offer_accept, offer_pass, succession_start
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "reconstruction_decide",
     "regola_mark",
     "rien_ne_va_plus",
+    "shoe_finish_for_session_close",
     "shoe_load",
     "succession_start",
 ]

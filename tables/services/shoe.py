@@ -228,6 +228,25 @@ def shoe_load(
     return shoe
 
 
+def shoe_finish_for_session_close(*, session: TableSession, by: User) -> Shoe | None:
+    """After the Commissario closes the session (tables/session_close.py, in the close's
+    transaction), the shoe in play ends with it: the day's report gives every shoe its end.
+    None when no shoe is loaded."""
+    shoe = Shoe.objects.select_for_update().filter(session=session, finished_at__isnull=True).first()
+    if shoe is None:
+        return None
+    shoe.finished_at, shoe.finished_by = session.closed_at or now(), by
+    shoe.save(update_fields=["finished_at", "finished_by"])
+    audit(
+        session,
+        by,
+        "shoe.finished",
+        shoe,
+        {"seq": shoe.seq, "number": shoe.number, "cards_left": engine_shoe(shoe).cards_left, "reason": "session_closed"},
+    )
+    return shoe
+
+
 def _refuse_shoe_in_use(session: TableSession, number: str) -> None:
     """A numbered sabot is at one table at a time (RULES.md §6): refused if it is the shoe in
     play at another open session of the gaming day. Shoe loads of one gaming day take turns

@@ -46,6 +46,25 @@ def test_close_ends_the_active_bank(game, tablet, commissario):
     assert error(floor.post(f"/api/sessions/{sid}/close/")) == "session_closed"
 
 
+def test_close_ends_the_shoe_in_play_so_the_report_gives_its_end(game, tablet, commissario):
+    # the day report's "Shoes used" left the end of a shoe still in the sabot at the close blank
+    from tables.models import Shoe, ShoeCard
+
+    sid = game.session.pk
+    body = {"cards": TIE, "punta_draws": False, "bets": [{"patron": game.seat(2).pk, "amount": 10_00}]}
+    tablet.ok(tablet.post(f"/api/sessions/{sid}/coups/record/", body), 201)
+    floor = Tablet(commissario)
+    floor.ok(floor.post(f"/api/sessions/{sid}/close/"))
+    game.refresh()
+    shoe = Shoe.objects.get(session=game.session)
+    assert (shoe.finished_at, shoe.finished_by_id) == (game.session.closed_at, commissario.pk)
+    event = AuditEvent.objects.filter(action="shoe.finished").get()
+    assert event.payload == {
+        "seq": 1, "number": shoe.number, "cards_left": shoe.decks * 52 - ShoeCard.objects.filter(shoe=shoe).count(), "reason": "session_closed"
+    }
+    assert Shoe.objects.filter(session=game.session, finished_at__isnull=True).count() == 0
+
+
 def test_close_without_a_bank_or_a_shoe(make_game, commissario):
     game = make_game("venezia", bank=None, shoe=False)
     floor = Tablet(commissario)
