@@ -600,6 +600,10 @@ def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_o
     coup = Coup.objects.get(session=game.session)
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert 'value="minimum"' in page and 'value="half"' in page and 'value="open"' in page
+    # the rest of the bank as an individual bet: not "bank € X" (in Italian "banco € X", read as
+    # the banco solo call beside it)
+    italian = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert re.search(r'value="open"[^>]*>il resto € [^<]+</button>', italian)
     whole = str(game.bank.amount // 100)
     assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, amount=whole).status_code == 200
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
