@@ -156,6 +156,35 @@ def test_a_lost_answer_is_sent_again_and_entered_once(make_game, page_for):
     page.unroute("**/bet/")
 
 
+def test_an_entry_the_server_could_not_take_503_is_kept_and_sent_again(make_game, page_for):
+    """The database out of reach: the server answers 503 and enters nothing. The entry is kept
+    like one the network lost (not left to the croupier to tap again) and sent, with its key,
+    once the server takes it: one bet, reported sent."""
+    game, coup, page = _betting(make_game, page_for)
+    refused = []
+
+    def unavailable_twice(route):
+        if len(refused) < 2:
+            refused.append(route.request.post_data)
+            route.fulfill(status=503, content_type="text/html", body="<h1>Service unavailable</h1>")
+        else:
+            route.continue_()
+
+    page.route("**/bet/", unavailable_twice)
+    row = page.locator("form.bet-row", has_text=game.seat(2).full_name)
+    key = row.locator("input[name=idempotency_key]").get_attribute("value")
+    row.get_by_role("button", name="€ 100").click()
+    report = page.locator("#queue-report")
+    expect(report).to_contain_text("sent once the network was back", timeout=20_000)
+    expect(page.locator("#pending")).to_be_hidden()
+    expect(page.locator("#unavailable")).to_be_hidden()
+    assert len(refused) == 2 and all(f"idempotency_key={key}" in body for body in refused)
+    bet = Bet.objects.get(coup=coup)
+    assert (bet.amount, bet.patron) == (100_00, game.seat(2))
+    assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
+    page.unroute("**/bet/")
+
+
 def test_a_relieved_capo_partitas_resent_entry_gets_its_first_answer(make_game, page_for):
     """Relieved while his entry's answer was lost: the entry sent again gets the stored
     answer, said in the report, and nothing new is entered."""

@@ -286,6 +286,12 @@
 
   function answered(xhr) {
     var entry = sending;
+    if (UNREACHED[xhr.status]) {  // still unavailable: try again later, the entry stays first
+      attempt += 1;
+      finish();
+      flushSoon(backoff());
+      return;
+    }
     attempt = 0;
     if (xhr.getResponseHeader("HX-Redirect")) {
       // Logged out meanwhile: nothing was entered. The entries stay queued for this user and
@@ -476,7 +482,7 @@
     if (!cfg || !window.htmx) { return; }
     showOffline(true);
     attempt += 1;
-    var delay = Math.min(MAX_DELAY, 500 * Math.pow(2, attempt));
+    var delay = backoff();
     if (isResend(evt.detail)) {  // still down: try again later, the entry stays first
       finish();
       flushSoon(delay);
@@ -494,8 +500,26 @@
     var el = document.getElementById("unavailable");
     if (el) { el.hidden = !on; }
   }
+  // 502, 503, 504: the server, or the proxy before it, could not take the entry (the database
+  // or Redis out of reach, a restart). Nothing was entered, or, after a 504, its key makes the
+  // resend harmless: the entry is kept like one the network lost and sent again, in order,
+  // until the server takes it. (A 500 is an answer: the entry is reported NOT recorded.)
+  var UNREACHED = { 502: true, 503: true, 504: true };
+  function backoff() { return Math.min(MAX_DELAY, 500 * Math.pow(2, attempt)); }
   document.addEventListener("htmx:responseError", function (evt) {
     var xhr = evt.detail.xhr;
+    var cfg = evt.detail.requestConfig;
+    if (xhr && UNREACHED[xhr.status] && cfg && cfg.formData && window.htmx) {
+      if (isResend(evt.detail)) { return; }  // answered() keeps it first in the queue
+      var values = {};
+      cfg.formData.forEach(function (v, k) { values[k] = v; });
+      if (values.idempotency_key) {  // an entry (a page's own reload has none: nothing to keep)
+        attempt += 1;
+        enqueue(cfg, values);
+        flushSoon(backoff());
+        return;
+      }
+    }
     if (xhr && xhr.status >= 500) { showUnavailable(true); }
   });
 
