@@ -144,6 +144,9 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     response = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200, response.content.decode()
     reg = ControlRegister.objects.get()
+    # a draft that agrees with the counts is not offered to be brought up to date
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "Bring the register up to date" not in html and "Write the control register" not in html
     assert client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     again = client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())})
     assert again.status_code == 409 and "another person" in again.content.decode()
