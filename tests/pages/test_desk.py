@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils.html import escape
 
 from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
 from audit.tasks import report_build
@@ -146,6 +147,9 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     reg = ControlRegister.objects.get()
     # a draft that agrees with the counts is not offered to be brought up to date
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    # people by their names, as in the reports, not by their usernames
+    assert f"by {escape(direzione.get_full_name())}, witness {escape(auditor.get_full_name())}" in html
+    assert f"<dt>prepared by</dt><dd>{escape(direzione.get_full_name())}</dd>" in html
     assert "Bring the register up to date" not in html and "Write the control register" not in html
     assert client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     again = client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())})
