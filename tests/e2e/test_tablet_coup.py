@@ -122,3 +122,28 @@ def test_a_card_tapped_when_the_coup_needs_a_declaration_first_is_not_entered_an
     said(page, "5♥ not entered")
     expect(page.locator("#result")).to_have_class(re.compile(r"\berr\b"))
     assert Coup.objects.get(session=game.session).cards == ["2S", "KH", "3C", "3D"]
+
+
+def test_a_new_panels_forms_are_live_the_moment_they_appear(make_game, page_for):
+    """htmx binds swapped-in content when it settles, 20 ms after the swap by default: a tap
+    in that window submitted the picker natively, a full-page POST that the next tap cut off
+    (CI saw the first two of three quick cards lost). With no settle delay, the forms are
+    bound as they are inserted."""
+    game = make_game("venezia")
+    page = page_for(game.capo)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    page.get_by_role("button", name="Open the coup").click()
+    said(page, "Coup 1 open")
+    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
+    said(page, "Banco!")
+    bound = page.evaluate(
+        """() => new Promise((done) => {
+          const seen = new MutationObserver(() => {
+            const form = document.querySelector('form.picker');
+            if (form) { seen.disconnect(); done(!!(form['htmx-internal-data'] || {}).initHash); }
+          });
+          seen.observe(document.body, { childList: true, subtree: true });
+          [...document.querySelectorAll('button')].find((b) => b.textContent.includes('Rien ne va plus')).click();
+        })"""
+    )
+    assert bound is True
