@@ -85,11 +85,8 @@ def _tap_fast(page, cards: list[str]) -> None:
     )
 
 
-def test_cards_tapped_while_the_previous_is_being_entered_are_entered_in_order(make_game, page_for):
-    """The croupier enters the cards as they leave the shoe. A card tapped while the previous
-    one was still being entered was silently dropped (the picker's buttons were disabled),
-    and the next card went to the wrong hand. Each waits now and is entered in order; a
-    second tap on the same suit (no new rank) is still one card."""
+def _banco_called(make_game, page_for):
+    """A venezia table's tablet, coup 1 open and seat 2's banco called."""
     game = make_game("venezia")
     page = page_for(game.capo)
     page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
@@ -97,8 +94,23 @@ def test_cards_tapped_while_the_previous_is_being_entered_are_entered_in_order(m
     said(page, "Coup 1 open")
     page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
     said(page, "Banco!")
+    return game, page
+
+
+def _at_the_cards(make_game, page_for):
+    """The same, with rien ne va plus said: the picker waits for the first card."""
+    game, page = _banco_called(make_game, page_for)
     page.get_by_role("button", name="Rien ne va plus").click()
     said(page, "Rien ne va plus")
+    return game, page
+
+
+def test_cards_tapped_while_the_previous_is_being_entered_are_entered_in_order(make_game, page_for):
+    """The croupier enters the cards as they leave the shoe. A card tapped while the previous
+    one was still being entered was silently dropped (the picker's buttons were disabled),
+    and the next card went to the wrong hand. Each waits now and is entered in order; a
+    second tap on the same suit (no new rank) is still one card."""
+    game, page = _at_the_cards(make_game, page_for)
     _tap_fast(page, ["2S", "KH", "H", "3C"])
     said(page, "3♣ entered, to the punta")
     expect(page.locator(".hand.punta .cards")).to_contain_text("2♠ 3♣")
@@ -108,14 +120,7 @@ def test_cards_tapped_while_the_previous_is_being_entered_are_entered_in_order(m
 
 
 def test_a_card_tapped_when_the_coup_needs_a_declaration_first_is_not_entered_and_said(make_game, page_for):
-    game = make_game("venezia")
-    page = page_for(game.capo)
-    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
-    page.get_by_role("button", name="Open the coup").click()
-    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
-    said(page, "Banco!")
-    page.get_by_role("button", name="Rien ne va plus").click()
-    said(page, "Rien ne va plus")
+    game, page = _at_the_cards(make_game, page_for)
     for rank, suit in (("2", "S"), ("K", "H"), ("3", "C")):
         pick(page, rank, suit)
     _tap_fast(page, ["3D", "5H"])  # the 5th card before the punta's declaration
@@ -129,13 +134,7 @@ def test_a_new_panels_forms_are_live_the_moment_they_appear(make_game, page_for)
     in that window submitted the picker natively, a full-page POST that the next tap cut off
     (CI saw the first two of three quick cards lost). With no settle delay, the forms are
     bound as they are inserted."""
-    game = make_game("venezia")
-    page = page_for(game.capo)
-    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
-    page.get_by_role("button", name="Open the coup").click()
-    said(page, "Coup 1 open")
-    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
-    said(page, "Banco!")
+    _game, page = _banco_called(make_game, page_for)
     bound = page.evaluate(
         """() => new Promise((done) => {
           const seen = new MutationObserver(() => {

@@ -453,14 +453,19 @@ def test_the_schema_documents_the_header_and_the_422(api_client_for, auditor):
     assert all(p["name"] != HEADER for p in paths["/api/auth/token/"]["post"].get("parameters", []))
 
 
+def _keys_aged(user, **days: int) -> None:
+    """Completed keys of `user`, each named and as many days old as given."""
+    now = timezone.now()
+    for key, age in days.items():
+        IdempotencyKey.objects.create(
+            user=user, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
+            response_body={}, completed=True, created_at=now - dt.timedelta(days=age),
+        )
+
+
 @pytest.mark.django_db
 def test_idempotency_purge_deletes_only_old_keys(commissario):
-    now = timezone.now()
-    for key, age in [("old", dt.timedelta(days=8)), ("recent", dt.timedelta(days=6))]:
-        IdempotencyKey.objects.create(
-            user=commissario, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
-            response_body={}, completed=True, created_at=now - age,
-        )
+    _keys_aged(commissario, old=8, recent=6)
     call_command("idempotency_purge", "--days", "7")
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
     with pytest.raises(CommandError):
@@ -472,12 +477,7 @@ def test_idempotency_purge_keeps_the_keys_the_tablets_may_still_send(commissario
     """The tablets' queues send entries up to IDEMPOTENCY_KEY_DAYS old by themselves: the purge
     keeps that many days by default and refuses fewer, which would let such an entry run again."""
     settings.IDEMPOTENCY_KEY_DAYS = 10
-    now = timezone.now()
-    for key, age in [("old", dt.timedelta(days=11)), ("recent", dt.timedelta(days=9))]:
-        IdempotencyKey.objects.create(
-            user=commissario, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
-            response_body={}, completed=True, created_at=now - age,
-        )
+    _keys_aged(commissario, old=11, recent=9)
     with pytest.raises(CommandError, match="IDEMPOTENCY_KEY_DAYS"):
         call_command("idempotency_purge", "--days", "7")
     assert IdempotencyKey.objects.count() == 2
@@ -492,12 +492,7 @@ def test_celery_beat_purges_the_keys_daily_with_the_same_window(commissario, set
     entry = settings.CELERY_BEAT_SCHEDULE["idempotency-keys-purge"]
     assert entry == {"task": "floor.tasks.idempotency_keys_purge", "schedule": 86400.0}
     settings.IDEMPOTENCY_KEY_DAYS = 10
-    now = timezone.now()
-    for key, age in [("old", dt.timedelta(days=11)), ("recent", dt.timedelta(days=9))]:
-        IdempotencyKey.objects.create(
-            user=commissario, key=key, fingerprint="0" * 64, method="POST", path="/x/", status_code=201,
-            response_body={}, completed=True, created_at=now - age,
-        )
+    _keys_aged(commissario, old=11, recent=9)
     assert idempotency_keys_purge.delay().get(timeout=10) == 1  # eager in the tests' settings
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
 
