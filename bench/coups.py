@@ -95,13 +95,13 @@ def seed(k: int, run: str) -> list[dict]:
 
     direzione = UserFactory(username=f"bench-{run}-direzione", roles=[Role.DIREZIONE])
     commissario = UserFactory(username=f"bench-{run}-commissario", roles=[Role.COMMISSARIO])
-    changeur = UserFactory(username=f"bench-{run}-changeur", roles=[Role.CHANGEUR])
     casino = Casino.objects.create(name=f"Bench {run}", code=f"bench-{run}")
     site = Site.objects.create(casino=casino, name="Sala")
     floor.gaming_day_open(casino=casino, by=commissario)
     out = []
     for n in range(1, k + 1):
         capo = UserFactory(username=f"bench-{run}-capo-{n}", roles=[Role.CAPO_PARTITA])
+        changeur = UserFactory(username=f"bench-{run}-changeur-{n}", roles=[Role.CHANGEUR])  # one per table
         token, _ = issue_token(capo)
         table = floor.table_create(casino=casino, site=site, number=n, by=direzione, profile="venezia")
         session = floor.table_session_open(

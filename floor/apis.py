@@ -306,8 +306,8 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         responses={201: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="Opens a session on a table. Codes: `no_open_gaming_day`, `table_session_already_open`, "
         "`not_a_capo_partita`, `not_a_changeur`, `minimum_out_of_range`, `maximum_out_of_range`, `shoe_in_use`, `table_inactive`, "
-        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6), "
-        "`user_inactive`.",
+        "`capo_partita_busy`, `changeur_busy` (409: he works at another table's session, in either role; one "
+        "croupier and one changeur per table, RULES.md §6), `user_inactive`.",
     )
     def post(self, request):
         data = self.TableSessionOpenInput(data=request.data)
@@ -439,8 +439,8 @@ class StaffChangeApi(IdempotentMixin, APIView):
         description="Relieves the session's Capo Partita, changeur or both, at any moment (a coup in play goes "
         "on with the new Capo Partita; the outgoing one's writes are refused from then on). Codes: "
         "`session_closed`, `staff_unchanged`, `not_a_capo_partita`, `not_a_changeur`, `reason_required`, "
-        "`capo_partita_busy` (409: he runs another table's session; one croupier per table, RULES.md §6), "
-        "`user_inactive`.",
+        "`capo_partita_busy`, `changeur_busy` (409: he works at another table's session, in either role; one "
+        "croupier and one changeur per table, RULES.md §6), `user_inactive`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)

@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import record
@@ -404,7 +405,8 @@ def _lock_session(session: TableSession) -> TableSession:
 
 
 def _check_staff(capo_partita: User, changeur: User) -> None:
-    """RULES.md §6: one croupier and one changeur per table, each active and with that role."""
+    """RULES.md §6: one croupier and one changeur per table, each active and with that role
+    (two people: floor.security keeps the two roles apart)."""
     for user in (capo_partita, changeur):
         if not user.is_active:
             raise ApplicationError(
@@ -418,19 +420,30 @@ def _check_staff(capo_partita: User, changeur: User) -> None:
         raise ApplicationError("not_a_changeur", "This user is not a changeur.", details={"changeur": changeur.pk})
 
 
-def _check_capo_free(capo_partita: User, *, but: TableSession | None = None) -> None:
-    """RULES.md §6: one croupier per table, so a Capo Partita runs one table at a time.
-    Callers hold the gaming day's lock, which every session open and staff change takes."""
-    busy = TableSession.objects.filter(capo_partita=capo_partita).exclude(status=TableSession.Status.CLOSED)
-    if but is not None:
-        busy = busy.exclude(pk=but.pk)
-    other = busy.select_related("table").first()
-    if other is not None:
-        raise Conflict(
-            "capo_partita_busy",
-            "This Capo Partita runs another table's session; close it or change its Capo Partita first.",
-            details={"capo_partita": capo_partita.pk, "session": other.pk, "table": other.table.number},
+def _check_staff_free(capo_partita: User, changeur: User, *, but: TableSession | None = None) -> None:
+    """RULES.md §6: one croupier and one changeur per table, so each works at one table at a
+    time (the changeur is "always near the table", seed 001), in either role (his roles may
+    have changed since he took his table). Callers hold
+    the gaming day's lock, which every session open and staff change takes."""
+    for user, key, code, message in (
+        (capo_partita, "capo_partita", "capo_partita_busy",
+         "This Capo Partita works at another table's session; close it or relieve him there first."),
+        (changeur, "changeur", "changeur_busy",
+         "This changeur works at another table's session; close it or relieve him there first."),
+    ):  # fmt: skip
+        busy = TableSession.objects.filter(Q(capo_partita=user) | Q(changeur=user)).exclude(
+            status=TableSession.Status.CLOSED
         )
+        if but is not None:
+            busy = busy.exclude(pk=but.pk)
+        other = busy.select_related("table").first()
+        if other is not None:
+            role = "capo_partita" if other.capo_partita_id == user.pk else "changeur"
+            raise Conflict(
+                code,
+                message,
+                details={key: user.pk, "session": other.pk, "table": other.table.number, "as": role},
+            )
 
 
 @transaction.atomic
@@ -477,7 +490,7 @@ def table_session_open(
             "This shoe is assigned to another table's session.",
             details={"shoe_number": shoe_number, "session": shoe_busy.pk},
         )
-    _check_capo_free(capo_partita)
+    _check_staff_free(capo_partita, changeur)
     last = table.sessions.filter(gaming_day=day).order_by("-number").values_list("number", flat=True).first()
     session = TableSession.objects.create(
         table=table,
@@ -700,7 +713,7 @@ def table_session_staff_change(
             details={"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
         )
     _check_staff(new_capo, new_changeur)
-    _check_capo_free(new_capo, but=session)
+    _check_staff_free(new_capo, new_changeur, but=session)
     now = timezone.now()
     change = StaffChange.objects.create(
         session=session,

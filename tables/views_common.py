@@ -79,6 +79,7 @@ REFUSALS = {
     "table_session_already_open": gettext_lazy("The table has a session in play."),
     "shoe_in_use": gettext_lazy("This sabot is assigned to another table's session."),
     "capo_partita_busy": gettext_lazy("This Capo Partita runs another table's session."),
+    "changeur_busy": gettext_lazy("This changeur works at another table's session."),
     "user_inactive": gettext_lazy("This member of staff's account is inactive."),
     "staff_unchanged": gettext_lazy("This Capo Partita and this changeur run the table already."),
     "no_open_gaming_day": gettext_lazy("The casino has no open gaming day."),

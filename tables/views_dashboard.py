@@ -95,12 +95,17 @@ def _staff(role: Role):
 
 
 def _common(request: HttpRequest) -> dict:
-    running = TableSession.objects.exclude(status=TableSession.Status.CLOSED).values("capo_partita")
+    live = TableSession.objects.exclude(status=TableSession.Status.CLOSED)
     return {
         "can_write": has_role(request.user, Role.COMMISSARIO),
-        # one croupier per table (RULES.md §6): only a Capo Partita with no table is offered
-        "capi": _staff(Role.CAPO_PARTITA).exclude(pk__in=running),
-        "changeurs": _staff(Role.CHANGEUR),
+        # one croupier and one changeur per table (RULES.md §6): only staff with no table
+        # (in either role) are offered
+        "capi": _staff(Role.CAPO_PARTITA).exclude(pk__in=live.values("capo_partita")).exclude(
+            pk__in=live.values("changeur")
+        ),
+        "changeurs": _staff(Role.CHANGEUR).exclude(pk__in=live.values("capo_partita")).exclude(
+            pk__in=live.values("changeur")
+        ),
         "patrons": floor_selectors.patron_list()[:500],
     }
 

@@ -47,6 +47,7 @@ class World:
     seated: Patron
     free_patron: Patron
     free_capo: Any  # a Capo Partita with no table: the one a new session can have
+    free_changeur: Any  # a changeur with no table, likewise (one changeur per table)
     other_day: GamingDay  # open day of a second casino, no session: may be closed
     dayless_casino: Casino  # no gaming day: one may be opened
 
@@ -66,7 +67,7 @@ def world(commissario, capo_partita, changeur, direzione, make_user) -> World:
         table=third,
         by=commissario,
         capo_partita=make_user("capo_partita_3", Role.CAPO_PARTITA),
-        changeur=changeur,
+        changeur=make_user("changeur_3", Role.CHANGEUR),
         shoe_number="S-103",
         minimum=100_00,
     )
@@ -88,6 +89,7 @@ def world(commissario, capo_partita, changeur, direzione, make_user) -> World:
         seated=seated,
         free_patron=PatronFactory(),
         free_capo=make_user("capo_partita_free", Role.CAPO_PARTITA),
+        free_changeur=make_user("changeur_free", Role.CHANGEUR),
         other_day=other_day,
         dayless_casino=CasinoFactory(name="Casinò di Sanremo", code="sanremo"),
     )

@@ -43,7 +43,7 @@ def session_body(w: World, **overrides) -> dict[str, Any]:
     body = {
         "table": w.free_table.pk,
         "capo_partita": w.free_capo.pk,
-        "changeur": w.session.changeur_id,
+        "changeur": w.free_changeur.pk,
         "shoe_number": "S-102",
         "minimum": 100_00,
     }
@@ -70,7 +70,7 @@ def close_session(w: World) -> None:
 def capped_session(w: World) -> None:
     services.table_session_open(
         table=w.free_table, by=w.session.opened_by, capo_partita=w.free_capo,
-        changeur=w.session.changeur, shoe_number="S-9", minimum=100_00, maximum=500_00,
+        changeur=w.free_changeur, shoe_number="S-9", minimum=100_00, maximum=500_00,
     )
 
 

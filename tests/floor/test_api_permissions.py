@@ -59,7 +59,7 @@ ENDPOINTS = [
         "session-open", "post", lambda w: "/api/sessions/", COMMISSARIO, 201,
         lambda w: {
             "table": w.free_table.pk, "capo_partita": w.free_capo.pk,
-            "changeur": w.session.changeur_id, "shoe_number": "S-102", "minimum": 5000,
+            "changeur": w.free_changeur.pk, "shoe_number": "S-102", "minimum": 5000,
         },
     ),
     Endpoint("session", "get", lambda w: f"/api/sessions/{w.session.pk}/", READERS),

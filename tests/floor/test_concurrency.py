@@ -52,13 +52,15 @@ def floor():
     capo = UserFactory(roles=[Role.CAPO_PARTITA])
     other_capo = UserFactory(roles=[Role.CAPO_PARTITA])
     changeur = UserFactory(roles=[Role.CHANGEUR])
+    other_changeur = UserFactory(roles=[Role.CHANGEUR])  # one changeur per table (RULES.md §6)
     direzione = UserFactory(roles=[Role.DIREZIONE])
     casino = CasinoFactory()
     site = SiteFactory(casino=casino)
     tables = [services.table_create(casino=casino, site=site, number=n, by=direzione) for n in (1, 2)]
     services.gaming_day_open(casino=casino, by=commissari[0])
     return {
-        "commissari": commissari, "capo": capo, "other_capo": other_capo, "changeur": changeur, "casino": casino,
+        "commissari": commissari, "capo": capo, "other_capo": other_capo, "changeur": changeur,
+        "other_changeur": other_changeur, "casino": casino,
         "tables": tables,
     }
 
@@ -110,10 +112,13 @@ def test_one_relief_capo_partita_sent_to_two_tables_at_once(floor):
     commissario = floor["commissari"][0]
     sessions = [
         services.table_session_open(
-            table=table, by=commissario, capo_partita=capo, changeur=floor["changeur"],
+            table=table, by=commissario, capo_partita=capo, changeur=changeur,
             shoe_number=f"S-{table.number}", minimum=100_00,
         )
-        for table, capo in zip(floor["tables"], (floor["capo"], floor["other_capo"]), strict=True)
+        for table, capo, changeur in zip(
+            floor["tables"], (floor["capo"], floor["other_capo"]), (floor["changeur"], floor["other_changeur"]),
+            strict=True,
+        )
     ]
     relief = UserFactory(roles=[Role.CAPO_PARTITA])
 
@@ -133,10 +138,13 @@ def test_one_patron_seated_at_two_tables_at_once(floor):
     commissario = floor["commissari"][0]
     sessions = [
         services.table_session_open(
-            table=table, by=commissario, capo_partita=capo, changeur=floor["changeur"],
+            table=table, by=commissario, capo_partita=capo, changeur=changeur,
             shoe_number=f"S-{table.number}", minimum=100_00,
         )
-        for table, capo in zip(floor["tables"], (floor["capo"], floor["other_capo"]), strict=True)
+        for table, capo, changeur in zip(
+            floor["tables"], (floor["capo"], floor["other_capo"]), (floor["changeur"], floor["other_changeur"]),
+            strict=True,
+        )
     ]
     patron = PatronFactory()
 

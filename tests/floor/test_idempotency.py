@@ -80,7 +80,7 @@ ENDPOINTS = [
     Endpoint("gaming day close", lambda w: f"/api/gaming-days/{w.other_day.pk}/close/", lambda w: {}, 200),
     Endpoint("session open", lambda w: "/api/sessions/",
              lambda w: {"table": w.free_table.pk, "capo_partita": w.free_capo.pk,
-                        "changeur": w.session.changeur_id, "shoe_number": "S-102", "minimum": 100_00}, 201),
+                        "changeur": w.free_changeur.pk, "shoe_number": "S-102", "minimum": 100_00}, 201),
     Endpoint("session interrupt", lambda w: f"/api/sessions/{w.session.pk}/interrupt/",
              lambda w: {"reason": "count"}, 200),
     Endpoint("session resume", lambda w: f"/api/sessions/{w.interrupted.pk}/resume/", lambda w: {}, 200),

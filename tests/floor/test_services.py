@@ -464,7 +464,7 @@ def test_a_patron_holds_one_place_on_the_whole_floor(table_session, commissario,
     other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
     later = services.table_session_open(
         table=other, by=commissario, capo_partita=make_user("capo_2", Role.CAPO_PARTITA),
-        changeur=table_session.changeur, shoe_number="S-2", minimum=100,
+        changeur=make_user("changeur_2", Role.CHANGEUR), shoe_number="S-2", minimum=100,
     )
     with pytest.raises(Conflict) as there:
         services.seat_assign(session=later, patron=patron, seat_number=1, by=commissario)

@@ -4,6 +4,7 @@ croupier per table (RULES.md §6), every change on record in the same transactio
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Group
 
 from audit.models import AuditEvent
 from config.errors import ApplicationError, Conflict
@@ -24,7 +25,9 @@ def relief(make_user):
     return make_user("capo_relief", Role.CAPO_PARTITA)
 
 
-def test_the_commissario_relieves_the_capo_partita(table_session, commissario, capo_partita, changeur, relief):
+def test_the_commissario_relieves_the_capo_partita(
+    table_session, commissario, capo_partita, changeur, relief, make_user
+):
     session = services.table_session_staff_change(
         session=table_session, by=commissario, capo_partita=relief, reason="  break at 22:00 "
     )
@@ -46,7 +49,8 @@ def test_the_commissario_relieves_the_capo_partita(table_session, commissario, c
     # The relieved Capo Partita is free again: he may take another table.
     other = TableFactory(casino=session.table.casino, site=session.table.site, number=2)
     later = services.table_session_open(
-        table=other, by=commissario, capo_partita=capo_partita, changeur=changeur, shoe_number="S-2", minimum=100_00
+        table=other, by=commissario, capo_partita=capo_partita, changeur=make_user("changeur_2", Role.CHANGEUR),
+        shoe_number="S-2", minimum=100_00,
     )
     assert later.capo_partita == capo_partita
 
@@ -106,10 +110,11 @@ def test_refusals_write_nothing(table_session, commissario, capo_partita, change
     assert table_session.capo_partita == capo_partita
 
 
-def test_the_new_capo_partita_may_not_run_another_table(table_session, commissario, changeur, relief):
+def test_the_new_capo_partita_may_not_run_another_table(table_session, commissario, make_user, relief):
     other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
     busy = services.table_session_open(
-        table=other, by=commissario, capo_partita=relief, changeur=changeur, shoe_number="S-2", minimum=100_00
+        table=other, by=commissario, capo_partita=relief, changeur=make_user("changeur_2", Role.CHANGEUR),
+        shoe_number="S-2", minimum=100_00,
     )
     error = refused(
         lambda: services.table_session_staff_change(
@@ -118,7 +123,7 @@ def test_the_new_capo_partita_may_not_run_another_table(table_session, commissar
         "capo_partita_busy",
     )
     assert isinstance(error, Conflict)
-    assert error.details == {"capo_partita": relief.pk, "session": busy.pk, "table": 2}
+    assert error.details == {"capo_partita": relief.pk, "session": busy.pk, "table": 2, "as": "capo_partita"}
     # Once his own session is closed, he is free.
     services.table_session_close(session=busy, by=commissario)
     services.table_session_staff_change(session=table_session, by=commissario, capo_partita=relief, reason="relief")
@@ -126,24 +131,62 @@ def test_the_new_capo_partita_may_not_run_another_table(table_session, commissar
 
 def test_a_capo_partita_runs_one_table_at_a_time(table_session, commissario, capo_partita, changeur, make_user):
     other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
+    free_changeur = make_user("changeur_2", Role.CHANGEUR)
     with pytest.raises(Conflict) as busy:
         services.table_session_open(
-            table=other, by=commissario, capo_partita=capo_partita, changeur=changeur, shoe_number="S-2", minimum=100
+            table=other, by=commissario, capo_partita=capo_partita, changeur=free_changeur, shoe_number="S-2",
+            minimum=100,
         )
     assert busy.value.code == "capo_partita_busy"
-    assert busy.value.details == {"capo_partita": capo_partita.pk, "session": table_session.pk, "table": 1}
+    assert busy.value.details == {
+        "capo_partita": capo_partita.pk, "session": table_session.pk, "table": 1, "as": "capo_partita"
+    }
     assert not TableSession.objects.filter(table=other).exists()
     # An interrupted session is still his table.
     services.table_session_interrupt(session=table_session, by=commissario, reason="count")
     with pytest.raises(Conflict):
         services.table_session_open(
-            table=other, by=commissario, capo_partita=capo_partita, changeur=changeur, shoe_number="S-2", minimum=100
+            table=other, by=commissario, capo_partita=capo_partita, changeur=free_changeur, shoe_number="S-2",
+            minimum=100,
         )
-    # The changeur may serve two tables (the rule is one changeur per table, not the reverse).
-    services.table_session_open(
-        table=other, by=commissario, capo_partita=make_user("capo_2", Role.CAPO_PARTITA), changeur=changeur,
+    assert not TableSession.objects.filter(table=other).exists()
+
+
+def test_a_changeur_works_at_one_table_at_a_time(table_session, commissario, capo_partita, changeur, make_user):
+    """RULES.md §6: one croupier and one changeur per table; the changeur is always near his
+    table with its float (seed 001), so he serves one table at a time, in either role."""
+    other = TableFactory(casino=table_session.table.casino, site=table_session.table.site, number=2)
+    capo_2 = make_user("capo_2", Role.CAPO_PARTITA)
+
+    def open_other(**staff):
+        return lambda: services.table_session_open(
+            table=other, by=commissario, shoe_number="S-2", minimum=100, **staff
+        )
+
+    error = refused(open_other(capo_partita=capo_2, changeur=changeur), "changeur_busy")
+    assert isinstance(error, Conflict)
+    assert error.details == {"changeur": changeur.pk, "session": table_session.pk, "table": 1, "as": "changeur"}
+    # Nor the croupier of a table, made changeur meanwhile, the changeur of another.
+    capo_partita.groups.set([Group.objects.get(name=Role.CHANGEUR)])
+    capo_partita = type(capo_partita).objects.get(pk=capo_partita.pk)  # roles are cached on the object
+    error = refused(open_other(capo_partita=capo_2, changeur=capo_partita), "changeur_busy")
+    assert error.details["as"] == "capo_partita"
+    # A relief may not take the changeur of another table either.
+    session_2 = services.table_session_open(
+        table=other, by=commissario, capo_partita=capo_2, changeur=make_user("changeur_2", Role.CHANGEUR),
         shoe_number="S-2", minimum=100,
     )
+    refused(
+        lambda: services.table_session_staff_change(
+            session=session_2, by=commissario, changeur=changeur, reason="relief"
+        ),
+        "changeur_busy",
+    )
+    # Closed, his table frees him.
+    services.table_session_close(session=table_session, by=commissario)
+    services.table_session_staff_change(session=session_2, by=commissario, changeur=changeur, reason="relief")
+    session_2.refresh_from_db()
+    assert session_2.changeur == changeur
 
 
 def test_a_reason_is_kept_as_plain_text(table_session, commissario, relief):

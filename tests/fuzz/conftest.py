@@ -108,7 +108,8 @@ def fuzz_floor(
     auction = table_services.auction_open(session=asta.session, by=asta.capo)
 
     closed_day, closed_table = _closed_day(
-        commissario=commissario, capo=make_user("capo_lido", Role.CAPO_PARTITA), changeur=changeur, direzione=direzione, auditor=auditor
+        commissario=commissario, capo=make_user("capo_lido", Role.CAPO_PARTITA),
+        changeur=make_user("changeur_lido", Role.CHANGEUR), direzione=direzione, auditor=auditor
     )
     with django_capture_on_commit_callbacks(execute=True):
         floor_services.gaming_day_close(gaming_day=closed_day, by=commissario, open_sessions="close")

@@ -49,13 +49,16 @@ class Game:
 @pytest.fixture
 def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur, make_user):
     """The first game is run by the `capo_partita` fixture; a Capo Partita runs one table at
-    a time (RULES.md §6), so each later one gets its own (`game.capo`), unless `capo` says."""
+    a time (RULES.md §6), so each later one gets its own (`game.capo`), unless `capo` says;
+    likewise its changeur (one changeur per table), unless `changeur` says."""
     counter = {"n": 0}
+    first_changeur = changeur
 
     def make(
         profile: str = "venezia",
         *,
         capo: Any = None,
+        changeur: Any = None,
         seated: int = 8,
         standing: int = 1,
         minimum: int = 100_00,
@@ -67,6 +70,8 @@ def make_game(site, direzione, gaming_day, commissario, capo_partita, changeur, 
         counter["n"] += 1
         if capo is None:
             capo = capo_partita if counter["n"] == 1 else make_user(f"capo_partita_{counter['n']}", Role.CAPO_PARTITA)
+        if changeur is None:
+            changeur = first_changeur if counter["n"] == 1 else make_user(f"changeur_{counter['n']}", Role.CHANGEUR)
         table = floor_services.table_create(
             casino=site.casino,
             site=site,

@@ -155,10 +155,17 @@ class Command(BaseCommand):
         session = TableSession.objects.filter(table=table).exclude(status=TableSession.Status.CLOSED).first()
         if session is not None:
             return  # the demo session exists: its seats are whatever the demo made of them since
-        running = TableSession.objects.exclude(status=TableSession.Status.CLOSED).values_list("capo_partita", flat=True)
-        capo = next((staff[name] for name in ("capo1", "capo2") if staff[name].pk not in set(running)), None)
-        if capo is None:  # both run tables the demo did not make: one croupier per table
+        busy = set()  # one croupier and one changeur per table (RULES.md §6)
+        for row in TableSession.objects.exclude(status=TableSession.Status.CLOSED).values_list(
+            "capo_partita", "changeur"
+        ):
+            busy.update(row)
+        capo = next((staff[name] for name in ("capo1", "capo2") if staff[name].pk not in busy), None)
+        if capo is None:  # both run tables the demo did not make
             self.stdout.write(self.style.WARNING("no table session opened: every demo Capo Partita runs a table"))
+            return
+        if staff["changeur"].pk in busy:
+            self.stdout.write(self.style.WARNING("no table session opened: the demo changeur works at a table"))
             return
         session = services.table_session_open(
             table=table,
