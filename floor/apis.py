@@ -203,7 +203,13 @@ class TableListApi(IdempotentMixin, _ListApi):
     def get(self, request):
         return self.list_response()
 
-    @extend_schema(request=TableInput, responses={201: TableSerializer, **WRITE_ERRORS})
+    @extend_schema(
+        request=TableInput,
+        responses={201: TableSerializer, **WRITE_ERRORS},
+        description="Creates a table; settings not given come from its rule profile. Codes: `unknown_profile`, "
+        "`table_number_taken`, `decks_not_allowed`, `cagnotte_rate_out_of_range`, `cagnotte_not_in_profile` "
+        "(the domestic and chemmy-fi rules take no cagnotte: their rate is 0, RULES.md §3.2).",
+    )
     def post(self, request):
         data = TableInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -221,7 +227,9 @@ class TableDetailApi(APIView):
     @extend_schema(
         request=TablePatchInput,
         responses={200: TableSerializer, **WRITE_ERRORS},
-        description="Refused with `table_in_play` (409) while the table has a session that is not closed.",
+        description="Refused with `table_in_play` (409) while the table has a session that is not closed. "
+        "A table moved to a profile whose rules take no cagnotte (domestic, chemmy-fi) gets a rate of 0 with it; "
+        "a rate above 0 for such a table is refused with `cagnotte_not_in_profile`.",
     )
     def patch(self, request, pk: int):
         table = get_object_or_404(Table, pk=pk)

@@ -142,6 +142,14 @@ def _table_validate(table: Table) -> None:
             "cagnotte_rate_out_of_range", "The cagnotte rate is 0 to 9999 basis points (under 100%).",
             details={"cagnotte_rate_bp": table.cagnotte_rate_bp},
         )
+    if not profile.cagnotte_set_by_house and table.cagnotte_rate_bp != rate_to_bp(profile.cagnotte_rate):
+        # RULES.md §3.2: the private games' rules take no cagnotte; a rate would levy on
+        # every banker's win what the game does not owe the house.
+        raise ApplicationError(
+            "cagnotte_not_in_profile",
+            "This profile's rules take no cagnotte; its tables have a rate of 0.",
+            details={"profile": table.profile, "cagnotte_rate_bp": table.cagnotte_rate_bp},
+        )
     if table.cagnotte_unit_cents < 1:
         raise ApplicationError("cagnotte_unit_out_of_range", "The rounding unit is at least 1 cent.")
     if table.cagnotte_rounding not in {r.value for r in Rounding}:
@@ -215,6 +223,11 @@ def table_update(*, table: Table, by: User, **changes: Any) -> Table:
             details={"session": live.pk},
         )
     old = _table_values(table)
+    rules = PROFILES.get(changes.get("profile", table.profile))
+    if "profile" in changes and "cagnotte_rate_bp" not in changes and rules and not rules.cagnotte_set_by_house:
+        # A table moved to a game with no cagnotte takes none: the rate follows the profile
+        # (and the change is on record with the rest).
+        changes["cagnotte_rate_bp"] = rate_to_bp(rules.cagnotte_rate)
     for field, value in changes.items():
         setattr(table, field, value)
     _table_validate(table)

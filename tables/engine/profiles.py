@@ -162,6 +162,10 @@ class Profile:
     cagnotte_rate: Fraction  # of the covered stake S on each coup the banker wins
     cagnotte_unit: int  # rounding unit in cents (10 = nearest 10 euro cents)
     cagnotte_rounding: Rounding
+    # False where the rules take no cagnotte at all (private games: domestic, chemmy-fi,
+    # RULES.md §3.2), so no table of the profile may set a rate; True where the rate is the
+    # house's (5% at Venezia; classic "5% at a casino, 0 in private games").
+    cagnotte_set_by_house: bool
     tie: TieRule
     continuation: Continuation
     rotation: Rotation
@@ -209,6 +213,7 @@ PROFILES: dict[str, Profile] = {
             cagnotte_rate=Fraction(5, 100),
             cagnotte_unit=10,
             cagnotte_rounding=Rounding.NEAREST,
+            cagnotte_set_by_house=True,
             tie=TieRule.VOID,
             continuation=Continuation.WHOLE_STAKE,
             rotation=Rotation.INCREASING,
@@ -229,6 +234,7 @@ PROFILES: dict[str, Profile] = {
             cagnotte_rate=Fraction(5, 100),
             cagnotte_unit=10,
             cagnotte_rounding=Rounding.NEAREST,
+            cagnotte_set_by_house=True,
             tie=TieRule.BETS_STAY,
             continuation=Continuation.WHOLE_STAKE,
             rotation=Rotation.COUNTER_CLOCKWISE,
@@ -249,6 +255,7 @@ PROFILES: dict[str, Profile] = {
             cagnotte_rate=Fraction(0),
             cagnotte_unit=10,
             cagnotte_rounding=Rounding.NEAREST,
+            cagnotte_set_by_house=False,
             tie=TieRule.VOID_BANK_AT_LEAST_STAKE,
             continuation=Continuation.AT_LEAST_DOUBLE_STAKE,
             rotation=Rotation.RIGHT,
@@ -269,6 +276,7 @@ PROFILES: dict[str, Profile] = {
             cagnotte_rate=Fraction(0),
             cagnotte_unit=10,
             cagnotte_rounding=Rounding.NEAREST,
+            cagnotte_set_by_house=False,
             tie=TieRule.REPLAY,
             continuation=Continuation.WHOLE_STAKE,
             rotation=Rotation.NEXT,
@@ -290,6 +298,7 @@ PROFILES: dict[str, Profile] = {
             cagnotte_rate=Fraction(5, 100),
             cagnotte_unit=1,
             cagnotte_rounding=Rounding.NEAREST,
+            cagnotte_set_by_house=True,
             tie=TieRule.BANKER_BET_PUSH,
             continuation=Continuation.HOUSE,
             rotation=Rotation.NONE,

@@ -59,6 +59,9 @@ def test_grande_tavolo_has_nine_seats(site, direzione):
         ({"cagnotte_rate_bp": 10_001}, "cagnotte_rate_out_of_range"),
         ({"cagnotte_rate_bp": 10_000}, "cagnotte_rate_out_of_range"),  # 100%: nothing left to win
         ({"cagnotte_rounding": "banker"}, "unknown_rounding"),
+        # RULES.md §3.2: the private games take no cagnotte; classic's rate is the house's
+        ({"profile": "domestic", "cagnotte_rate_bp": 500}, "cagnotte_not_in_profile"),
+        ({"profile": "chemmy-fi", "cagnotte_rate_bp": 1}, "cagnotte_not_in_profile"),
     ],
 )
 def test_table_create_refuses_bad_settings(site, direzione, changes, code):
@@ -90,6 +93,34 @@ def test_table_update_audits_old_and_new_values(table, direzione):
         "old": {"active": True, "cagnotte_rate_bp": 500},
         "new": {"active": False, "cagnotte_rate_bp": 250},
     }
+
+
+def test_the_private_games_take_no_cagnotte(site, table, direzione):
+    """RULES.md §3.2: cagnotte 0 in the domestic and chemmy-fi rules; the house sets it for
+    venezia and classic (classic: "5% at a casino, 0 in private games")."""
+    classic = services.table_create(
+        casino=site.casino, site=site, number=2, profile="classic", cagnotte_rate_bp=0, by=direzione
+    )
+    assert classic.cagnotte_rate_bp == 0
+    services.table_update(table=classic, by=direzione, cagnotte_rate_bp=400)
+    chemmy = services.table_create(casino=site.casino, site=site, number=3, profile="chemmy-fi", by=direzione)
+    assert chemmy.cagnotte_rate_bp == 0
+    before = AuditEvent.objects.count()
+    with pytest.raises(ApplicationError) as refused:
+        services.table_update(table=chemmy, by=direzione, cagnotte_rate_bp=500)
+    assert refused.value.code == "cagnotte_not_in_profile"
+    assert AuditEvent.objects.count() == before
+    # A table moved to a private game's rules takes no cagnotte with them, on record.
+    services.table_update(table=table, by=direzione, profile="domestic")
+    table.refresh_from_db()
+    assert (table.profile, table.cagnotte_rate_bp) == ("domestic", 0)
+    assert last_event(f"casino:{table.casino_id}").payload == {
+        "old": {"cagnotte_rate_bp": 500, "profile": "venezia"},
+        "new": {"cagnotte_rate_bp": 0, "profile": "domestic"},
+    }
+    with pytest.raises(ApplicationError) as refused:
+        services.table_update(table=chemmy, by=direzione, profile="domestic", cagnotte_rate_bp=500)
+    assert refused.value.code == "cagnotte_not_in_profile"
 
 
 def test_table_update_without_a_change_writes_nothing(table, direzione):
