@@ -5,6 +5,27 @@
   "use strict";
   var MAX_DELAY = 15000;
   var QUEUED = "X-Chemin-Queued";  // marks a resend of the queue (the server ignores it)
+  // How long an entry's post waits for its answer before it is given up and treated like one
+  // the network lost: kept first in the queue with its key, sent again later, in order. The
+  // browser alone would wait minutes on a stalled server or a half-open connection (a flaky
+  // Wi-Fi), holding the send lock, and every entry behind it, without a word. 15 s because a
+  // post is answered in tens of milliseconds at a floor's pace and within half a second (p95)
+  // with 16 tablets recording without pause (README, "Load"), and the server's own failures
+  // (the database or Redis out of reach) are answered 503 within seconds: an answer not there
+  // after thirty times the worst of those is not coming. Far
+  // shorter would send a slow but working server its entries twice for nothing (harmless, by
+  // the key, but each resend waits on the first); far longer would hold the queue behind one
+  // lost post for a good part of a coup. A resend is safe whatever became of the post given
+  // up: the server answers a replay of its key with the stored answer, and one that arrives
+  // while the first is still being processed waits for it and gets its answer
+  // (floor/idempotency.py). htmx sends with XMLHttpRequest, which an AbortController cannot
+  // stop: the timeout is the request's own (htmx sets xhr.timeout from the request's config,
+  // aborts it and says htmx:timeout). A test shortens it: window.cheminSendTimeoutMs.
+  var SEND_TIMEOUT_MS = 15000;
+  function sendTimeout() {
+    var ms = Number(window.cheminSendTimeoutMs);
+    return ms > 0 ? ms : SEND_TIMEOUT_MS;
+  }
   var PREFIX = "chemin:pending:";
   var banner = function () { return document.getElementById("offline"); };
   function showOffline(on) {
@@ -97,14 +118,18 @@
   var SETTLE_MS = 100;  // the send lock is kept this long after the last write: see ENTRY
   var TAB = newId();
   var LEASE = "chemin:sending:" + STORE.slice(PREFIX.length);
-  var LEASE_MS = 30000;  // a tab closed while sending frees it by then
+  // The lease is taken anew as each entry is sent, for as long as that send may last (its
+  // timeout) and a margin for handling its answer; a send given up lets it go with the lock
+  // (finish). So no tab holds it past a send's timeout, and one closed mid-send frees it by then.
+  var LEASE_MARGIN_MS = 5000;
   var BUSY = "another tab is sending";
   function leaseHolder() {
     try { var l = parse(local.getItem(LEASE), null); return l && l.until > Date.now() ? l.tab : null; }
     catch (e) { return null; }
   }
   function takeLease() {
-    try { local.setItem(LEASE, JSON.stringify({ tab: TAB, until: Date.now() + LEASE_MS })); } catch (e) { /* */ }
+    var until = Date.now() + sendTimeout() + LEASE_MARGIN_MS;
+    try { local.setItem(LEASE, JSON.stringify({ tab: TAB, until: until })); } catch (e) { /* */ }
   }
   function dropLease() {
     try { if (local && leaseHolder() === TAB) { local.removeItem(LEASE); } } catch (e) { /* it expires */ }
@@ -468,6 +493,11 @@
   // (entries held back for the croupier do not hold the others: he may enter one again).
   document.addEventListener("htmx:configRequest", function (evt) {
     var d = evt.detail;
+    // An entry (a post carrying its key: a tap, or the queue sending one again) waits so long
+    // for its answer, then is kept like one the network lost (htmx:timeout below).
+    var entry = String(d.verb).toLowerCase() !== "get" &&
+      ((d.headers && d.headers[QUEUED]) || (d.formData && d.formData.has && d.formData.has("idempotency_key")));
+    if (entry) { d.timeout = sendTimeout(); }
     if (!queue.some(waiting) || (d.headers && d.headers[QUEUED]) || String(d.verb).toLowerCase() === "get") { return; }
     evt.preventDefault();
     var values = {};
@@ -490,6 +520,28 @@
     }
     var values = {};
     cfg.formData.forEach(function (v, k) { values[k] = v; });
+    enqueue(cfg, values);
+    flushSoon(delay);
+  });
+
+  // No answer within sendTimeout(): the server stalled, or the connection died without a word
+  // (a half-open TCP connection on a flaky Wi-Fi). Whether the server took the entry or not,
+  // it is kept, with its key, like one the network lost (a resend stays first in the queue, a
+  // tap joins it), and sent again in order: a replay gets the stored answer, so it is never
+  // entered twice.
+  document.addEventListener("htmx:timeout", function (evt) {
+    var cfg = evt.detail.requestConfig;
+    if (!cfg || !window.htmx) { return; }
+    attempt += 1;
+    var delay = backoff();
+    if (isResend(evt.detail)) {  // the entry stays first; the send lock (or lease) goes meanwhile
+      finish();
+      flushSoon(delay);
+      return;
+    }
+    var values = {};
+    if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
+    if (!values.idempotency_key) { return; }
     enqueue(cfg, values);
     flushSoon(delay);
   });
