@@ -26,6 +26,8 @@
     var ms = Number(window.cheminSendTimeoutMs);
     return ms > 0 ? ms : SEND_TIMEOUT_MS;
   }
+  // An entry whose answer takes longer than this is said to wait for the server's answer.
+  function slowAfter() { return Math.min(2000, sendTimeout() / 2); }
   var PREFIX = "chemin:pending:";
   var banner = function () { return document.getElementById("offline"); };
   function showOffline(on) {
@@ -154,6 +156,17 @@
   var release = null;   // lets the send lock go
   var attempt = 0;      // network failures in a row: the next try waits longer
   var timer = null;
+  // The entries this page sent and whose answer is slow to come (or never came: the send
+  // was given up and the entry waits to be sent again): said in the list, so the croupier
+  // knows it is on its way and not to enter it again.
+  var slow = {};
+  var slowTimer = null;
+  function stopSlowTimer() { if (slowTimer) { window.clearTimeout(slowTimer); slowTimer = null; } }
+  function markSlow(id, on) {
+    if (!id || !!slow[id] === !!on) { return; }
+    if (on) { slow[id] = true; } else { delete slow[id]; }
+    showPending();
+  }
 
   function refresh() { queue = stored(); showPending(); }
   function pageTitle() { return document.title.replace(/\s*·\s*Chemin$/, ""); }
@@ -200,8 +213,10 @@
     };
     // A second tap on the very same entry is the same entry. Stored at once, without waiting
     // for a lock: the tab may be closed the next moment, and a key of its own needs none.
-    if (!queue.concat(stored()).some(function (e) { return sameEntry(e, entry); })) { put(entry); }
+    var known = queue.concat(stored()).filter(function (e) { return sameEntry(e, entry); })[0];
+    if (!known) { put(entry); }
     refresh();
+    return known || entry;
   }
 
   // Entries kept in sessionStorage by the version before (a tablet updated mid-evening): moved
@@ -266,6 +281,7 @@
 
   function finish() {
     sending = null;
+    stopSlowTimer();
     var done = release;
     release = null;
     window.setTimeout(function () {
@@ -289,6 +305,11 @@
       target = document.getElementById("main") || document.body;
       swap = "innerHTML";
     }
+    stopSlowTimer();
+    slowTimer = window.setTimeout(function () {
+      slowTimer = null;
+      if (sending && sending.id === entry.id) { markSlow(entry.id, true); }
+    }, slowAfter());
     var sent = window.htmx.ajax(entry.verb, entry.url, {
       source: target, target: target, swap: swap, values: values, headers: headers
     });
@@ -311,6 +332,8 @@
 
   function answered(xhr) {
     var entry = sending;
+    stopSlowTimer();
+    markSlow(entry.id, false);  // an answer came
     if (UNREACHED[xhr.status]) {  // still unavailable: try again later, the entry stays first
       attempt += 1;
       finish();
@@ -346,7 +369,8 @@
     var ol = document.createElement("ol");
     list.forEach(function (e) {
       var li = document.createElement("li");
-      li.textContent = e.label;
+      li.textContent = slow[e.id] ? fill(box.getAttribute("data-slow") || "{entry}", { entry: e.label }) : e.label;
+      li.classList.toggle("slow", !!slow[e.id]);
       ol.appendChild(li);
     });
     box.appendChild(p);
@@ -514,6 +538,7 @@
     attempt += 1;
     var delay = backoff();
     if (isResend(evt.detail)) {  // still down: try again later, the entry stays first
+      markSlow(sending.id, false);  // it waits for the network now, as the banner says
       finish();
       flushSoon(delay);
       return;
@@ -528,13 +553,15 @@
   // (a half-open TCP connection on a flaky Wi-Fi). Whether the server took the entry or not,
   // it is kept, with its key, like one the network lost (a resend stays first in the queue, a
   // tap joins it), and sent again in order: a replay gets the stored answer, so it is never
-  // entered twice.
+  // entered twice. Until an answer comes the list says it waits for the server's answer.
   document.addEventListener("htmx:timeout", function (evt) {
     var cfg = evt.detail.requestConfig;
     if (!cfg || !window.htmx) { return; }
     attempt += 1;
     var delay = backoff();
     if (isResend(evt.detail)) {  // the entry stays first; the send lock (or lease) goes meanwhile
+      stopSlowTimer();
+      markSlow(sending.id, true);
       finish();
       flushSoon(delay);
       return;
@@ -542,7 +569,7 @@
     var values = {};
     if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
     if (!values.idempotency_key) { return; }
-    enqueue(cfg, values);
+    markSlow(enqueue(cfg, values).id, true);
     flushSoon(delay);
   });
 
