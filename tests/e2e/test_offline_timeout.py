@@ -178,6 +178,8 @@ def test_a_resend_while_the_first_post_is_still_processed_gets_its_answer(make_g
         _row(page, game, 2).get_by_role("button", name="€ 100").click()
         expect(pending.locator("li")).to_have_count(1)
         expect(pending.locator("li")).to_contain_text(f"{_label(game, 2)}: sent, {SLOW}")
+        # ... and where the tap's outcome shows, so that he does not tap it again
+        expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: sent, {SLOW}")
         # The first post waits on the session, a resend with its key waits on the first.
         _until(page, lambda: _waiting_on_locks() >= 2, "a resend in flight beside the first post")
         _until(page, lambda: given_up, "a resend given up")

@@ -569,9 +569,31 @@
     var values = {};
     if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
     if (!values.idempotency_key) { return; }
-    markSlow(enqueue(cfg, values).id, true);
+    var entry = enqueue(cfg, values);
+    markSlow(entry.id, true);
+    sayWaiting(entry.label);
     flushSoon(delay);
   });
+
+  // A tap whose answer is slow to come is said to wait for it where its outcome will show (the
+  // panel's #result), so the croupier does not tap it again; given up after the timeout, it
+  // joins the waiting list (above). The queue's own resends are said in that list.
+  document.addEventListener("htmx:beforeSend", function (evt) {
+    var cfg = evt.detail.requestConfig;
+    var xhr = evt.detail.xhr;
+    if (!cfg || !cfg.timeout || !xhr || (cfg.headers && cfg.headers[QUEUED])) { return; }
+    var label = labelFor(cfg);  // as tapped: the form may change meanwhile
+    window.setTimeout(function () {
+      if (xhr.readyState !== 4) { sayWaiting(label); }  // (4: answered, failed or given up)
+    }, slowAfter());
+  });
+  function sayWaiting(label) {
+    var result = document.getElementById("result");
+    var box = document.getElementById("pending");
+    if (!result || !box) { return; }
+    result.textContent = fill(box.getAttribute("data-slow") || "{entry}", { entry: label });
+    result.classList.remove("ok", "err");
+  }
 
   // A 5xx answer (the database or Redis out of reach: 503) is not swapped into the page
   // (base.html's htmx-config): say so, or the croupier would think his entry was made.
