@@ -35,6 +35,7 @@ from floor.roles import Role, has_role
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
 from .permissions import AUDIT_READERS, CanReadAudit
 from .reports import registers
+from .reports.selectors import report_list
 from .reports.services import report_verify
 
 # Counted cagnotte, cents, in a PostgreSQL bigint: bounded so an absurd number is a 400, never
@@ -111,6 +112,17 @@ class ReportOutput(serializers.Serializer):
     error = serializers.CharField()
     files = ReportFileOutput(many=True)
     progress = serializers.SerializerMethodField()
+    superseded_by = StrictIntegerField(
+        source="superseded_by_id", allow_null=True, read_only=True,
+        help_text="The id of the latest built report of the same gaming day when that is a later version "
+        "(this version is superseded by it: a signed or corrected control register came after); null for the "
+        "version in force, and for a version being built or failed. The superseded version's files stay as "
+        "they were built: they are the record of that moment, sealed and checksummed.",
+    )  # fmt: skip
+    current = serializers.BooleanField(
+        source="is_current", read_only=True,
+        help_text="true for the latest built version of its gaming day, the one in force.",
+    )  # fmt: skip
 
     @extend_schema_field(ReportProgressOutput)
     def get_progress(self, report: DayReport) -> dict:
@@ -141,7 +153,11 @@ def _id_param(request, name: str, message: str) -> int | None:
 
 
 def _reports():
-    return DayReport.objects.select_related("gaming_day").prefetch_related("files").order_by("gaming_day_id", "version")
+    # Each report with the latest built version of its day (superseded_by, current): in the
+    # same query, however many versions the day has.
+    return report_list().select_related("gaming_day").prefetch_related("files").order_by(
+        "gaming_day_id", "version"
+    )
 
 
 class ReportListApi(ListAPIView):

@@ -117,6 +117,25 @@ class DayReport(models.Model):
     def __str__(self) -> str:
         return f"report v{self.version} of day {self.gaming_day_id}"
 
+    # Superseded or current: read from the annotations of audit.reports.selectors.with_latest
+    # (the latest built version of the day), never a query per report. Unannotated, these
+    # raise AttributeError rather than guess.
+    @property
+    def superseded_by_id(self) -> int | None:
+        """The latest built report of the day when it is a later version than this one."""
+        if self.latest_id is None or self.latest_version <= self.version:
+            return None
+        return self.latest_id
+
+    @property
+    def superseded_by_version(self) -> int | None:
+        return None if self.superseded_by_id is None else self.latest_version
+
+    @property
+    def is_current(self) -> bool:
+        """The latest built version of its day: the one in force."""
+        return self.latest_id == self.pk
+
 
 class ReportFile(models.Model):
     """One exported file of a report, under MEDIA_ROOT, with its SHA-256."""

@@ -20,6 +20,7 @@ from celery.result import AsyncResult
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
@@ -41,6 +42,7 @@ from .api_reports import CONTENT_TYPES
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
 from .permissions import AUDIT_READERS
 from .reports import registers
+from .reports.selectors import report_list
 from .reports.services import report_verify
 from .selectors import chain_verify
 
@@ -151,7 +153,9 @@ def report_progress(report: DayReport) -> dict:
 
 
 def _reports():
-    return DayReport.objects.prefetch_related("files").select_related(
+    # Each report knows the latest built version of its day (superseded or current) from
+    # the same query: the page's queries do not grow with the versions.
+    return report_list().prefetch_related("files").select_related(
         "control_register__first_signer", "control_register__second_signer"
     ).order_by("version")
 
@@ -168,7 +172,11 @@ def desk(request: HttpRequest) -> HttpResponse:
     """The gaming days, newest first: open or closed, each report version with its status."""
     if not _readable(request):
         return _refused(request)
-    days = list(floor_selectors.gaming_day_list().prefetch_related("reports")[:200])
+    days = list(
+        floor_selectors.gaming_day_list().prefetch_related(
+            Prefetch("reports", queryset=report_list().order_by("version"))
+        )[:200]
+    )
     return render(request, "desk/desk.html", {"days": days})
 
 
@@ -231,7 +239,13 @@ def report_fragment(request: HttpRequest, pk: int) -> HttpResponse:
     if not _readable(request):
         return _refused(request)
     report = get_object_or_404(_reports(), pk=pk)
-    return render(request, "desk/_report.html", {"c": _report_card(report), "day": report.gaming_day})
+    context = {"c": _report_card(report), "day": report.gaming_day, "earlier": []}
+    if is_htmx(request) and report.is_current:
+        # The poll that finds this version built: the earlier versions the page shows are now
+        # superseded by it, so their cards come along, swapped in place (out of band).
+        context["earlier"] = [_report_card(r) for r in _reports().filter(gaming_day_id=report.gaming_day_id,
+                                                                           version__lt=report.version)]  # fmt: skip
+    return render(request, "desk/_report_polled.html", context)
 
 
 @login_required

@@ -298,3 +298,81 @@ def test_the_desks_verify_with_redis_down_is_a_503_not_a_500(client_for, closed,
     assert page.status_code == 503 and page["Retry-After"] == "5"
     assert "not answering" in page.content.decode()
     assert fragment.status_code == 503
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _card(html: str, report_id: int) -> str:
+    """The article of one report's card in a page."""
+    match = re.search(rf'<article class="report-card card" id="report-{report_id}".*?</article>', html, re.S)
+    assert match, report_id
+    return match.group(0)
+
+
+def test_a_superseded_version_says_so_and_links_to_the_latest(
+    client_for, closed, direzione, auditor, make_user, django_capture_on_commit_callbacks
+):
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    before = {f.format: f.sha256 for f in closed.files.all()}
+    html = client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode()
+    assert "Current version: the one in force." in _card(html, closed.pk) and "Superseded" not in html
+    # The signed control register asks for version 2, which supersedes version 1.
+    registers.cagnotte_count_record(gaming_day=day, table=day.sessions.get().table, by=direzione, witness=auditor,
+                                    counted=0)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=make_user("direzione_two", Role.DIREZIONE))
+    v2 = DayReport.objects.get(gaming_day=day, version=2)
+    assert v2.status == "done", v2.error
+    link = f'href="/desk/days/{day.pk}/#report-{v2.pk}">Superseded by version 2</a>'
+    html = client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode()
+    assert link in _card(html, closed.pk) and "Current version" not in _card(html, closed.pk)
+    assert "Current version: the one in force." in _card(html, v2.pk) and "Superseded" not in _card(html, v2.pk)
+    # The report's own page (the card) says it too.
+    assert link in client_for(auditor).get(f"/desk/reports/{closed.pk}/").content.decode()
+    # The desk's list of days: v1 superseded by v2, linked; v2 current.
+    html = client_for(auditor).get("/desk/").content.decode()
+    assert f'href="/desk/days/{day.pk}/#report-{v2.pk}">superseded by v2</a>' in html
+    assert '<span class="version-state current">current</span>' in html
+    # The poll that finds version 2 built swaps version 1's card too (out of band); a plain
+    # read of the card carries nothing else.
+    polled = client_for(auditor).get(f"/desk/reports/{v2.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-swap-oob="true"' in _card(polled, closed.pk) and link in _card(polled, closed.pk)
+    assert "hx-swap-oob" not in _card(polled, v2.pk)
+    assert f'id="report-{closed.pk}"' not in client_for(auditor).get(f"/desk/reports/{v2.pk}/").content.decode()
+    # Version 1's files are the record of what was produced then: not rewritten, still verified.
+    assert {f.format: f.sha256 for f in closed.files.all()} == before
+    for f in closed.files.all():
+        assert hashlib.sha256((Path(settings.MEDIA_ROOT) / f.path).read_bytes()).hexdigest() == f.sha256
+    html = client_for(auditor).get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "Sostituita dalla versione 2" in html and "Versione corrente" in html
+
+
+def test_the_desk_s_queries_do_not_grow_with_the_versions(client_for, closed, auditor):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    client = client_for(auditor)
+    urls = ["/desk/", f"/desk/days/{closed.gaming_day_id}/", f"/desk/reports/{closed.pk}/"]
+
+    def queries() -> list[int]:
+        counts = []
+        for url in urls:
+            client.get(url)  # warm: the session and the user's roles
+            with CaptureQueriesContext(connection) as captured:
+                assert client.get(url).status_code == 200
+            counts.append(len(captured))
+        return counts
+
+    one = queries()
+    for number in (2, 3, 4):  # later versions as their builds leave them
+        DayReport.objects.create(gaming_day_id=closed.gaming_day_id, version=number, status="done",
+                                 requested_at=timezone.now(), built_at=timezone.now(), summary={"rows": 1})  # fmt: skip
+    html = client.get(f"/desk/days/{closed.gaming_day_id}/").content.decode()
+    assert html.count("Superseded by version 4") == 3 and html.count("Current version") == 1
+    assert queries() == one
