@@ -384,7 +384,9 @@ class CagnotteRegisterApi(APIView):
 
     @extend_schema(
         summary="The cagnotte register of each table (art. 70-71)",
-        description="Per table: sessions with opening and closing times, croupier and changeur, interruptions "
+        description="Per table: sessions with opening and closing times, croupier and changeur, every minimum "
+        "and maximum in force (`minimums`, `maximums`: `[{amount, from}]` in order, the opening's first, then one "
+        "per change; amount in cents, null for no maximum), interruptions "
         "and resumptions, shoes; each banker's coups separately with the levy of every coup; the expected "
         "cagnotte (sum of the recorded levies) and the count in force.",
         parameters=[OpenApiParameter("table", OpenApiTypes.INT, description="One table only.")],

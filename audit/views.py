@@ -212,9 +212,13 @@ def _books(day: GamingDay, user) -> dict:
 def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None = None,
               verified: dict | None = None) -> HttpResponse:  # fmt: skip
     can_write = has_role(request.user, Role.DIREZIONE)
+    sessions = list(floor_selectors.day_sessions(gaming_day_id=day.pk))
+    limits = floor_selectors.day_session_limits(gaming_day_id=day.pk, sessions=sessions)
     context = {
         "day": day,
         "cards": [_report_card(r) for r in _reports().filter(gaming_day=day)],
+        # Every minimum and maximum each session had, as the report's session lines give them.
+        "sessions": [{"session": s, "limits": limits[s.pk]} for s in sessions],
         "outcome": outcome,
         "verified": verified,
         "can_write": can_write,

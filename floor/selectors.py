@@ -4,6 +4,8 @@ list endpoints run a constant number of queries however many rows they return.""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -218,6 +220,54 @@ def day_interruption_rows(*, gaming_day_id: int):
             "resume_reason",
         )
     )
+
+
+@dataclass(frozen=True)
+class InForce:
+    """A table limit and the moment from which it was in force."""
+
+    amount: int | None  # cents; None: no maximum
+    since: dt.datetime
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """The limits of a session in the order they were in force (RULES.md §6: the Commissario
+    may change the minimum at any time, even during play, and the maximum with it): the
+    first at the opening, then one per change of that limit."""
+
+    minimums: tuple[InForce, ...]
+    maximums: tuple[InForce, ...]
+
+    @property
+    def had_maximum(self) -> bool:
+        return any(m.amount is not None for m in self.maximums)
+
+
+def limits_in_force(session: TableSession, changes: Iterable[MinimumChange]) -> SessionLimits:
+    """The session's limits from its opening through its changes (in the order they were
+    made). The session's row holds only the limits in force now; the opening's are the
+    first change's `old` figures (none changed: the row's). A change of the maximum alone
+    adds no minimum, and the other way round."""
+    changes = list(changes)
+    first = changes[0] if changes else None
+    minimums = [InForce(session.minimum if first is None else first.old, session.opened_at)]
+    maximums = [InForce(session.maximum if first is None else first.old_maximum, session.opened_at)]
+    for change in changes:
+        if change.new != minimums[-1].amount:
+            minimums.append(InForce(change.new, change.at))
+        if change.new_maximum != maximums[-1].amount:
+            maximums.append(InForce(change.new_maximum, change.at))
+    return SessionLimits(tuple(minimums), tuple(maximums))
+
+
+def day_session_limits(*, gaming_day_id: int, sessions: Iterable[TableSession]) -> dict[int, SessionLimits]:
+    """Each of `sessions` (of the day) with its limits in force, by session id: one query for
+    every change of the day, however many sessions and changes."""
+    changes: dict[int, list[MinimumChange]] = {}
+    for change in MinimumChange.objects.filter(session__gaming_day_id=gaming_day_id).order_by("session_id", "at", "pk"):
+        changes.setdefault(change.session_id, []).append(change)
+    return {s.pk: limits_in_force(s, changes.get(s.pk, ())) for s in sessions}
 
 
 def day_minimum_change_rows(*, gaming_day_id: int):

@@ -45,6 +45,18 @@ def _when(at) -> str:
     return timezone.localtime(at).isoformat(timespec="seconds")
 
 
+def _limits_text(history, *, blank_if_none: bool = False) -> str:
+    """Limits as the session line shows them, in the order they were in force:
+    "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time). A maximum that was never
+    set is a blank cell, as in the changes' section; one set or lifted later says "none"."""
+    if blank_if_none and all(item.amount is None for item in history):
+        return ""
+    return "; ".join(
+        f"{'none' if item.amount is None else eur(item.amount)} from {timezone.localtime(item.since):%H:%M}"
+        for item in history
+    )
+
+
 def _who(user) -> str:
     full = user.get_full_name()
     return f"{full} ({user.get_username()})" if full else user.get_username()
@@ -156,6 +168,7 @@ def build_document(
     usage = rs.rule_usage(gaming_day_id=day_id)
     sessions = list(floor_selectors.day_sessions(gaming_day_id=day_id))
     session_figures = rs.session_figures(gaming_day_id=day_id)
+    limits = floor_selectors.day_session_limits(gaming_day_id=day_id, sessions=sessions)
     counts = {c.table_id: c for c in counts}
 
     per_table: dict[int, dict[str, Any]] = {}
@@ -221,7 +234,8 @@ def build_document(
         f = session_figures.get(s.pk, {})
         session_rows.append([
             s.table.number, s.number, s.opened_at, s.closed_at, in_turn(s, "old_capo_partita", "new_capo_partita"),
-            in_turn(s, "old_changeur", "new_changeur"), s.shoe_number, s.minimum, f.get("coups", 0), f.get("annulled", 0),
+            in_turn(s, "old_changeur", "new_changeur"), s.shoe_number, _limits_text(limits[s.pk].minimums),
+            _limits_text(limits[s.pk].maximums, blank_if_none=True), f.get("coups", 0), f.get("annulled", 0),
             f.get("banker_wins", 0),
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
@@ -248,10 +262,11 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
             ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupiers (in turn)", "text"),
             ("changeur", "Changeurs (in turn)", "text"), ("shoe_number", "Shoe (at opening)", "text"),
-            ("minimum", "Minimum", "money"), ("coups", "Coups", "int"), ("annulled", "Annulled", "int"),
-            ("banker_wins", "Banker wins", "int"),
+            ("minimums", "Minimum (each in force from)", "text"), ("maximums", "Maximum (each in force from)", "text"),
+            ("coups", "Coups", "int"), ("annulled", "Annulled", "int"), ("banker_wins", "Banker wins", "int"),
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
-        ), _listed(session_rows, tick)),
+        ), _listed(session_rows, tick), note="Minimum and maximum: the limits at the opening, then each change with "
+                   "its time (local); the changes' section below says who made them and why. A blank maximum: none."),
         Section("interruptions", "Interruptions and resumptions", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("interrupted_at", "Interrupted", "datetime"),
             ("interrupted_by", "Interrupted by", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),

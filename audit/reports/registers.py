@@ -216,6 +216,12 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
         b["coups_detail"] = coups.get((b["table"], b["session"], b["bank"]), [])
         banks.setdefault((b["table"], b["session"]), []).append(b)
 
+    sessions = list(sessions)
+    limits = floor_selectors.day_session_limits(gaming_day_id=gaming_day_id, sessions=sessions)
+
+    def in_force(history) -> list[dict[str, Any]]:
+        return [{"amount": item.amount, "from": item.since} for item in history]
+
     out: dict[int, dict[str, Any]] = {}
     for s in sessions:
         table = s.table
@@ -232,6 +238,8 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
         entry["sessions"].append({
             "id": s.pk, "number": s.number, "opened_at": s.opened_at, "closed_at": s.closed_at,
             "capo_partita": _user(s.capo_partita), "changeur": _user(s.changeur), "shoe_number": s.shoe_number,
+            # Every minimum (and maximum) in force, from the opening, in order (RULES.md §6).
+            "minimums": in_force(limits[s.pk].minimums), "maximums": in_force(limits[s.pk].maximums),
             "interruptions": interruptions.get(key, []), "shoes": shoes.get(key, []), "banks": banks.get(key, []),
             "expected_cagnotte": session_figures.get(s.pk, {}).get("expected_cagnotte", 0),
         })  # fmt: skip
