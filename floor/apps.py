@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class FloorConfig(AppConfig):
@@ -21,4 +22,14 @@ class AuthenticatorsConfig(AppConfig):
     name = "django_otp.plugins.otp_totp"
     label = "otp_totp"
     verbose_name = "Authenticators (one-time codes)"
+    default_auto_field = "django.db.models.AutoField"
+
+
+class RecoveryCodesConfig(AppConfig):
+    """django-otp's static devices: each user's single-use recovery codes (floor/mfa.py), for
+    the day his phone is lost. Same app, label and tables as django-otp's own."""
+
+    name = "django_otp.plugins.otp_static"
+    label = "otp_static"
+    verbose_name = _("Recovery codes (second factor)")
     default_auto_field = "django.db.models.AutoField"

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_otp",
     "floor.apps.AuthenticatorsConfig",  # django_otp.plugins.otp_totp, named for the admin
+    "floor.apps.RecoveryCodesConfig",  # django_otp.plugins.otp_static: recovery codes (floor/mfa.py)
     "django_filters",
     "drf_spectacular",
     "audit",
