@@ -84,7 +84,8 @@ class TokenLoginApi(APIView):
         password = serializers.CharField(max_length=128, trim_whitespace=False)
         otp = serializers.CharField(
             max_length=16, required=False, allow_blank=True,
-            help_text="The one-time code of the user's authenticator, for the roles that need one (MFA_ROLES).",
+            help_text="The one-time code of the user's authenticator, for the roles that need one (MFA_ROLES), "
+            "or one of his single-use recovery codes (`k7q2x-9xvmp`; case, dashes and spaces ignored).",
         )  # fmt: skip
 
     @extend_schema(
@@ -93,7 +94,8 @@ class TokenLoginApi(APIView):
         auth=[],
         description="Failed logins are throttled per username and per client address "
         "(code `too_many_failed_logins`, 429). The roles in MFA_ROLES (in production the Commissario, the "
-        "Direzione, the auditors and superusers) send `otp`, their authenticator's current code: "
+        "Direzione, the auditors and superusers) send `otp`, their authenticator's current code or, without "
+        "it, one of their recovery codes (each works once; its use is a security event): "
         "`mfa_code_required`, `mfa_code_invalid` (a failed login too), `mfa_locked` (too many wrong codes: "
         "`details.locked_until`) or `mfa_not_enrolled`. 503 `service_unavailable` when the throttle's "
         "store (Redis) is out of reach: no login is let through uncounted. Each login gets a new token, "

@@ -204,6 +204,11 @@ def _authenticator_deleted(sender, instance, **kwargs) -> None:
     security_event("auth.authenticator_removed", user=instance.user_id, name=_clean(instance.name))
 
 
+def _recovery_codes_deleted(sender, instance, **kwargs) -> None:
+    # A set replaced by a new one (floor.mfa.recovery_codes_issue), or removed in the admin.
+    security_event("auth.recovery_codes_removed", user=instance.user_id)
+
+
 def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
     """AdminSite.login, through the throttled login view: the admin's login had no throttle
     of its own, for the most powerful accounts."""
@@ -246,3 +251,6 @@ def connect() -> None:
     pre_save.connect(_authenticator_changing, sender=TOTPDevice, dispatch_uid="chemin_security_totp_changing")
     post_save.connect(_authenticator_saved, sender=TOTPDevice, dispatch_uid="chemin_security_totp_saved")
     post_delete.connect(_authenticator_deleted, sender=TOTPDevice, dispatch_uid="chemin_security_totp_deleted")
+    from django_otp.plugins.otp_static.models import StaticDevice
+
+    post_delete.connect(_recovery_codes_deleted, sender=StaticDevice, dispatch_uid="chemin_security_static_deleted")

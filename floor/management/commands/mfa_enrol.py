@@ -4,6 +4,9 @@ second factor, since the admin where superusers enrol the others asks him for a 
     python manage.py mfa_enrol admin                 # prints the QR code and the secret
     python manage.py mfa_enrol admin --replace       # a new phone: the old one stops working
 
+Each enrolment issues the user's recovery codes too (floor/mfa.py), printed once under the
+QR code, in place of any he had: give them to him with it, on paper.
+
 Whoever runs it holds the server, so this asks nothing more; the enrolment is a security
 event (floor.security) like one made in the admin, with the server's account that ran it
 (no user of the site made it). Show the QR code to the user in person."""
@@ -20,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from floor.mfa import recovery_codes_issue
 from floor.security import security_event
 
 
@@ -48,12 +52,24 @@ class Command(BaseCommand):
             device = TOTPDevice.objects.create(user=user, name=name[:64], confirmed=True)
             security_event("auth.authenticator_enrolled_from_server", user=user.pk, device=device.pk,
                            os_user=_os_user())  # fmt: skip
+            codes = recovery_codes_issue(user=user)
         url = device.config_url
         secret = base64.b32encode(device.bin_key).decode()
         self.stdout.write(f"Authenticator enrolled for {username}. Scan this QR code with the app, in person:\n")
         self.stdout.write(_qr_text(url))
         self.stdout.write(f"\nOr enter the secret by hand: {secret}\n(as a link: {url})\n")
-        self.stdout.write("It is shown this once: the admin shows it again only to a superuser.")
+        self.stdout.write("It is shown this once: the admin shows it again only to a superuser.\n")
+        self.stdout.write(_recovery_text(username, codes))
+
+
+def _recovery_text(username: str, codes: list[str]) -> str:
+    lines = "\n".join(f"  {n:2d}. {code}" for n, code in enumerate(codes, 1))
+    return (
+        f"Recovery codes of {username}, for the day the phone is lost: each works once, in place of the "
+        f"authenticator's code.\n{lines}\n"
+        "Shown this once (only their digests are kept): print them or write them down for him, to keep "
+        "apart from the phone. New ones, which void these: manage.py mfa_recovery_codes."
+    )
 
 
 def _os_user() -> str:
