@@ -14,6 +14,7 @@ from django.http import HttpResponseRedirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from .mfa import recovery_codes_issue
 from .models import (
     Casino,
     GamingDay,
@@ -263,6 +264,7 @@ def _authenticators_admin():
 
     class AuthenticatorAdmin(TOTPDeviceAdmin):
         form = AuthenticatorForm
+        actions = ["issue_recovery_codes"]
 
         def _existing(self, pk):
             if not TOTPDevice.objects.filter(pk=pk).exists():
@@ -275,9 +277,66 @@ def _authenticators_admin():
         def qrcode_view(self, request, pk):
             return super().qrcode_view(request, self._existing(pk))
 
+        def response_add(self, request, obj, post_url_continue=None):
+            # An enrolment issues the user's recovery codes (floor/mfa.py), shown on this answer
+            # alone, with the way on to the QR code: both go to the user together, in person.
+            # (Still inside the admin's transaction: the device and its codes, or neither.)
+            return _recovery_codes_page(request, [(obj.user, recovery_codes_issue(user=obj.user))], device=obj)
+
+        @admin.action(description=gettext_lazy("Issue new recovery codes (the old ones stop working)"),
+                      permissions=["change"])  # fmt: skip
+        def issue_recovery_codes(self, request, queryset):
+            users = {device.user_id: device.user for device in queryset.select_related("user")}
+            issued = [(user, recovery_codes_issue(user=user)) for _, user in sorted(users.items())]
+            return _recovery_codes_page(request, issued)
+
     if admin.site.is_registered(TOTPDevice):
         admin.site.unregister(TOTPDevice)
     admin.site.register(TOTPDevice, AuthenticatorAdmin)
 
 
 _authenticators_admin()
+
+
+def _recovery_codes_page(request, issued, device=None):
+    """The codes just issued, on this page only: nothing else shows them again (only their
+    digests are kept), and no cache may keep the page."""
+    from django.template.response import TemplateResponse
+    from django.utils.cache import add_never_cache_headers
+
+    context = {**admin.site.each_context(request), "issued": issued, "device": device,
+               "title": _("Recovery codes")}  # fmt: skip
+    response = TemplateResponse(request, "otp_static/admin/recovery_codes.html", context).render()
+    add_never_cache_headers(response)
+    return response
+
+
+def _recovery_codes_admin():
+    """django-otp's static devices admin showed and took the tokens themselves (a typed one
+    would be kept in clear, and never match: floor/mfa.py keeps digests). Here: who has how
+    many codes left and when one was last used; a set is issued from the Authenticators
+    (or manage.py mfa_recovery_codes), and may be removed."""
+    from django_otp.plugins.otp_static.models import StaticDevice
+
+    class RecoveryCodesAdmin(admin.ModelAdmin):
+        list_display = ["user", "codes_left", "created_at", "last_used_at", "throttling_failure_count"]
+        list_select_related = ["user"]
+        search_fields = ["user__username"]
+        actions = ["delete_selected"]
+
+        @admin.display(description=gettext_lazy("codes left"))
+        def codes_left(self, device):
+            return device.token_set.count()
+
+        def has_add_permission(self, request, obj=None) -> bool:
+            return False
+
+        def has_change_permission(self, request, obj=None) -> bool:
+            return False
+
+    if admin.site.is_registered(StaticDevice):
+        admin.site.unregister(StaticDevice)
+    admin.site.register(StaticDevice, RecoveryCodesAdmin)
+
+
+_recovery_codes_admin()

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from audit.models import AuditEvent
 from floor.mfa import RecoveryCodesRefused, recovery_codes_issue
@@ -34,6 +35,10 @@ def mfa(settings):
 
 def printed_codes(output: str) -> list[str]:
     return re.findall(r"^\s+\d+\. (\S+)$", output, re.MULTILINE)
+
+
+def shown_codes(html: str) -> list[str]:
+    return [text for text in re.findall(r"<code>([^<]*)</code>", html) if SHAPE.fullmatch(text)]
 
 
 def security_events(action: str):
@@ -182,6 +187,40 @@ def test_codes_alone_are_no_enrolment(mfa, commissario):
     # Re-enrolled in person: a new set, the old one void.
     call_command("mfa_enrol", "commissario", stdout=io.StringIO())
     assert error(api_login("commissario", codes[0])) == "mfa_code_invalid"
+
+
+def test_the_admin_shows_the_codes_once_at_the_enrolment_and_issues_new_ones(mfa, make_user, commissario):
+    root = superuser(make_user)
+    browser = Client()
+    browser.force_login(root)
+    session = browser.session
+    session["chemin_mfa_verified"] = True  # (logged in with his code: the middleware keeps him)
+    session.save()
+    form = {
+        "user": commissario.pk, "name": "phone", "confirmed": "on", "step": 30, "t0": 0, "digits": 6,
+        "tolerance": 1, "drift": 0, "throttling_failure_count": 0, "key": "0a1b2c3d" * 5,
+    }  # fmt: skip
+    added = browser.post("/admin/otp_totp/totpdevice/add/", form)
+    html = added.content.decode()
+    codes = shown_codes(html)
+    assert added.status_code == 200 and len(codes) == 10 and "shown this once" in html
+    assert "no-store" in added["Cache-Control"]
+    device = TOTPDevice.objects.get(user=commissario)
+    assert f"/admin/otp_totp/totpdevice/{device.pk}/config/" in html  # on to the QR code
+    shown_again = browser.get(f"/admin/otp_totp/totpdevice/{device.pk}/change/").content.decode()
+    listed = browser.get("/admin/otp_static/staticdevice/").content.decode()
+    assert "commissario" in listed  # who has how many left, never the codes
+    assert not [c for c in codes if c in shown_again or c in listed or c.replace("-", "") in listed]
+    assert browser.get("/admin/otp_static/staticdevice/add/").status_code == 403
+
+    renewed = browser.post("/admin/otp_totp/totpdevice/", {"action": "issue_recovery_codes",
+                                                           "_selected_action": [device.pk]})  # fmt: skip
+    new = shown_codes(renewed.content.decode())
+    assert renewed.status_code == 200 and len(new) == 10 and not set(new) & set(codes)
+    assert error(api_login("commissario", codes[0])) == "mfa_code_invalid"
+    StaticDevice.objects.get(user=commissario).throttle_reset()
+    assert api_login("commissario", new[0]).status_code == 200
+    assert {e.actor_id for e in security_events("auth.recovery_codes_issued")} == {root.pk}
 
 
 def test_codes_outlive_a_new_secret_key_kept_as_a_fallback(mfa, commissario, settings):
