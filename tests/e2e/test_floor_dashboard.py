@@ -18,6 +18,7 @@ def test_commissario_changes_a_minimum_and_opens_a_table(
 ):
     game = make_game("venezia")
     free_capo = make_user("capo_free", "capo_partita")  # game.capo runs table 1: one table each
+    free_changeur = make_user("changeur_free", "changeur")  # and so does its changeur
     idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
     page = page_for(game.commissario, viewport)
     page.goto(page.base + "/floor/")
@@ -35,6 +36,7 @@ def test_commissario_changes_a_minimum_and_opens_a_table(
 
     other = page.locator(f"#table-{idle.pk}")
     other.get_by_label("Capo Partita").select_option(str(free_capo.pk))
+    other.get_by_label("Changeur").select_option(str(free_changeur.pk))
     other.get_by_label("Sabot number").fill("S-77")
     other.get_by_label("Minimum (euros)").fill("100")
     other.get_by_role("button", name="Open the table").click()

@@ -124,7 +124,13 @@ def test_a_resend_with_no_answer_is_given_up_and_sent_again_in_order(make_game, 
         # The lease was taken for one send at a time, for its timeout and a margin (not the
         # minutes the browser would wait); the send given up let it go before the next try,
         # and the last answer let it go.
-        log = page.evaluate("window.leaseLog")
+        # The last answer lets the lease go once its entry is reported: wait for it.
+        # (the page's CSP forbids wait_for_function's eval: poll)
+        for _ in range(50):
+            log = page.evaluate("window.leaseLog")
+            if log[-1][0] == "drop":
+                break
+            page.wait_for_timeout(100)
         takes = [e for e in log if e[0] == "take"]
         assert takes and all(until - at <= TIMEOUT_MS + 5000 for _, at, until in takes), log
         timeouts = [i for i, e in enumerate(log) if e[0] == "timeout"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import secrets
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -227,7 +228,7 @@ def test_codes_outlive_a_new_secret_key_kept_as_a_fallback(mfa, commissario, set
     enrol(commissario)
     codes = recovery_codes_issue(user=commissario)
     settings.SECRET_KEY_FALLBACKS = [settings.SECRET_KEY]
-    settings.SECRET_KEY = "a-new-secret-key-" + "x" * 40
+    settings.SECRET_KEY = secrets.token_urlsafe(50)  # the operator's new key
     assert api_login("commissario", codes[0]).status_code == 200
     settings.SECRET_KEY_FALLBACKS = []  # the old key dropped: its codes are void
     assert error(api_login("commissario", codes[1])) == "mfa_code_invalid"
