@@ -131,6 +131,29 @@ def test_a_whole_coup_with_a_reconstruction_through_the_tablet(client_for, game)
     assert coup.state == Coup.State.SETTLED and coup.winner == "banker"  # 3 + 5 = 8 beats 5
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "As reconstructed (settled)" in page and "Payouts (postings)" in page
+    assert "natural (abattage)" not in page  # the banker's 8 is of three cards
+
+
+def test_the_result_marks_a_natural(client_for, game):
+    """A punta's 9 of two cards is shown at once and wins (RULES.md §2.4): the result says
+    it was a natural, on his hand, not on the banker's."""
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco").status_code == 200
+    assert post(client, game.session, "rien-ne-va-plus", coup=coup.pk).status_code == 200
+    for rank, suit in (("4", "S"), ("K", "H"), ("5", "C"), ("3", "D")):
+        assert post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit).status_code == 200
+    coup.refresh_from_db()
+    assert coup.state == Coup.State.SETTLED and coup.winner == "punta"
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    result = page[page.index('id="result-title"'):]
+    punta, banker = re.search(r"<p>punta:(.*?)</p>\s*<p>banker:(.*?)</p>", result, re.S).groups()
+    assert "= 9" in punta and "natural (abattage)" in punta
+    assert "= 3" in banker and "natural" not in banker
+    client.post("/i18n/setlang/", {"language": "it", "next": "/"})
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "naturale (battuta)" in page
 
 
 def test_void_and_bar(client_for, game):
