@@ -338,7 +338,8 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
         summary="Enter the counted cagnotte of a table (direzione, with a witness)",
         request=CagnotteCountInput,
         responses={201: CagnotteCountOutput, **_errors(
-            "`witness_must_differ`, `witness_not_staff`, `table_not_played`, `unknown_user`",
+            "`witness_must_differ`, `witness_not_staff`, `witness_not_management` (the table staff may not witness), "
+            "`table_not_played`, `unknown_user`",
             conflict="`day_not_closed`, `already_counted` (enter a correction).")},
     )  # fmt: skip
     def post(self, request, pk: int):
@@ -366,7 +367,7 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     @extend_schema(
         summary="Correct a count: a new count that refers to it",
         request=CagnotteCountCorrectInput,
-        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `reason_required`",
+        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `witness_not_management`, `reason_required`",
                                                        conflict="`already_corrected`.")},
     )  # fmt: skip
     def post(self, request, pk: int):

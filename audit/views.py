@@ -31,7 +31,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from config.errors import REDIS_UNAVAILABLE, ApplicationError
 from config.htmx import current_page
 from floor import selectors as floor_selectors
-from floor.roles import ALL_ROLES, Role, has_role
+from floor.roles import Role, has_role
 from tables import report_selectors
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
@@ -76,6 +76,9 @@ BREAKS = {
 BOOK_REFUSALS = {
     "witness_must_differ": gettext_lazy("The witness must be another person than the counter."),
     "witness_not_staff": gettext_lazy("The witness must be a member of staff."),
+    "witness_not_management": gettext_lazy(
+        "The witness must be a Commissario, a member of the Direzione or an auditor, not table staff."
+    ),
     "table_not_played": gettext_lazy("The table had no session on this gaming day."),
     "already_counted": gettext_lazy("This table's cagnotte is counted already."),
     "day_not_closed": gettext_lazy("The gaming day is still open; close it first."),
@@ -181,8 +184,9 @@ def desk(request: HttpRequest) -> HttpResponse:
 
 
 def _staff(exclude):
+    # Those who may witness a count (registers.WITNESS_ROLES), but the counter.
     return (
-        get_user_model().objects.filter(groups__name__in=ALL_ROLES, is_active=True)
+        get_user_model().objects.filter(groups__name__in=registers.WITNESS_ROLES, is_active=True)
         .exclude(pk=exclude.pk).distinct().order_by("username")
     )  # fmt: skip
 

@@ -25,6 +25,9 @@ from tables import report_selectors
 
 from .words import euros_en, euros_it
 
+# Who may witness a cagnotte count: not the table staff whose box it is (_check_witness).
+WITNESS_ROLES = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
+
 if TYPE_CHECKING:
     from floor.models import GamingDay, Table
 
@@ -58,6 +61,15 @@ def _check_witness(by: User, witness: User) -> None:
     if not has_role(witness, *ALL_ROLES):
         raise ApplicationError("witness_not_staff", "The witness must be a member of staff.",
                                details={"witness": witness.pk})  # fmt: skip
+    if not has_role(witness, *WITNESS_ROLES):
+        # The box holds the levies the table's croupier and changeur put in it: they do not
+        # vouch for its count. RULES.md §8 (art. 70) has it counted before the director;
+        # the witness is of the floor's management or its auditors.
+        raise ApplicationError(
+            "witness_not_management",
+            "The witness must be a Commissario, a member of the Direzione or an auditor, not table staff.",
+            details={"witness": witness.pk},
+        )
 
 
 def _count_payload(count: CagnotteCount) -> dict[str, Any]:

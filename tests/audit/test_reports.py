@@ -337,7 +337,7 @@ def _post_count(api, user, day, table, **body):
     return api(user).post(f"/api/gaming-days/{day.pk}/cagnotte-counts/", {"table": table.pk, **body}, format="json")
 
 
-def test_count_refusals_write_nothing(world, api, direzione, direzione2, auditor, commissario):
+def test_count_refusals_write_nothing(world, api, direzione, direzione2, auditor, commissario, capo_partita, changeur):
     t1 = world.tables[0]
     before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
     r = _post_count(api, direzione, world.day, t1, counted=100, witness=direzione2.pk)
@@ -352,6 +352,9 @@ def test_count_refusals_write_nothing(world, api, direzione, direzione2, auditor
     assert r.status_code == 400 and r.json()["error"]["code"] == "witness_must_differ"
     r = _post_count(api, direzione, world.day, t1, counted=-1, witness=direzione2.pk)
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_input"
+    for table_staff in (capo_partita, changeur):  # their box: they do not vouch for its count
+        r = _post_count(api, direzione, world.day, t1, counted=41_20, witness=table_staff.pk)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "witness_not_management"
     assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
     r = _post_count(api, direzione, world.day, t1, counted=41_20, witness=auditor.pk)
     assert r.status_code == 201, r.json()

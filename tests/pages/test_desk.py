@@ -137,6 +137,12 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     client = client_for(direzione)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
     assert "Cagnotte count" in html and "Control register" in html
+    # the witnesses offered: the management and the auditors, never the table's staff
+    witnesses = re.search(r'name="witness"[^>]*>(.*?)</select>', html, re.S).group(1)
+    offered = {int(pk) for pk in re.findall(r'value="(\d+)"', witnesses)}
+    session = day.sessions.get()
+    assert auditor.pk in offered and direzione.pk not in offered
+    assert not offered & {session.capo_partita_id, session.changeur_id}
     data = {"table": table.pk, "counted": "0", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
     response = client.post(f"/desk/days/{day.pk}/cagnotte/", data)
     assert response.status_code == 200, response.content.decode()
