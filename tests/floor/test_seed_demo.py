@@ -43,7 +43,8 @@ def test_seed_demo_builds_the_demo_floor():
 
     for username, role in [
         ("commissario", "commissario"), ("capo1", "capo_partita"), ("capo2", "capo_partita"),
-        ("changeur", "changeur"), ("auditor", "auditor"), ("direzione", "direzione"), ("direzione2", "direzione"),
+        ("changeur", "changeur"), ("changeur2", "changeur"), ("auditor", "auditor"), ("direzione", "direzione"),
+        ("direzione2", "direzione"),
     ]:
         user = authenticate(username=username, password=f"chemin-demo-{username}")
         assert user is not None, username

@@ -38,6 +38,7 @@ STAFF = (
     ("capo1", Role.CAPO_PARTITA, "Giulia", "Contarini"),
     ("capo2", Role.CAPO_PARTITA, "Paolo", "Grimani"),
     ("changeur", Role.CHANGEUR, "Elena", "Morosini"),
+    ("changeur2", Role.CHANGEUR, "Nicolò", "Tron"),  # one changeur per table: a second one for a second table
     ("auditor", Role.AUDITOR, "Sara", "Bembo"),
     ("direzione", Role.DIREZIONE, "Alvise", "Mocenigo"),
     ("direzione2", Role.DIREZIONE, "Caterina", "Cornaro"),
@@ -164,14 +165,15 @@ class Command(BaseCommand):
         if capo is None:  # both run tables the demo did not make
             self.stdout.write(self.style.WARNING("no table session opened: every demo Capo Partita runs a table"))
             return
-        if staff["changeur"].pk in busy:
-            self.stdout.write(self.style.WARNING("no table session opened: the demo changeur works at a table"))
+        changeur = next((staff[name] for name in ("changeur", "changeur2") if staff[name].pk not in busy), None)
+        if changeur is None:
+            self.stdout.write(self.style.WARNING("no table session opened: every demo changeur works at a table"))
             return
         session = services.table_session_open(
             table=table,
             by=commissario,
             capo_partita=capo,
-            changeur=staff["changeur"],
+            changeur=changeur,
             shoe_number="S-101",
             minimum=100_00,
         )
