@@ -26,6 +26,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
@@ -33,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
@@ -327,12 +329,24 @@ class _SecondFactorMixin:
 
     def confirm_login_allowed(self, user: Any) -> None:
         super().confirm_login_allowed(user)  # type: ignore[misc]
+        code = self.cleaned_data.get("otp_token")
+        request = getattr(self, "request", None)
         try:
-            self.second_factor_verified = check_second_factor(user, self.cleaned_data.get("otp_token"))  # type: ignore[attr-defined]
+            self.second_factor_verified = check_second_factor(user, code)  # type: ignore[attr-defined]
         except SecondFactorRefused as refused:
             self.second_factor_error = refused.code
-            second_factor_failed(user, refused.code, getattr(self, "request", None))
+            second_factor_failed(user, refused.code, request)
             raise ValidationError(refused.message, code=refused.code) from None
+        if request is not None and self.second_factor_verified and _code_kind(code)[0] == "recovery":
+            # A recovery code says the phone is missing: tell him what is left, once, after the login.
+            left = StaticToken.objects.filter(device__user=user).count()
+            messages.warning(request, ngettext(
+                "You logged in with a recovery code: %(left)d is left. Have your authenticator enrolled "
+                "again (a superuser, in person); that gives you a new set of codes.",
+                "You logged in with a recovery code: %(left)d are left. Have your authenticator enrolled "
+                "again (a superuser, in person); that gives you a new set of codes.",
+                left,
+            ) % {"left": left})  # fmt: skip
 
 
 class StaffAuthenticationForm(_SecondFactorMixin, AuthenticationForm):

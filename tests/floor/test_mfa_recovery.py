@@ -102,7 +102,7 @@ def test_the_token_api_takes_a_recovery_code_once(mfa, commissario):
 
 
 def test_the_login_page_takes_a_recovery_code_and_says_so(mfa, auditor):
-    enrol(auditor)
+    device = enrol(auditor)
     codes = recovery_codes_issue(user=auditor)
     browser = Client()
     page = browser.get("/accounts/login/").content.decode()
@@ -111,6 +111,16 @@ def test_the_login_page_takes_a_recovery_code_and_says_so(mfa, auditor):
     assert "uno dei codici di recupero" in italian
     ok = browser.post("/accounts/login/", {"username": "auditor", "password": PASSWORD, "otp_token": codes[3]})
     assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(auditor.pk)
+    # the phone is missing: he is told what is left and to have it enrolled again, once
+    landing = browser.get(ok.url).content.decode()
+    assert "You logged in with a recovery code: 9 are left." in landing
+    assert "recovery code" not in browser.get(ok.url).content.decode()
+    italian = Client(HTTP_ACCEPT_LANGUAGE="it")
+    ok = italian.post("/accounts/login/", {"username": "auditor", "password": PASSWORD, "otp_token": codes[4]})
+    assert "Accesso con un codice di recupero: ne restano 8." in italian.get(ok.url).content.decode()
+    with_phone = Client()
+    ok = with_phone.post("/accounts/login/", {"username": "auditor", "password": PASSWORD, "otp_token": code(device)})
+    assert ok.status_code == 302 and "recovery code" not in with_phone.get(ok.url).content.decode()
     again = Client().post("/accounts/login/", {"username": "auditor", "password": PASSWORD, "otp_token": codes[3]})
     assert again.status_code == 200 and "or a recovery code not used yet" in again.content.decode()
 
