@@ -134,7 +134,8 @@ def test_the_admin_takes_a_recovery_code(mfa, make_user):
     assert "one of your recovery codes" in page
     ok = browser.post("/admin/login/", {"username": "root", "password": PASSWORD, "otp_token": codes[9]})
     assert ok.status_code == 302 and browser.session["_auth_user_id"] == str(root.pk)
-    assert browser.get("/admin/").status_code == 200
+    admin = browser.get("/admin/")
+    assert admin.status_code == 200 and "You logged in with a recovery code: 9 are left." in admin.content.decode()
 
 
 def test_a_wrong_recovery_code_is_a_failed_login(mfa, commissario, settings):
