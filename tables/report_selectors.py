@@ -69,7 +69,7 @@ _PAID = Case(
 
 COUP_COLUMNS = (
     "table", "session", "coup", "bank", "banker", "settled_at", "bank_amount", "covered", "banco_solo",
-    "regola_punta", "regola_banker", "winner", "levy", "paid_to_winner", "conforming", "state",
+    "regola_punta", "regola_banker", "winner", "natural", "levy", "paid_to_winner", "conforming", "state",
 )  # fmt: skip
 
 
@@ -84,7 +84,7 @@ def coup_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
         .values_list(
             "session__table__number", "session__number", "number", "bank__number", "banker_name",
             "settled_at", "bank_amount", "covered", "banco_solo", "regola_punta", "regola_banker",
-            "winner", "cagnotte", "paid", "conforming", "state",
+            "winner", "as_played__natural", "cagnotte", "paid", "conforming", "state",
         )
     )  # fmt: skip
 

@@ -302,8 +302,8 @@ def build_document(
             ("banker", "Banker", "text"), ("at", "Settled", "datetime"), ("bank_amount", "Bank amount", "money"),
             ("covered", "Pot (covered)", "money"), ("banco_solo", "Banco", "bool"),
             ("regola_punta", "Punta Regola", "bool"), ("regola_banker", "Banker Regola", "bool"),
-            ("winner", "Winner", "text"), ("levy", "Levy", "money"), ("paid", "Paid to winner", "money"),
-            ("conforming", "Conforming", "bool"), ("state", "State", "text"),
+            ("winner", "Winner", "text"), ("natural", "Natural", "bool"), ("levy", "Levy", "money"),
+            ("paid", "Paid to winner", "money"), ("conforming", "Conforming", "bool"), ("state", "State", "text"),
         ), _streamed(rs.coup_rows(gaming_day_id=day_id), tick)),
         Section("annulled", "Coups annulled before their cards (the bets went back)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),

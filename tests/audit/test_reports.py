@@ -241,6 +241,16 @@ def test_no_section_has_two_columns_of_the_same_title(closed):
         assert len(titles) == len(set(titles)), (section.key, titles)
 
 
+def test_the_coups_section_says_which_coups_ended_on_a_natural(closed):
+    """build_day's table 1: two coups of 5 against 2 drawn to, then 9 against 9 (a tie on
+    naturals), then 9 against 5 (the punta's natural); table 2's coup is a drawn one."""
+    rows = _section_rows(closed.day, "coups")
+    assert [(r["table"], r["coup"], r["natural"]) for r in rows] == [
+        (1, 1, False), (1, 2, True), (1, 3, False), (1, 4, True), (2, 1, False),
+    ]
+    assert [r["winner"] for r in rows if r["natural"]] == ["tie", "punta"]
+
+
 def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
     world, media, django_capture_on_commit_callbacks
 ):
