@@ -45,12 +45,9 @@ def _when(at) -> str:
     return timezone.localtime(at).isoformat(timespec="seconds")
 
 
-def _limits_text(history, *, blank_if_none: bool = False) -> str:
+def _limits_text(history) -> str:
     """Limits as the session line shows them, in the order they were in force:
-    "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time). A maximum that was never
-    set is a blank cell, as in the changes' section; one set or lifted later says "none"."""
-    if blank_if_none and all(item.amount is None for item in history):
-        return ""
+    "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time); a maximum lifted says "none"."""
     return "; ".join(
         f"{'none' if item.amount is None else eur(item.amount)} from {timezone.localtime(item.since):%H:%M}"
         for item in history
@@ -235,7 +232,8 @@ def build_document(
         session_rows.append([
             s.table.number, s.number, s.opened_at, s.closed_at, in_turn(s, "old_capo_partita", "new_capo_partita"),
             in_turn(s, "old_changeur", "new_changeur"), s.shoe_number, _limits_text(limits[s.pk].minimums),
-            _limits_text(limits[s.pk].maximums, blank_if_none=True), f.get("coups", 0), f.get("annulled", 0),
+            # a maximum never set is a blank cell, as in the changes' section
+            _limits_text(limits[s.pk].maximums) if limits[s.pk].had_maximum else "", f.get("coups", 0), f.get("annulled", 0),
             f.get("banker_wins", 0),
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
