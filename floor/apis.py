@@ -22,7 +22,7 @@ from .auth import TooManyFailedLogins, client_address, login_blocked, login_fail
 from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
-from .mfa import SecondFactorRefused, check_second_factor, second_factor_failed
+from .mfa import SecondFactorRefused, check_second_factor, recovery_codes_left_after, second_factor_failed
 from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
 from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
 from .roles import has_role
@@ -101,7 +101,9 @@ class TokenLoginApi(APIView):
         "store (Redis) is out of reach: no login is let through uncounted. Each login gets a new token, "
         "its own (one per tablet), "
         "shown only in this answer: the server keeps only its SHA-256 digest. It lasts API_TOKEN_HOURS "
-        "(a shift, 12 by default) from its issue; a logout revokes it.",
+        "(a shift, 12 by default) from its issue; a logout revokes it. `recovery_codes_left` is null, except "
+        "after a login by recovery code: how many codes the user has left (his phone is missing: he must have "
+        "his authenticator enrolled again, which issues a new set).",
     )
     def post(self, request):
         data = self.TokenLoginInput(data=request.data)
@@ -127,7 +129,8 @@ class TokenLoginApi(APIView):
             key, token = issue_token(user, mfa_verified=verified)
             security_event("auth.token_issued", actor=user, request=request, via="api", token=token.pk)
         me = MeSerializer(user).data
-        return Response({"token": key, "user": me, "roles": me["roles"]})
+        left = recovery_codes_left_after(user, data.validated_data.get("otp")) if verified else None
+        return Response({"token": key, "user": me, "roles": me["roles"], "recovery_codes_left": left})
 
 
 class TokenLogoutApi(APIView):

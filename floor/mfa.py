@@ -211,6 +211,15 @@ def _recovery_code_use(user: Any, normal: str) -> bool:
     return True
 
 
+def recovery_codes_left_after(user: Any, code: str | None) -> int | None:
+    """After a login whose second factor was `code`: how many recovery codes the user has
+    left when `code` was one of them (a login by recovery code says the phone is missing,
+    and he must be told what is left), else None."""
+    if _code_kind(code)[0] != "recovery":
+        return None
+    return StaticToken.objects.filter(device__user=user).count()
+
+
 class RecoveryCodesRefused(Exception):
     pass
 
@@ -337,9 +346,9 @@ class _SecondFactorMixin:
             self.second_factor_error = refused.code
             second_factor_failed(user, refused.code, request)
             raise ValidationError(refused.message, code=refused.code) from None
-        if request is not None and self.second_factor_verified and _code_kind(code)[0] == "recovery":
+        left = recovery_codes_left_after(user, code) if self.second_factor_verified else None
+        if request is not None and left is not None:
             # A recovery code says the phone is missing: tell him what is left, once, after the login.
-            left = StaticToken.objects.filter(device__user=user).count()
             messages.warning(request, ngettext(
                 "You logged in with a recovery code: %(left)d is left. Have your authenticator enrolled "
                 "again (a superuser, in person); that gives you a new set of codes.",

@@ -50,6 +50,10 @@ class TokenOutputSerializer(serializers.Serializer):
     token = serializers.CharField()
     user = MeSerializer()
     roles = serializers.ListField(child=serializers.CharField())
+    recovery_codes_left = serializers.IntegerField(
+        allow_null=True,
+        help_text="Null, except after a login by recovery code: how many the user has left.",
+    )
 
 
 class SiteSerializer(serializers.ModelSerializer):
