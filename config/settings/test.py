@@ -1,5 +1,8 @@
 """Test settings: the real PostgreSQL and Redis (make test sets DATABASE_URL and REDIS_URL)."""
 
+import os
+from urllib.parse import urlsplit
+
 from .base import *
 
 DEBUG = False
@@ -13,3 +16,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # pytest-django's transactional tests empty the tables with TRUNCATE, which the audit
     # trail refuses unless the session allows it (audit/migrations/0007).
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c chemin.audit_truncate=allow"
+
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1"... under pytest -n
+if REDIS_URL and _WORKER.startswith("gw"):
+    # Each test empties the cache (the login throttle lives there: tests/conftest.py), which
+    # empties its whole Redis database: under -n, each worker has its own, the next ones
+    # after REDIS_URL's (the broker stays on REDIS_URL's, for the tests with a real worker).
+    _url = urlsplit(REDIS_URL)
+    _db = (int(_url.path.strip("/") or 0) + 1 + int(_WORKER[2:])) % 16
+    CACHES["default"]["LOCATION"] = _url._replace(path=f"/{_db}").geturl()
