@@ -4,16 +4,13 @@ win, and the loser must get the service's own refusal (not a constraint error)."
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
 import pytest
-from django.db import connection, connections
-from rest_framework.test import APIClient
+from django.db import connection
 
 from floor import services
 from floor.models import GamingDay, Seat, TableSession
 from floor.roles import Role
+from tests.concurrency import race
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
 pytestmark = [
@@ -22,28 +19,6 @@ pytestmark = [
 ]
 
 
-def race(calls: list[Callable[[APIClient], object]], users: list) -> list:
-    """Run each call in its own thread with its own client; start them at the same instant."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(i: int) -> None:
-        client = APIClient()
-        client.force_authenticate(users[i])
-        try:
-            barrier.wait(timeout=10)
-            results[i] = calls[i](client)
-        except Exception as exc:  # surfaced by the assertions below
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import OperationalError, connection, connections
+from django.db import OperationalError, connection
 from django.utils import timezone
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
@@ -32,6 +32,7 @@ from floor.idempotency import (
 )
 from floor.models import IdempotencyKey, Patron, TableSession
 from floor.roles import Role
+from tests.concurrency import race
 from tests.factories import CasinoFactory, SiteFactory, UserFactory
 
 from .conftest import World, dump
@@ -500,28 +501,6 @@ def test_celery_beat_purges_the_keys_daily_with_the_same_window(commissario, set
 # --------------------------------------------------------------------------- concurrency, real threads
 
 
-def race(calls: list[Callable[[APIClient], Any]], users: list) -> list:
-    """Each call in its own thread, client and database connection, released together."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(i: int) -> None:
-        client = APIClient()
-        client.force_authenticate(users[i])
-        try:
-            barrier.wait(timeout=10)
-            results[i] = calls[i](client)
-        except Exception as exc:  # surfaced by the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
 
 
 @pytest.fixture

@@ -4,17 +4,15 @@ close is atomic, and a bank is taken once."""
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable
 
 import pytest
-from django.db import connection, connections
-from rest_framework.test import APIClient
+from django.db import connection
 
 from audit.models import AuditEvent
 from tables import services
 from tables.models import Auction, Bank, Bid, Succession
+from tests.concurrency import race
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -24,28 +22,6 @@ pytestmark = [
 BANKER_WINS = ["KH", "5S", "3C", "2D", "2S"]
 
 
-def race(calls: list[Callable[[APIClient], object]], users: list) -> list:
-    """Each call in its own thread, client and connection, started at the same instant."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(i: int) -> None:
-        client = APIClient()
-        client.force_authenticate(users[i])
-        try:
-            barrier.wait(timeout=10)
-            results[i] = calls[i](client)
-        except Exception as exc:  # surfaced by the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def post(url: str, body: dict | None = None):

@@ -5,14 +5,12 @@ one coup however many tablets send it."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from rest_framework.test import APIClient
 
 from tables.models import Coup, ShoeCard
+from tests.concurrency import race
 
 from .conftest import BANKER_WINS
 
@@ -22,28 +20,6 @@ pytestmark = [
 ]
 
 
-def race(user, calls: list[Callable[[APIClient], object]]) -> list:
-    """Each call in its own thread with its own client, as `user` (or users[i], given a list)."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(i: int) -> None:
-        client = APIClient()
-        client.force_authenticate(user[i] if isinstance(user, list) else user)
-        try:
-            barrier.wait(timeout=10)
-            results[i] = calls[i](client)
-        except Exception as exc:  # surfaced by the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def post(url, body=None, key=None):
@@ -56,7 +32,7 @@ def post(url, body=None, key=None):
 
 def test_two_tablets_open_a_coup_at_once(game):
     url = f"/api/sessions/{game.session.pk}/coups/"
-    responses = race(game.capo, [post(url), post(url), post(url)])
+    responses = race([post(url), post(url), post(url)], game.capo)
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [201, 409, 409], responses
     assert {r.json()["error"]["code"] for r in responses if r.status_code == 409} == {"coup_in_progress"}
@@ -85,7 +61,7 @@ def test_two_tablets_deal_the_last_card_at_once(game):
         p(f"/api/coups/{cid}/cards/", {"card": card})
     p(f"/api/coups/{cid}/declaration/", {"draws": False})
     url = f"/api/coups/{cid}/cards/"
-    responses = race(game.capo, [post(url, {"card": "2C"}), post(url, {"card": "3C"})])
+    responses = race([post(url, {"card": "2C"}), post(url, {"card": "3C"})], game.capo)
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [200, 400], responses
     loser = next(r for r in responses if r.status_code == 400)
@@ -98,7 +74,7 @@ def test_two_tablets_deal_the_last_card_at_once(game):
 def test_two_tablets_deal_at_once_are_serialized_in_shoe_order(game):
     cid, _ = _closed_coup(game)
     url = f"/api/coups/{cid}/cards/"
-    responses = race(game.capo, [post(url, {"card": "AS"}), post(url, {"card": "2S"})])
+    responses = race([post(url, {"card": "AS"}), post(url, {"card": "2S"})], game.capo)
     assert [r.status_code for r in responses] == [200, 200], responses
     cards = list(ShoeCard.objects.filter(coup_id=cid).order_by("position").values_list("position", "code", "side"))
     assert [c[0] for c in cards] == [1, 2] and {c[1] for c in cards} == {"AS", "2S"}
@@ -109,7 +85,7 @@ def test_two_tablets_deal_at_once_are_serialized_in_shoe_order(game):
 def test_the_same_one_shot_from_two_tablets_records_one_coup(game):
     url = f"/api/sessions/{game.session.pk}/coups/record/"
     body = {"cards": BANKER_WINS, "punta_draws": True, "bets": [{"patron": game.seat(2).pk, "amount": 100_00}]}
-    responses = race(game.capo, [post(url, body, key="tablet:coup-1")] * 4)
+    responses = race([post(url, body, key="tablet:coup-1")] * 4, game.capo)
     assert [r.status_code for r in responses] == [201] * 4, responses
     # Equal JSON (a replay comes back from jsonb, which may order keys differently).
     assert all(r.json() == responses[0].json() for r in responses)
@@ -122,8 +98,8 @@ def test_two_tables_load_the_same_sabot_at_once(make_game):
     same number at the same moment, one gets it and the other is refused."""
     one, two = make_game("venezia"), make_game("venezia")
     responses = race(
-        [one.capo, two.capo],  # each table's own Capo Partita
         [post(f"/api/sessions/{game.session.pk}/shoes/", {"number": "S-77"}) for game in (one, two)],
+        [one.capo, two.capo],  # each table's own Capo Partita
     )
     assert sorted(r.status_code for r in responses) == [201, 409], responses
     refused = next(r for r in responses if r.status_code == 409)
