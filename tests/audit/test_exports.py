@@ -313,10 +313,12 @@ def page_count(data: bytes) -> int:
     return len(re.findall(rb"/Type /Page\b(?!s)", data))
 
 
-def pdf_text(data: bytes, tmp_path) -> str | None:
+def pdf_text(data: bytes, tmp_path, *, drawn_order: bool = False) -> str | None:
     """The PDF's text: pdftotext's when installed, else pypdf's with runs of whitespace made one
-    space (pypdf puts a form's text, e.g. the page total, on a line of its own)."""
-    if shutil.which("pdftotext") is not None:
+    space (pypdf puts a form's text, e.g. the page total, on a line of its own). `drawn_order`:
+    pypdf's always, which reads a cell's wrapped lines one after the other (pdftotext's layout
+    puts the other columns' text between them)."""
+    if not drawn_order and shutil.which("pdftotext") is not None:
         path = tmp_path / "r.pdf"
         path.write_bytes(data)
         return subprocess.run(
