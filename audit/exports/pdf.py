@@ -13,12 +13,24 @@ Chinese, Japanese and Korean, which DejaVu has no glyphs for (a patron's name), 
 in ReportLab's built-in Adobe CID fonts, run by run within a line (see _runs): nothing to
 install on the server, but these fonts are not embedded, so the viewer draws them with
 its own CJK fonts (Acrobat's Asian font pack, the system's); the text extracts right
-everywhere. Scripts that need shaping or right-to-left order (Arabic, Hebrew, Thai,
-Devanagari) are not handled: ReportLab draws code points left to right, one glyph each. A text
-cell wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…"
-when cut. A figure is never cut: a table too wide for the page is set in a smaller type
-(down to 5.5pt) so that its figures keep one line each, and should one still not fit, it
-wraps. Money as "1,234.50" in columns titled "... (€)"; see formatting.py.
+everywhere. Thai, Devanagari, Arabic and Hebrew are drawn in Noto Sans Thai, Devanagari,
+Arabic, Hebrew (fonts-noto-core; regular and bold), run by run in the same way, embedded as
+subsets, and shaped with HarfBuzz (uharfbuzz; drawn through ReportLab's ShapedStr): Arabic
+joined, Devanagari with its conjuncts and reordered vowel signs, Thai marks placed. A line
+with right-to-left text is put in visual order first, by the Unicode bidirectional algorithm
+(python-bidi's levels, brackets mirrored): Arabic and Hebrew read right to left, a Latin word
+or a number among them left to right; a cell keeps its column's alignment. Widths (wrapping,
+column sizes, alignment) are the shaped widths, and a cut never separates a mark from its
+base. Copying text: a glyph with no character of its own (a conjunct, a mark's variant) is
+written as U+E000 + its glyph id, so it copies as a private-use character, and Arabic's joined
+forms copy as presentation forms; the CSV and XLSX carry the names as typed. Without the
+Noto TTFs these scripts stay in the base font, as before: Thai and Devanagari as boxes,
+Arabic and Hebrew in DejaVu's glyphs, Arabic unjoined (both in visual order now). Chart
+labels (one font per label; table numbers today) are not shaped nor reordered. A text cell
+wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…" when
+cut. A figure is never cut: a table too wide for the page is set in a smaller type (down to
+5.5pt) so that its figures keep one line each, and should one still not fit, it wraps. Money
+as "1,234.50" in columns titled "... (€)"; see formatting.py.
 
 Memory: bounded, whatever the size of the day. No row is kept once drawn, and each page is
 written to the file as soon as it is finished (_StreamingDocument: reportlab's own document
@@ -28,7 +40,8 @@ files, so even they do not grow in memory.
 
 Determinism: reportlab's invariant mode (fixed document id) and the creation date taken
 from `created` (the document's, or a fixed epoch), so the same document gives the same
-bytes."""
+bytes, whatever the process drew before (a shaped glyph's code is its glyph id's, see
+_shaped)."""
 
 from __future__ import annotations
 
@@ -38,12 +51,16 @@ import math
 import os
 import re
 import tempfile
+import unicodedata
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, BinaryIO
 
+import uharfbuzz
+from bidi import get_base_level, get_display
+from bidi.mirror import MIRRORED
 from reportlab.graphics import renderPDF
 from reportlab.graphics.charts.barcharts import VerticalBarChart
 from reportlab.graphics.shapes import Drawing, String
@@ -51,7 +68,7 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.pdfbase import pdfdoc, pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
-from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr, TTFont
 from reportlab.pdfgen.canvas import Canvas
 
 from audit.exports.document import Chart, Column, ReportDocument, Section
@@ -348,15 +365,87 @@ def _language(ch: str, text: str) -> str:
     return "zh"
 
 
+# -- Thai, Devanagari, Arabic, Hebrew ------------------------------------------------------
+# Runs of these scripts are drawn in Noto Sans (fonts-noto-core), found like DejaVu, embedded
+# as subsets; shaped with HarfBuzz (uharfbuzz: Arabic joining, Devanagari conjuncts and vowel
+# reordering, Thai marks placed); a line with right-to-left text is put in visual order by the
+# Unicode bidirectional algorithm (python-bidi) before it is split into runs. Without the Noto
+# TTFs these characters stay in the base font, as before (DejaVu: Arabic and Hebrew unjoined,
+# Thai and Devanagari boxes), still in visual order.
+_NOTO_DIRS = (
+    "/usr/share/fonts/truetype/noto",
+    "/usr/share/fonts/noto",
+    "/usr/share/fonts/google-noto",
+    "/usr/share/fonts/TTF",
+    "/usr/local/share/fonts",
+)
+# script: (its characters, the Noto family's file stem)
+_SCRIPTS = {
+    "thai": ("\u0e00-\u0e7f", "NotoSansThai"),
+    "devanagari": ("\u0900-\u097f\ua8e0-\ua8ff", "NotoSansDevanagari"),
+    "arabic": ("\u0600-\u06ff\u0750-\u077f\u0870-\u08ff\ufb50-\ufdff\ufe70-\ufeff", "NotoSansArabic"),
+    "hebrew": ("\u0590-\u05ff\ufb1d-\ufb4f", "NotoSansHebrew"),
+}
+_SCRIPT_OF = [(script, re.compile(f"[{chars}]")) for script, (chars, _) in _SCRIPTS.items()]
+_COMPLEX = re.compile(f"[{''.join(chars for chars, _ in _SCRIPTS.values())}]")
+_JOINERS = "\u200c\u200d"  # zero-width (non-)joiner: shaping controls, kept in their script's run
+# Strong right-to-left characters (Hebrew, Arabic, Syriac, Thaana, N'Ko..., their presentation
+# forms) and the explicit RTL controls: a line with none of them needs no bidi pass.
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\u200f\u202b\u202e\u2067]")
+_PUA = 0xE000  # a glyph with no character of its own (a conjunct, a joined form) is drawn as
+# U+E000 + its glyph id: the same code in every document and process (reportlab's own shaping
+# numbers them in the order met, which would make the bytes depend on what was drawn before).
+
+
+@cache
+def _script_fonts() -> dict[str, tuple[str, str]]:
+    """Each script's (regular, bold) font, registered once per process, for the scripts whose
+    Noto Sans TTFs are installed."""
+    found: dict[str, tuple[str, str]] = {}
+    for script, (_, stem) in _SCRIPTS.items():
+        names = []
+        for weight in ("Regular", "Bold"):
+            path = next(
+                (p for d in _NOTO_DIRS if os.path.exists(p := os.path.join(d, f"{stem}-{weight}.ttf"))), None
+            )
+            if path is None:
+                break
+            name = f"Ch{stem.removeprefix('NotoSans')}{'-Bold' if weight == 'Bold' else ''}"
+            pdfmetrics.registerFont(TTFont(name, path))
+            names.append(name)
+        if len(names) == 2:
+            found[script] = (names[0], names[1])
+    return found
+
+
+def _script_font(ch: str, font: str) -> str | None:
+    """The Noto font that draws `ch` next to text in `font` (bold next to bold), if any."""
+    fonts_ = _script_fonts()
+    for script, pattern in _SCRIPT_OF:
+        if pattern.match(ch):
+            pair = fonts_.get(script)
+            return None if pair is None else pair[1] if "Bold" in font else pair[0]
+    return None
+
+
 def _runs(text: str, font: str) -> list[tuple[str, str]]:
-    """`text` as runs of (text, font): the characters `font` has no glyph for that a CJK
-    font draws go to that font; the rest (Latin, digits, spaces between) stay in `font`."""
-    if text.isascii() or not _CJK.search(text):
+    """`text` as runs of (text, font): Thai, Devanagari, Arabic and Hebrew go to their Noto
+    font (when installed); the characters `font` has no glyph for that a CJK font draws go to
+    that font; the rest (Latin, digits, spaces between) stay in `font`."""
+    if text.isascii() or not (_CJK.search(text) or _COMPLEX.search(text)):
         return [(text, font)]
     have = _coverage(font)
+    scripts = set(_script_fonts().values())
     runs: list[list[str]] = []
     for ch in text:
-        name = font if ord(ch) in have or not _CJK.match(ch) else _cjk_font(_language(ch, text))
+        name = _script_font(ch, font)
+        if name is None:
+            if ch in _JOINERS and runs and any(runs[-1][1] in pair for pair in scripts):
+                name = runs[-1][1]
+            elif ord(ch) in have or not _CJK.match(ch):
+                name = font
+            else:
+                name = _cjk_font(_language(ch, text))
         if runs and runs[-1][1] == name:
             runs[-1][0] += ch
         else:
@@ -364,9 +453,143 @@ def _runs(text: str, font: str) -> list[tuple[str, str]]:
     return [(run, name) for run, name in runs]
 
 
+def _levels(text: str) -> list[int]:
+    """The bidi embedding level of each character of `text` (rules up to I2 of UAX #9, by
+    python-bidi), odd for right to left. python-bidi gives its levels (per UTF-8 byte) only
+    in its debug output, which is parsed here; should that ever fail, a plain rule stands in:
+    strong right-to-left characters at 1, everything else at 0."""
+    out = get_display(text, debug=True)
+    _, sep, tail = out.partition("\n    levels: [\n")
+    levels_per_byte = [int(n) for n in re.findall(r"Level\(\s*(\d+),?\s*\)", tail.partition("\n    ],\n")[0])]
+    offsets = list(itertools.accumulate((len(ch.encode()) for ch in text), initial=0))[:-1]
+    if not sep or len(levels_per_byte) != len(text.encode()):
+        return [1 if unicodedata.bidirectional(ch) in ("R", "AL") else 0 for ch in text]
+    return [levels_per_byte[i] for i in offsets]
+
+
+def _visual(text: str) -> list[tuple[str, int]]:
+    """`text` (one line, in logical order) as its characters in visual order, each with its
+    level: rules L1 (trailing white space at the paragraph's level), L2 (reversals) and L4
+    (a mirrored character, a bracket, at an odd level drawn as its mirror image)."""
+    levels = _levels(text)
+    base = get_base_level(text)
+    i = len(text)
+    while i and unicodedata.bidirectional(text[i - 1]) in ("WS", "S", "B", "BN", "LRI", "RLI", "FSI", "PDI"):
+        i -= 1
+        levels[i] = base
+    order = list(range(len(text)))
+    odd = [lv for lv in levels if lv % 2]
+    for level in range(max(levels, default=0), min(odd, default=1) - 1, -1):
+        i = 0
+        while i < len(order):
+            if levels[order[i]] >= level:
+                j = i
+                while j < len(order) and levels[order[j]] >= level:
+                    j += 1
+                order[i:j] = order[i:j][::-1]
+                i = j
+            else:
+                i += 1
+    mirror = [bool(levels[k] % 2 and unicodedata.mirrored(text[k])) for k in range(len(text))]
+    return [(MIRRORED.get(text[k], text[k]) if mirror[k] else text[k], levels[k]) for k in order]
+
+
+@cache
+def _hb_font(name: str) -> uharfbuzz.Font:
+    """A HarfBuzz font on the TTF `name` was registered from (its scale: font units)."""
+    return uharfbuzz.Font(uharfbuzz.Face(uharfbuzz.Blob(pdfmetrics.getFont(name).face._ttf_data)))
+
+
+# Caches, as a line is measured many times (wrapping, column sizes) then drawn: bounded in
+# count, and only short strings kept, so that memory stays bounded whatever the day's text.
+_CACHED_LINE, _CACHED_RUN = 200, 64  # characters
+
+
+def _shaped(run: str, name: str, rtl: bool) -> tuple[str, float]:
+    return _shaped_cached(run, name, rtl) if len(run) <= _CACHED_RUN else _shape(run, name, rtl)
+
+
+def _shape(run: str, name: str, rtl: bool) -> tuple[str, float]:
+    """`run` (in visual order) shaped in the TTF `name`: the string reportlab draws (a
+    ShapedStr: a character for each glyph, with HarfBuzz's advances and offsets) and its
+    width at size 1. A right-to-left run is given to HarfBuzz in logical order (reversed
+    back), which returns its glyphs in visual order."""
+    font = pdfmetrics.getFont(name)
+    face, hb_font = font.face, _hb_font(name)
+    buf = uharfbuzz.Buffer()
+    buf.add_str(run[::-1] if rtl else run)
+    buf.guess_segment_properties()
+    buf.direction = "rtl" if rtl else "ltr"
+    uharfbuzz.shape(hb_font, buf, {"kern": True, "liga": True})
+    chars: list[str] = []
+    data: list[ShapeData] = []
+    advance = 0.0
+    for info, pos in zip(buf.glyph_infos, buf.glyph_positions, strict=True):
+        gid = info.codepoint
+        code = next((c for c in face.glyphToChar.get(gid, ()) if face.charToGlyph.get(c) == gid), None)
+        if code is None:
+            code = _PUA + gid
+            if face.charToGlyph.get(code, gid) != gid:  # the font maps that code itself (never seen)
+                code = ord(" ")
+            else:
+                face.charToGlyph[code] = gid
+                face.glyphToChar.setdefault(gid, []).append(code)
+                face.charWidths[code] = face._pdfScale(hb_font.get_glyph_h_advance(gid))
+        x_advance = face._pdfScale(pos.x_advance)
+        data.append(
+            ShapeData(
+                info.cluster,
+                x_advance,
+                face._pdfScale(pos.y_advance),
+                face._pdfScale(pos.x_offset),
+                face._pdfScale(pos.y_offset),
+                face.charWidths[code],
+            )
+        )
+        chars.append(chr(code))
+        advance += x_advance
+    return ShapedStr("".join(chars), shapeData=data), advance / 1000
+
+
+def _line(text: str, font: str) -> tuple[tuple[tuple[str, str, float], ...], float]:
+    return _line_cached(text, font) if len(text) <= _CACHED_LINE else _lay_out(text, font)
+
+
+def _lay_out(text: str, font: str) -> tuple[tuple[tuple[str, str, float], ...], float]:
+    """`text`, one line, as drawn: runs of (string, font, width at size 1) from left to right,
+    and the whole width at size 1. In visual order when it has right-to-left text; the runs
+    in a Noto font shaped (see _shaped)."""
+    if _RTL.search(text):
+        visual = _visual(text)
+        chars = "".join(ch for ch, _ in visual)
+        pieces: list[tuple[str, str, bool]] = []
+        i = 0
+        for run, name in _runs(chars, font):  # a run in one font and one direction
+            for rtl, group in itertools.groupby(visual[i : i + len(run)], key=lambda cl: cl[1] % 2 == 1):
+                pieces.append(("".join(ch for ch, _ in group), name, rtl))
+            i += len(run)
+    else:
+        pieces = [(run, name, False) for run, name in _runs(text, font)]
+    scripts = {name for pair in _script_fonts().values() for name in pair}
+    out: list[tuple[str, str, float]] = []
+    for run, name, rtl in pieces:
+        if name in scripts:
+            shaped, width = _shaped(run, name, rtl)
+            out.append((shaped, name, width))
+        else:
+            out.append((run, name, pdfmetrics.stringWidth(run, name, 1.0)))
+    return tuple(out), sum(width for _, _, width in out)
+
+
+_shaped_cached = lru_cache(maxsize=2048)(_shape)
+_line_cached = lru_cache(maxsize=512)(_lay_out)
+
+
 def _width(text: str, font: str, size: float) -> float:
-    """The width of `text` as _Writer._text draws it: each run in its own font."""
-    return sum(pdfmetrics.stringWidth(run, name, size) for run, name in _runs(text, font))
+    """The width of `text` as _Writer._text draws it: each run in its own font, shaped."""
+    if text.isascii() or not (_CJK.search(text) or _COMPLEX.search(text) or _RTL.search(text)):
+        return pdfmetrics.stringWidth(text, font, size)
+    return _line(text, font)[1] * size
 
 
 def _label_font(text: str, font: str) -> str:
@@ -386,7 +609,15 @@ def _cut(text: str, font: str, size: float, width: float) -> str:
             lo = mid
         else:
             hi = mid - 1
+    while 0 < lo < len(text) and _mid_cluster(text, lo):
+        lo -= 1
     return text[:lo].rstrip() + "…"
+
+
+def _mid_cluster(text: str, i: int) -> bool:
+    """Whether a cut before text[i] would split a cluster: a mark from its base (a Thai vowel
+    or tone, a Devanagari vowel sign, an Arabic harakat), a conjunct after its virama."""
+    return unicodedata.category(text[i])[0] == "M" or text[i - 1] in "\u094d\u200c\u200d"
 
 
 def wrap(text: str, font: str, size: float, width: float, max_lines: int) -> list[str]:
@@ -589,9 +820,8 @@ class _Writer:
         c = self.c
         if c._fillColorObj is not color:  # the canvas's current fill (it follows save/restore)
             c.setFillColor(color)
-        runs = _runs(text, font)
-        if len(runs) == 1:
-            c.setFont(runs[0][1], size)
+        if text.isascii() or not (_CJK.search(text) or _COMPLEX.search(text) or _RTL.search(text)):
+            c.setFont(font, size)
             if align == "right":
                 c.drawRightString(x, y, text)
             elif align == "center":
@@ -599,17 +829,18 @@ class _Writer:
             else:
                 c.drawString(x, y, text)
             return
-        # A line in several fonts (a CJK name among Latin text): drawn run after run, the
-        # alignment taken from the whole line's width.
-        widths = [pdfmetrics.stringWidth(run, name, size) for run, name in runs]
+        # A line in several fonts (a CJK or Arabic name among Latin text), or shaped, or right
+        # to left: drawn run after run from the left, the alignment taken from the whole
+        # line's width.
+        runs, width = _line(text, font)
         if align == "right":
-            x -= sum(widths)
+            x -= width * size
         elif align == "center":
-            x -= sum(widths) / 2
-        for (run, name), width in zip(runs, widths, strict=True):
+            x -= width * size / 2
+        for run, name, run_width in runs:
             c.setFont(name, size)
             c.drawString(x, y, run)
-            x += width
+            x += run_width * size
 
     def _later(self, name: str, x: float, y: float) -> None:
         """Place a form (text known only at the end: page total, row counts)."""
