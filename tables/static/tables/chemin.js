@@ -69,7 +69,18 @@
   var offset = rendered ? rendered - Date.now() : 0;
   function serverNow() { return Date.now() + offset; }
   function held(entry) { return serverNow() - (entry.made || 0) > KEEP_MS - MARGIN_MS; }
-  function waiting(entry) { return !held(entry); }
+  // What an entry is, as stored (every tab on the table reads it, and a reloaded tab too):
+  // - flight {tab, until}: a tab is sending it now (a tap, or the queue), and no other sends
+  //   it until that tab has its answer, gives it up, or is gone (until: its send's timeout and
+  //   a margin, by this device's clock; a tab leaving lets it go at once: pagehide);
+  // - slow: it was sent and no answer has come yet, the post may have reached the server: it
+  //   is said to wait for the server's answer ("do not enter it again") until answered;
+  // - unconfirmed {status}: the server failed on it (a 500): whether it was recorded is not
+  //   known (see answered()), so it is not sent by itself; the croupier sends it again (its
+  //   key makes that safe) or discards it;
+  // - answered {tab, at}: a tab has its answer and reports it (claim()): no other does.
+  function waiting(entry) { return !entry.answered && !entry.unconfirmed && !held(entry); }
+  function decided(entry) { return !entry.answered && (held(entry) || !!entry.unconfirmed); }
   function newId() { return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 10); }
 
   function storage(kind) {
@@ -102,6 +113,23 @@
       catch (e) { var kept = stored(); memoryOnly = true; memory = kept; }
     }
     memory = memory.filter(function (e) { return e.id !== entry.id; }).concat([entry]).sort(byOrder);
+  }
+  // The entry as stored now (another tab may have changed it), or null once it is gone.
+  function current(id) {
+    if (memoryOnly) {
+      var kept = memory.filter(function (e) { return e.id === id; })[0];
+      return kept ? parse(JSON.stringify(kept), null) : null;
+    }
+    try { var e = parse(local.getItem(ENTRY + id), null); return e && e.id ? e : null; }
+    catch (err) { return null; }
+  }
+  // Changes the stored entry, if it is still there (never brings back one a tab removed).
+  function update(id, change) {
+    var e = id ? current(id) : null;
+    if (!e) { return null; }
+    change(e);
+    put(e);
+    return e;
   }
   function drop(entry) {
     memory = memory.filter(function (e) { return e.id !== entry.id; });
@@ -147,7 +175,19 @@
       return task();
     }).then(dropLease, function (e) { dropLease(); throw e; });
   }
-  window.addEventListener("pagehide", function () { if (!HAS_LOCKS) { dropLease(); } });
+  // A tab leaving (a reload, a closed tab) stops its sends: what it was sending waits for the
+  // server's answer (it may have reached it) and is sent again, with its key, from the tab
+  // that reopens the table or from another one on it, at once rather than once its flight
+  // expires; a tap on its way not kept yet is kept so (it would be lost with the tab).
+  window.addEventListener("pagehide", function () {
+    if (!HAS_LOCKS) { dropLease(); }
+    taps.forEach(function (xhr) { if (xhr.readyState !== 4) { keepTap(xhr); } });
+    queue.concat(stored()).forEach(function (e) {
+      update(e.id, function (s) {
+        if (s.flight && s.flight.tab === TAB) { s.flight = null; s.slow = true; }
+      });
+    });
+  });
 
   var queue = [];       // what this page shows: the entries as stored
   var sending = null;   // the entry on its way to the server
@@ -156,16 +196,23 @@
   var release = null;   // lets the send lock go
   var attempt = 0;      // network failures in a row: the next try waits longer
   var timer = null;
-  // The entries this page sent and whose answer is slow to come (or never came: the send
-  // was given up and the entry waits to be sent again): said in the list, so the croupier
-  // knows it is on its way and not to enter it again.
-  var slow = {};
+  // An entry sent whose answer is slow to come (or never came: the send was given up, the
+  // tab sending it was closed) is marked so where it is stored: every tab on the table, and
+  // a reloaded one, says it is on its way, and not to enter it again, until it is answered.
+  // (A network failure after that does not unsay it: the post before may have arrived.)
   var slowTimer = null;
+  var taps = [];  // this page's taps on their way (their xhr)
   function stopSlowTimer() { if (slowTimer) { window.clearTimeout(slowTimer); slowTimer = null; } }
-  function markSlow(id, on) {
-    if (!id || !!slow[id] === !!on) { return; }
-    if (on) { slow[id] = true; } else { delete slow[id]; }
-    showPending();
+  function markSlow(id) {
+    update(id, function (e) { e.slow = true; });
+    refresh();
+  }
+  // Its send is over (given up, failed, answered "try later"): another tab may send it.
+  function land(id) {
+    update(id, function (e) { e.flight = null; });
+  }
+  function flying(entry) {
+    return !!(entry.flight && entry.flight.until > Date.now() && !(sending && sending.id === entry.id));
   }
 
   function refresh() { queue = stored(); showPending(); }
@@ -272,10 +319,20 @@
     refresh();
     var entry = null;
     for (var i = 0; i < queue.length && !entry; i += 1) {
-      if (waiting(queue[i])) { entry = queue[i]; }
+      var e = queue[i];
+      // Answered by a tab that left before removing it: nothing is left to send.
+      if (e.answered && Date.now() - (e.answered.at || 0) > ANSWERED_MS) { drop(e); }
+      if (waiting(e)) { entry = e; }
     }
     if (!entry) { finish(); return; }
+    if (flying(entry)) {  // on its way from a tap, or from a tab without Web Locks: its turn
+      var wait = entry.flight.until - Date.now();
+      finish();
+      flushSoon(Math.max(wait, 0) + SETTLE_MS);
+      return;
+    }
     sending = entry;
+    update(entry.id, function (s) { s.flight = { tab: TAB, until: Date.now() + sendTimeout() + LEASE_MARGIN_MS }; });
     send(entry);
   }
 
@@ -308,7 +365,7 @@
     stopSlowTimer();
     slowTimer = window.setTimeout(function () {
       slowTimer = null;
-      if (sending && sending.id === entry.id) { markSlow(entry.id, true); }
+      if (sending && sending.id === entry.id) { markSlow(entry.id); }
     }, slowAfter());
     var sent = window.htmx.ajax(entry.verb, entry.url, {
       source: target, target: target, swap: swap, values: values, headers: headers
@@ -333,8 +390,8 @@
   function answered(xhr) {
     var entry = sending;
     stopSlowTimer();
-    markSlow(entry.id, false);  // an answer came
     if (UNREACHED[xhr.status]) {  // still unavailable: try again later, the entry stays first
+      land(entry.id);
       attempt += 1;
       finish();
       flushSoon(backoff());
@@ -344,15 +401,49 @@
     if (xhr.getResponseHeader("HX-Redirect")) {
       // Logged out meanwhile: nothing was entered. The entries stay queued for this user and
       // table, and go once he is back on its page after logging in.
+      land(entry.id);
       finish();
+      return;
+    }
+    if (xhr.status >= 500) {
+      // The server failed (a 500: a fault of its own, not a refusal with a reason). That
+      // does not say the entry was not recorded: the page answering an entry is made after
+      // the entry is committed (tables/views_tablet.py: form_post, then the panel), so the
+      // failure may come after it; and a post before this one (given up, lost by the
+      // network) may have been recorded already. Not "NOT recorded" then, and not dropped:
+      // kept aside for the croupier, who checks the table and sends it again (its key makes
+      // that safe: recorded, the server answers with the first answer) or discards it.
+      update(entry.id, function (e) { e.flight = null; e.slow = false; e.unconfirmed = { status: xhr.status }; });
+      next();
       return;
     }
     var ok = xhr.status < 400;
     var reason = serverMessage(xhr);
     if (!ok && !reason) { reason = String(xhr.status); }
-    drop(entry);
-    report(entry, ok, reason);
-    next();
+    claim(entry, function (mine) {
+      if (mine) { report(entry, ok, reason); }
+      next();
+    });
+  }
+
+  // An entry is reported by one tab only. Without Web Locks two tabs may send it (one did
+  // not see yet that the other had its answer and removed it): the second gets the stored
+  // answer, and would say it again. So a tab with an answer marks the stored entry answered
+  // by it, reads it back once the other tabs' writes have reached it (SETTLE_MS, as for the
+  // lease: the last write wins, and both read the same), and reports it only if its mark
+  // stands; an entry gone, or answered by another tab, is not reported again.
+  var ANSWERED_MS = 5000;  // a mark older than this is a tab that left before removing it
+  function claim(entry, then) {
+    if (memoryOnly) { drop(entry); then(true); return; }
+    var seen = current(entry.id);
+    if (!seen || seen.answered) { then(false); return; }
+    update(entry.id, function (e) { e.answered = { tab: TAB, at: Date.now() }; e.flight = null; });
+    window.setTimeout(function () {
+      var after = current(entry.id);
+      var mine = !!(after && after.answered && after.answered.tab === TAB);
+      if (mine) { drop(entry); }
+      then(mine);
+    }, SETTLE_MS);
   }
 
   // ----------------------------------------------------------------- what the user sees
@@ -362,6 +453,7 @@
     if (!box) { return; }
     var list = queue.filter(waiting);
     if (!list.length) { box.hidden = true; box.textContent = ""; return; }
+    // (An entry kept aside for the croupier, or answered already, is not listed here.)
     var head = fill(box.getAttribute(list.length === 1 ? "data-one" : "data-many") || "{n}", { n: list.length });
     box.textContent = "";
     var p = document.createElement("p");
@@ -369,8 +461,8 @@
     var ol = document.createElement("ol");
     list.forEach(function (e) {
       var li = document.createElement("li");
-      li.textContent = slow[e.id] ? fill(box.getAttribute("data-slow") || "{entry}", { entry: e.label }) : e.label;
-      li.classList.toggle("slow", !!slow[e.id]);
+      li.textContent = e.slow ? fill(box.getAttribute("data-slow") || "{entry}", { entry: e.label }) : e.label;
+      li.classList.toggle("slow", !!e.slow);
       ol.appendChild(li);
     });
     box.appendChild(p);
@@ -385,25 +477,36 @@
     } catch (e) { return date.toLocaleString(); }
   }
 
-  // The entries held back (too old to send by themselves): each with what it was, when it
-  // was made, and a button to discard it once the croupier has decided.
+  // The entries held back for the croupier's decision: too old to send by themselves, or
+  // not confirmed (the server failed on them): each with what it was, when it was made, a
+  // button to send it again when that is safe (its key is still kept: not for a held one),
+  // and one to discard it once he has decided.
   function showHeld() {
     var box = document.getElementById("queue-held");
     if (!box) { return; }
     var list = box.querySelector("ul");
     list.textContent = "";
-    var kept = queue.filter(held);
+    var kept = queue.filter(decided);
     kept.forEach(function (e) {
       var li = document.createElement("li");
       var p = document.createElement("p");
-      p.textContent = fill(box.getAttribute("data-held") || "{entry}", {
-        entry: e.label, when: when(e), days: Math.round(KEEP_MS / 86400000)
+      var old = held(e);
+      p.textContent = fill(box.getAttribute(old ? "data-held" : "data-unconfirmed") || "{entry}", {
+        entry: e.label, when: when(e), days: Math.round(KEEP_MS / 86400000),
+        status: e.unconfirmed ? e.unconfirmed.status : ""
       });
+      li.appendChild(p);
+      if (!old) {
+        var resend = document.createElement("button");
+        resend.type = "button";
+        resend.setAttribute("data-resend-entry", e.id);
+        resend.textContent = box.getAttribute("data-resend") || "↻";
+        li.appendChild(resend);
+      }
       var button = document.createElement("button");
       button.type = "button";
       button.setAttribute("data-discard-entry", e.id);
       button.textContent = box.getAttribute("data-discard") || "×";
-      li.appendChild(p);
       li.appendChild(button);
       list.appendChild(li);
     });
@@ -475,6 +578,15 @@
     drop({ id: id });
     refresh();
   });
+  // Sent again with its key, in its place in the queue: recorded before, the server answers
+  // with the first answer; not recorded, it is now.
+  document.addEventListener("click", function (evt) {
+    var button = evt.target && evt.target.closest ? evt.target.closest("[data-resend-entry]") : null;
+    if (!button) { return; }
+    update(button.getAttribute("data-resend-entry"), function (e) { e.unconfirmed = null; });
+    refresh();
+    flushSoon(0);
+  });
 
   // Another tab changed the queue (an entry tapped there, one sent from there): the list
   // shown here follows, and what now waits is sent.
@@ -538,14 +650,14 @@
     attempt += 1;
     var delay = backoff();
     if (isResend(evt.detail)) {  // still down: try again later, the entry stays first
-      markSlow(sending.id, false);  // it waits for the network now, as the banner says
+      land(sending.id);
       finish();
       flushSoon(delay);
       return;
     }
     var values = {};
     cfg.formData.forEach(function (v, k) { values[k] = v; });
-    enqueue(cfg, values);
+    land(enqueue(cfg, values).id);  // (kept already if it was slow: its flight is over)
     flushSoon(delay);
   });
 
@@ -561,7 +673,8 @@
     var delay = backoff();
     if (isResend(evt.detail)) {  // the entry stays first; the send lock (or lease) goes meanwhile
       stopSlowTimer();
-      markSlow(sending.id, true);
+      update(sending.id, function (e) { e.flight = null; e.slow = true; });
+      refresh();
       finish();
       flushSoon(delay);
       return;
@@ -570,23 +683,51 @@
     if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
     if (!values.idempotency_key) { return; }
     var entry = enqueue(cfg, values);
-    markSlow(entry.id, true);
+    update(entry.id, function (e) { e.flight = null; e.slow = true; });
+    refresh();
     sayWaiting(entry.label);
     flushSoon(delay);
   });
 
   // A tap whose answer is slow to come is said to wait for it where its outcome will show (the
-  // panel's #result), so the croupier does not tap it again; given up after the timeout, it
-  // joins the waiting list (above). The queue's own resends are said in that list.
+  // panel's #result), so the croupier does not tap it again, and is kept in the queue as on
+  // its way from this tab (flight): every tab on the table says it waits for the server's
+  // answer, a reload keeps it, and entries made meanwhile go behind it. Answered, it leaves
+  // the queue (the answer shows in the panel); given up after the timeout, it waits there to
+  // be sent again (above). The queue's own resends are said in that list.
   document.addEventListener("htmx:beforeSend", function (evt) {
     var cfg = evt.detail.requestConfig;
     var xhr = evt.detail.xhr;
     if (!cfg || !cfg.timeout || !xhr || (cfg.headers && cfg.headers[QUEUED])) { return; }
     var label = labelFor(cfg);  // as tapped: the form may change meanwhile
+    xhr.cheminTap = cfg;
+    taps.push(xhr);
     window.setTimeout(function () {
-      if (xhr.readyState !== 4) { sayWaiting(label); }  // (4: answered, failed or given up)
+      if (xhr.readyState !== 4) { sayWaiting(label); keepTap(xhr); }  // (4: answered, failed or given up)
     }, slowAfter());
   });
+  function keepTap(xhr) {
+    var cfg = xhr.cheminTap;
+    if (!cfg || xhr.cheminEntry) { return; }
+    var values = {};
+    if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
+    if (!values.idempotency_key) { return; }
+    var entry = enqueue(cfg, values);
+    xhr.cheminEntry = entry.id;
+    update(entry.id, function (e) {
+      e.slow = true;
+      e.flight = { tab: TAB, until: Date.now() + sendTimeout() + LEASE_MARGIN_MS };
+    });
+    refresh();
+  }
+  // The tap's answer came (not a "try later": those keep it, above): it leaves the queue.
+  function tapDone(xhr) {
+    taps = taps.filter(function (x) { return x !== xhr; });
+    if (!xhr.cheminEntry || !xhr.status || UNREACHED[xhr.status]) { return; }
+    drop({ id: xhr.cheminEntry });
+    refresh();
+    if (queue.some(waiting)) { flushSoon(0); }
+  }
   function sayWaiting(label) {
     var result = document.getElementById("result");
     var box = document.getElementById("pending");
@@ -604,7 +745,9 @@
   // 502, 503, 504: the server, or the proxy before it, could not take the entry (the database
   // or Redis out of reach, a restart). Nothing was entered, or, after a 504, its key makes the
   // resend harmless: the entry is kept like one the network lost and sent again, in order,
-  // until the server takes it. (A 500 is an answer: the entry is reported NOT recorded.)
+  // until the server takes it. A 500 on a tap is said on #unavailable, and the form tapped
+  // stays with its key (a 5xx is not swapped in): tapped again, it is recorded once whatever
+  // the failure was. A 500 on an entry the queue sends is kept for the croupier (answered()).
   var UNREACHED = { 502: true, 503: true, 504: true };
   function backoff() { return Math.min(MAX_DELAY, 500 * Math.pow(2, attempt)); }
   document.addEventListener("htmx:responseError", function (evt) {
@@ -616,12 +759,13 @@
       cfg.formData.forEach(function (v, k) { values[k] = v; });
       if (values.idempotency_key) {  // an entry (a page's own reload has none: nothing to keep)
         attempt += 1;
-        enqueue(cfg, values);
+        land(enqueue(cfg, values).id);
         flushSoon(backoff());
         return;
       }
     }
-    if (xhr && xhr.status >= 500) { showUnavailable(true); }
+    // (An entry the queue sent is kept for the croupier instead: answered().)
+    if (xhr && xhr.status >= 500 && !isResend(evt.detail)) { showUnavailable(true); }
   });
 
   document.addEventListener("htmx:afterRequest", function (evt) {
@@ -635,6 +779,7 @@
       showOffline(false);
       if (isResend(evt.detail)) { answered(xhr); }
     }
+    if (xhr && xhr.cheminTap) { tapDone(xhr); }
   });
 
   // After a swap, move focus to the outcome so screen readers and keyboards follow.
