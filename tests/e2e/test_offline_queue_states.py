@@ -320,3 +320,36 @@ def test_a_tap_slow_to_be_answered_is_said_to_wait_in_every_tab(make_game, page_
     assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
     for tab in (page, other):
         assert _problems(tab) == [], "\n".join(tab.problems)
+
+
+def test_a_tap_on_its_way_when_the_tab_is_reloaded_is_kept_and_sent_again(make_game, page_for):
+    """Row 2's bet is tapped and the tab reloaded at once, its answer not come (the server
+    holds it: another transaction holds the table session). The post may have arrived (here
+    it did): the reloaded tab lists the entry as sent and waiting for the server's answer,
+    and sends it again with its key; once the server is free the bet is entered once and the
+    entry reported sent (the stored answer)."""
+    from django.db import transaction
+
+    from floor.models import TableSession
+
+    game, coup, page, _ = _betting(make_game, page_for, timeout_ms=8000)
+    key = _key(page, game, 2)
+    posts = []
+    page.on("request", lambda r: r.method == "POST" and r.url.endswith("/bet/") and posts.append(r))
+    with transaction.atomic():
+        TableSession.objects.select_for_update().get(pk=game.session.pk)
+        _row(page, game, 2).get_by_role("button", name="€ 100").click()
+        _until(page, lambda: posts, "the tap on its way")
+        page.reload()
+        expect(page.locator("#pending li")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
+        _until(page, lambda: len(posts) >= 2, "the reloaded tab sending it again")
+        assert not Bet.objects.filter(coup=coup).exists()
+    report = page.locator("#queue-report")
+    expect(report.locator("li.ok")).to_contain_text(f"{_label(game, 2)}: sent", timeout=20_000)
+    expect(report.locator("li")).to_have_count(1)
+    expect(page.locator("#pending")).to_be_hidden()
+    assert all(f"idempotency_key={key}" in (r.post_data or "") for r in posts)
+    assert Bet.objects.get(coup=coup).patron == game.seat(2)
+    assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
+    assert page.evaluate(STORED) == []
+    assert _problems(page) == [], "\n".join(page.problems)
