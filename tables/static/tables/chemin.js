@@ -248,7 +248,7 @@
   function sameValues(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
   function sameEntry(a, b) { return a.id === b.id || (!!a.key && a.key === b.key && sameValues(a.values, b.values)); }
 
-  function enqueue(cfg, values) {
+  function enqueue(cfg, values, state) {
     var last = queue.reduce(function (n, e) { return Math.max(n, e.order || 0); }, 0);
     var now = serverNow();
     var entry = {
@@ -258,6 +258,8 @@
       order: Math.max(now, last + 1),  // behind every entry this page knows of
       page: window.location.pathname, title: pageTitle()  // where it is sent from: showElsewhere()
     };
+    // Stored with its state at once (a tab that sees it appear must not send one kept aside).
+    Object.keys(state || {}).forEach(function (k) { entry[k] = state[k]; });
     // A second tap on the very same entry is the same entry. Stored at once, without waiting
     // for a lock: the tab may be closed the next moment, and a key of its own needs none.
     var known = queue.concat(stored()).filter(function (e) { return sameEntry(e, entry); })[0];
@@ -720,13 +722,26 @@
     });
     refresh();
   }
-  // The tap's answer came (not a "try later": those keep it, above): it leaves the queue.
+  // The tap's answer came (not a failure: those keep it, below): it leaves the queue, and
+  // so does the same entry kept aside before (a tap the server failed on, tapped again).
   function tapDone(xhr) {
     taps = taps.filter(function (x) { return x !== xhr; });
-    if (!xhr.cheminEntry || !xhr.status || UNREACHED[xhr.status]) { return; }
-    drop({ id: xhr.cheminEntry });
+    if (!xhr.status || xhr.status >= 500) { return; }  // (a 5xx keeps it: htmx:responseError)
+    var key = keyOf(xhr.cheminTap);
+    var gone = queue.concat(stored()).filter(function (e) {
+      return e.id === xhr.cheminEntry || (key && e.key === key && e.unconfirmed);
+    });
+    if (!gone.length) { return; }
+    gone.forEach(drop);
     refresh();
     if (queue.some(waiting)) { flushSoon(0); }
+  }
+  function keyOf(cfg) {
+    var key = "";
+    if (cfg && cfg.formData && cfg.formData.forEach) {
+      cfg.formData.forEach(function (v, k) { if (k === "idempotency_key") { key = v; } });
+    }
+    return key;
   }
   function sayWaiting(label) {
     var result = document.getElementById("result");
@@ -745,9 +760,9 @@
   // 502, 503, 504: the server, or the proxy before it, could not take the entry (the database
   // or Redis out of reach, a restart). Nothing was entered, or, after a 504, its key makes the
   // resend harmless: the entry is kept like one the network lost and sent again, in order,
-  // until the server takes it. A 500 on a tap is said on #unavailable, and the form tapped
-  // stays with its key (a 5xx is not swapped in): tapped again, it is recorded once whatever
-  // the failure was. A 500 on an entry the queue sends is kept for the croupier (answered()).
+  // until the server takes it. A 500 on an entry, tapped or sent by the queue, is kept aside
+  // NOT CONFIRMED for the croupier (below, and answered()); the form tapped stays with its key
+  // (a 5xx is not swapped in): tapped again, it is recorded once whatever the failure was.
   var UNREACHED = { 502: true, 503: true, 504: true };
   function backoff() { return Math.min(MAX_DELAY, 500 * Math.pow(2, attempt)); }
   document.addEventListener("htmx:responseError", function (evt) {
@@ -764,7 +779,28 @@
         return;
       }
     }
-    // (An entry the queue sent is kept for the croupier instead: answered().)
+    if (xhr && xhr.status >= 500 && !UNREACHED[xhr.status] && !isResend(evt.detail) && keyOf(cfg)) {
+      // A tap the server failed on (a 500): as for an entry the queue sends (answered()), it
+      // may have been recorded (the panel is made after the entry is committed), so it is
+      // neither "not made" nor sent again by itself: kept aside, NOT CONFIRMED, for the
+      // croupier to check the table, then send it again (its key makes that safe) or discard it.
+      var state = { unconfirmed: { status: xhr.status }, slow: false, flight: null };
+      var kept = xhr.cheminEntry ? update(xhr.cheminEntry, function (e) {
+        Object.keys(state).forEach(function (k) { e[k] = state[k]; });
+      }) : null;
+      if (!kept) {
+        var tapped = {};
+        cfg.formData.forEach(function (v, k) { tapped[k] = v; });
+        update(enqueue(cfg, tapped, state).id, function (e) {  // (one kept already: the same entry)
+          Object.keys(state).forEach(function (k) { e[k] = state[k]; });
+        });
+      }
+      xhr.cheminEntry = null;  // (kept: tapDone leaves it)
+      refresh();
+      return;
+    }
+    // (An entry the queue sent is kept for the croupier instead: answered(); a page's own
+    // reload, with no entry, says the service fails.)
     if (xhr && xhr.status >= 500 && !isResend(evt.detail)) { showUnavailable(true); }
   });
 
