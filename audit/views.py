@@ -25,6 +25,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -169,6 +170,7 @@ def _report_card(report: DayReport) -> dict:
             "progress": report_progress(report), "poll": POLL_SECONDS}  # fmt: skip
 
 
+@never_cache
 @login_required
 @require_GET
 def desk(request: HttpRequest) -> HttpResponse:
@@ -231,6 +233,7 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
     return render(request, "desk/day.html", context, status=outcome.status if outcome else 200)
 
 
+@never_cache
 @login_required
 @require_GET
 def day(request: HttpRequest, pk: int) -> HttpResponse:
@@ -239,6 +242,7 @@ def day(request: HttpRequest, pk: int) -> HttpResponse:
     return _day_page(request, get_object_or_404(floor_selectors.gaming_day_list(), pk=pk))
 
 
+@never_cache
 @login_required
 @require_GET
 def report_fragment(request: HttpRequest, pk: int) -> HttpResponse:

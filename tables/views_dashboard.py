@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import Conflict
@@ -110,6 +111,7 @@ def _common(request: HttpRequest) -> dict:
     }
 
 
+@never_cache
 @login_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
@@ -145,6 +147,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     )
 
 
+@never_cache
 @login_required
 @require_GET
 def table_live(request: HttpRequest, pk: int) -> HttpResponse:

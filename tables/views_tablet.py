@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from config.errors import ApplicationError
@@ -158,6 +159,7 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
     return session, writable
 
 
+@never_cache
 @login_required
 @require_GET
 def tablet_home(request: HttpRequest) -> HttpResponse:
@@ -423,6 +425,7 @@ def _context(
     }
 
 
+@never_cache
 @login_required
 @require_GET
 def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:

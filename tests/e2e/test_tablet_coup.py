@@ -146,3 +146,24 @@ def test_a_new_panels_forms_are_live_the_moment_they_appear(make_game, page_for)
         })"""
     )
     assert bound is True
+
+
+def test_the_back_button_shows_the_table_as_it_is_now(make_game, page_for):
+    """Back to the table's page after leaving it: the coup opened meanwhile (by htmx, in
+    place) is shown, not the page as first loaded with a used "Open the coup" form."""
+    game = make_game("venezia")
+    page = page_for(game.capo)
+    page.goto(page.base + "/tablet/")  # as he comes in: the list first (its CSRF cookie set)
+    page.get_by_role("link", name="Table").first.click()
+    page.get_by_role("button", name="Open the coup").click()
+    said(page, "Coup 1 open")
+    # An unload handler keeps the page out of Chromium's back/forward cache, as a tablet's
+    # browser low on memory does: back then reloads the page, from the HTTP cache if it may.
+    page.evaluate("addEventListener('unload', () => {})")
+    page.get_by_role("link", name="Your tables").click()
+    page.wait_for_url("**/tablet/")
+    page.go_back()
+    page.wait_for_url(f"**/tablet/sessions/{game.session.pk}/")
+    expect(page.locator("#flow-title")).to_contain_text("Coup 1")
+    expect(page.get_by_role("button", name="Open the coup")).to_have_count(0)
+    assert not page.problems

@@ -336,3 +336,13 @@ def test_the_dashboard_counts_the_coups_played_as_the_report_does(client_for, ga
     table_services.coup_open(session=game.session, by=game.capo)
     html = client_for(game.commissario).get("/floor/").content.decode()
     assert re.search(r"<dt>coups</dt><dd>0</dd>", html), re.findall(r"<dt>coups</dt><dd>[^<]*</dd>", html)
+
+
+def test_the_floor_pages_are_never_taken_from_the_browser_cache(client_for, game):
+    """The dashboard changes with every post and poll: the back button must fetch it again,
+    not show the tables as they were."""
+    client = client_for(game.commissario)
+    for url in ("/floor/", f"/floor/tables/{game.session.table_id}/live/"):
+        response = client.get(url)
+        assert response.status_code == 200
+        assert "no-store" in response["Cache-Control"], url

@@ -382,3 +382,13 @@ def test_the_desk_s_queries_do_not_grow_with_the_versions(client_for, closed, au
     html = client.get(f"/desk/days/{closed.gaming_day_id}/").content.decode()
     assert html.count("Superseded by version 4") == 3 and html.count("Current version") == 1
     assert queries() == one
+
+
+def test_the_desk_pages_are_never_taken_from_the_browser_cache(client_for, closed, auditor):
+    """A report being built, a count entered, a register signed: the back button must fetch
+    the desk again, not show what was there before."""
+    client = client_for(auditor)
+    for url in ["/desk/", f"/desk/days/{closed.gaming_day_id}/"]:
+        response = client.get(url)
+        assert response.status_code == 200
+        assert "no-store" in response["Cache-Control"], url

@@ -773,3 +773,14 @@ def test_chemmy_fi_offers_no_banco_to_the_player_who_lost_one_at_the_previous_co
     rows = _rows(client.get(f"/tablet/sessions/{game.session.pk}/").content.decode())
     assert 'value="banco"' not in rows[str(game.seat(2).pk)]
     assert 'value="banco"' in rows[str(game.seat(3).pk)] and 'value="minimum"' in rows[str(game.seat(2).pk)]
+
+
+def test_the_tablet_pages_are_never_taken_from_the_browser_cache(client_for, game):
+    """The back button must not show a table as it was: the pages change with every post
+    (htmx swaps them in place), so a copy from the browser's cache shows a coup already
+    played as still to play, with forms whose keys were used."""
+    client = client_for(game.capo)
+    for url in ("/tablet/", f"/tablet/sessions/{game.session.pk}/"):
+        response = client.get(url)
+        assert response.status_code == 200
+        assert "no-store" in response["Cache-Control"], url
