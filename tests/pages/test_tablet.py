@@ -784,3 +784,19 @@ def test_the_tablet_pages_are_never_taken_from_the_browser_cache(client_for, gam
         response = client.get(url)
         assert response.status_code == 200
         assert "no-store" in response["Cache-Control"], url
+
+
+def test_the_tablet_shows_the_table_maximum_with_the_minimum(client_for, game):
+    """The Capo Partita opens banks and takes bancos within the limits: the tablet's header
+    shows the maximum the Commissario set (and none while there is none)."""
+    from floor import services as floor_services
+
+    client = client_for(game.capo)
+    url = f"/tablet/sessions/{game.session.pk}/"
+    html = client.get(url).content.decode()
+    assert "€ 100" in html and "maximum" not in re.sub(r"<[^>]+>", " ", html.split('id="result"')[0]).lower()
+    floor_services.table_minimum_change(session=game.session, minimum=200_00, maximum=5000_00,
+                                        reason="high rollers", by=game.commissario)  # fmt: skip
+    head = client.get(url).content.decode().split('id="result"')[0]
+    assert re.search(r"<dt>maximum</dt><dd>€ 5\u202f000</dd>", head), head
+    assert re.search(r"<dt>minimum</dt><dd>€ 200</dd>", head)
