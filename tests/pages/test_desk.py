@@ -392,3 +392,20 @@ def test_the_desk_pages_are_never_taken_from_the_browser_cache(client_for, close
         response = client.get(url)
         assert response.status_code == 200
         assert "no-store" in response["Cache-Control"], url
+
+
+def test_the_register_gives_its_total_in_words_in_both_languages(client_for, closed, direzione, auditor):
+    """The control register's total written out in words (art. 72), as the report gives it:
+    Italian and English, whatever the page's language (an English page showed the Italian
+    words alone)."""
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    client = client_for(direzione)
+    data = {"table": table.pk, "counted": "260", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    assert client.post(f"/desk/days/{day.pk}/cagnotte/", data).status_code == 200
+    assert client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
+    reg = ControlRegister.objects.get()
+    assert reg.total == 260_00
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert escape(reg.total_words_it) in html
+    assert escape(reg.total_words_en) in html
