@@ -296,6 +296,17 @@ def test_home_links_the_direzione_to_the_admin(client, make_user):
     assert client.get("/admin/floor/table/").status_code == 200  # read access from the migration
 
 
+def test_home_links_the_superuser_to_the_admin(client, make_user):
+    """The demo's `admin` holds no floor role (a superuser is not Capo Partita, changeur or
+    auditor): his home page must still lead him to the admin, not only say he has no role."""
+    make_user("root", is_staff=True, is_superuser=True)
+    client.post("/accounts/login/", {"username": "root", "password": PASSWORD})
+    home = client.get("/")
+    assert home.status_code == 200
+    assert b'href="/admin/"' in home.content
+    assert b"no role on the floor" not in home.content
+
+
 def test_home_of_a_user_without_role(client, outsider):
     client.post("/accounts/login/", {"username": "outsider", "password": PASSWORD})
     home = client.get("/")
