@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -144,6 +144,25 @@ REFUSALS = {
     "no_bet": gettext_lazy("This player has no bet on this coup."),
 }
 
+# Refusals whose figure the user needs to meet them: said with it when the service's
+# details carry it (money in cents, shown in euros).
+DETAILED_REFUSALS = {
+    "not_enough_players": (gettext_lazy("The game starts when at least {needed} seats are taken."), ("needed",), ()),
+    "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, € {minimum}."), (), ("minimum",)),
+    "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, € {maximum}."), (), ("maximum",)),
+}
+
+
+def _refusal_message(code: str, details: dict[str, Any]) -> str:
+    if code in DETAILED_REFUSALS:
+        message, counts, amounts = DETAILED_REFUSALS[code]
+        values = {name: details.get(name) for name in (*counts, *amounts)}
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
+            from .templatetags.chemin_ui import euros
+
+            return str(message).format(**{k: (euros(v) if k in amounts else v) for k, v in values.items()})
+    return str(REFUSALS[code])
+
 
 @dataclass
 class Outcome:
@@ -153,10 +172,11 @@ class Outcome:
     status: int = 200
     replayed: bool = False
     localized: bool = False  # the page's own refusal (BadForm), said precisely already
+    details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.ok and not self.localized and self.code in REFUSALS:
-            self.message = str(REFUSALS[self.code])
+            self.message = _refusal_message(self.code, self.details or {})
 
 
 class BadForm(ApplicationError):
@@ -225,6 +245,7 @@ def _outcome(body: dict[str, Any], status: int, *, replayed: bool) -> Outcome:
         status,
         replayed=replayed,
         localized=bool(body.get("localized")),
+        details=body.get("details") if isinstance(body.get("details"), dict) else {},
     )
 
 

@@ -800,3 +800,28 @@ def test_the_tablet_shows_the_table_maximum_with_the_minimum(client_for, game):
     head = client.get(url).content.decode().split('id="result"')[0]
     assert re.search(r"<dt>maximum</dt><dd>€ 5\u202f000</dd>", head), head
     assert re.search(r"<dt>minimum</dt><dd>€ 200</dd>", head)
+
+
+@pytest.mark.parametrize(
+    ("options", "amount", "said"),
+    [
+        ({"seated": 4}, "100", "at least 6 seats"),
+        ({"maximum": 500_00}, "600", "the table maximum, € 500"),
+        ({"minimum": 200_00}, "150", "the table minimum, € 200"),
+    ],
+)
+def test_a_refused_first_bank_says_the_figure_to_meet(client_for, make_game, options, amount, said):
+    """The Capo Partita opening the first bank is told what the table needs, not only that
+    it does not have it: how many seats start the game, the minimum, the maximum."""
+    game = make_game("venezia", bank=None, **options)
+    response = post(client_for(game.capo), game.session, "bank-open", patron=game.seat(1).pk, amount=amount)
+    assert response.status_code in (400, 409)
+    assert said in response.content.decode().replace("\u202f", " ")
+
+
+def test_a_refused_first_bank_says_the_figure_in_italian(make_game, client):
+    game = make_game("venezia", bank=None, seated=4)
+    client.force_login(game.capo)
+    data = {"idempotency_key": str(uuid.uuid4()), "patron": game.seat(1).pk, "amount": "100"}
+    response = client.post(f"/tablet/sessions/{game.session.pk}/bank-open/", data, HTTP_ACCEPT_LANGUAGE="it")
+    assert "Il gioco inizia quando sono occupati almeno 6 posti." in response.content.decode()
