@@ -302,15 +302,29 @@ ACTIONS: dict[str, Callable] = {
 }
 
 
-def _answer(request: HttpRequest, table: Table | None, outcome: Outcome) -> HttpResponse:
+# Actions that take staff from the free lists or give it back: every table's open form and
+# relief offer only those with no table, so the other cards change with them.
+STAFF_ACTIONS = frozenset({"open", "close", "staff"})
+
+
+def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action: str = "") -> HttpResponse:
     if is_htmx(request) and table is not None:
-        card = _table_card(table, _live_sessions().get(table.pk))
-        return render(
+        live = _live_sessions()
+        common = _common(request)
+        card = _table_card(table, live.get(table.pk))
+        response = render(
             request,
             "tables/_floor_table.html",
-            {"c": card, "outcome": outcome, **_common(request)},
+            {"c": card, "outcome": outcome, **common},
             status=outcome.status,
         )
+        if outcome.ok and action in STAFF_ACTIONS:
+            # the other tables' cards, swapped in place too (out of band), with the staff
+            # now free or busy: not offered stale until the page is reloaded
+            for other in floor_selectors.table_list().filter(active=True, casino_id=table.casino_id).exclude(pk=table.pk):
+                context = {"c": _table_card(other, live.get(other.pk)), "outcome": None, "oob": True, **common}
+                response.content += render(request, "tables/_floor_table.html", context).content
+        return response
     return _page(request, outcome)
 
 
@@ -324,7 +338,7 @@ def table_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         return render(request, "404.html", status=404)
     table = get_object_or_404(Table, pk=pk)
     outcome = form_post(request, lambda: handler(request, table, request.user))
-    return _answer(request, table, outcome)
+    return _answer(request, table, outcome, action)
 
 
 @login_required

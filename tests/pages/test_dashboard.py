@@ -346,3 +346,27 @@ def test_the_floor_pages_are_never_taken_from_the_browser_cache(client_for, game
         response = client.get(url)
         assert response.status_code == 200
         assert "no-store" in response["Cache-Control"], url
+
+
+def test_closing_a_table_offers_its_staff_at_the_other_tables_at_once(client_for, game, site, direzione):
+    """The Capo Partita and the changeur a close frees are offered at once at the other
+    tables (the open form, the relief), not only after the Commissario reloads the page:
+    the htmx answer swaps the other tables' cards too (out of band)."""
+    other = floor_services.table_create(casino=site.casino, site=site, number=2, by=direzione)
+    client = client_for(game.commissario)
+    session = game.session
+    response = client.post(
+        f"/floor/tables/{session.table.pk}/close/",
+        {"session": session.pk, "confirm": "yes", "idempotency_key": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    other_card = re.search(rf'<article[^>]*id="table-{other.pk}"[^>]*>(.*?)</article>', html, re.S)
+    assert other_card and 'hx-swap-oob="true"' in other_card.group(0)
+    capos = re.search(r'name="capo_partita"[^>]*>(.*?)</select>', other_card.group(1), re.S).group(1)
+    assert f'value="{session.capo_partita_id}"' in capos
+    # a refusal changes nothing elsewhere: its answer is the table's card alone
+    refused = client.post(f"/floor/tables/{session.table.pk}/close/",
+                          {"session": session.pk, "idempotency_key": str(uuid.uuid4())}, HTTP_HX_REQUEST="true")  # fmt: skip
+    assert f'id="table-{other.pk}"' not in refused.content.decode()
