@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.formats import get_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -175,12 +176,12 @@ def tablet_home(request: HttpRequest) -> HttpResponse:
 
 
 def plain_euros(cents: int | None) -> str:
-    """An amount for a form field: '1095' or '1095.50', never the display's thin-space
-    thousands separator (euros_to_cents reads plain digits)."""
+    """An amount for a form field: '1095' or '1095.50' ('1095,50' on an Italian page), never
+    the display's thin-space thousands separator (euros_to_cents reads plain digits)."""
     if cents is None:
         return ""
     whole, rest = divmod(cents, 100)
-    return f"{whole}.{rest:02d}" if rest else f"{whole}"
+    return f"{whole}{get_format('DECIMAL_SEPARATOR')}{rest:02d}" if rest else f"{whole}"
 
 
 def _when(iso: str | None) -> datetime | None:

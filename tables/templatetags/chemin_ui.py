@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django import template
+from django.utils.formats import get_format
 from django.utils.html import format_html
 
 register = template.Library()
@@ -20,26 +21,28 @@ def idempotency_field() -> str:
     return format_html('<input type="hidden" name="idempotency_key" value="{}">', uuid.uuid4())
 
 
-@register.filter
-def euros(cents) -> str:
-    """12345 -> '123.45'; whole euros without decimals: 10000 -> '100'."""
+def _amount(cents, *, always_cents: bool) -> str:
+    """Thousands grouped by a narrow no-break space (read alike in both languages, and by
+    euros_to_cents), the decimal mark the page's language's: '1 234.50', '1 234,50'."""
     if cents is None or cents == "":
         return ""
     cents = int(cents)
     sign = "-" if cents < 0 else ""
     whole, rest = divmod(abs(cents), 100)
-    return f"{sign}{whole:,}".replace(",", "\u202f") + (f".{rest:02d}" if rest else "")
+    grouped = f"{sign}{whole:,}".replace(",", "\u202f")
+    return grouped + (f"{get_format('DECIMAL_SEPARATOR')}{rest:02d}" if rest or always_cents else "")
+
+
+@register.filter
+def euros(cents) -> str:
+    """12345 -> '123.45' ('123,45' on an Italian page); whole euros without decimals: 10000 -> '100'."""
+    return _amount(cents, always_cents=False)
 
 
 @register.filter
 def euros_exact(cents) -> str:
-    """For the books: always the cents, 1000 -> '10.00' (next to '9.60')."""
-    if cents is None or cents == "":
-        return ""
-    cents = int(cents)
-    sign = "-" if cents < 0 else ""
-    whole, rest = divmod(abs(cents), 100)
-    return f"{sign}{whole:,}".replace(",", "\u202f") + f".{rest:02d}"
+    """For the books: always the cents, 1000 -> '10.00' (next to '9.60'; '10,00' in Italian)."""
+    return _amount(cents, always_cents=True)
 
 
 @register.filter

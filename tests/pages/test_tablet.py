@@ -825,3 +825,23 @@ def test_a_refused_first_bank_says_the_figure_in_italian(make_game, client):
     data = {"idempotency_key": str(uuid.uuid4()), "patron": game.seat(1).pk, "amount": "100"}
     response = client.post(f"/tablet/sessions/{game.session.pk}/bank-open/", data, HTTP_ACCEPT_LANGUAGE="it")
     assert "Il gioco inizia quando sono occupati almeno 6 posti." in response.content.decode()
+
+
+def test_amounts_have_the_page_s_decimal_mark(client_for, make_game):
+    """An Italian page writes € 1 500,50 (the comma its croupiers read and type), an English
+    one € 1 500.50; the thousands are grouped alike (a narrow space). The amount a form
+    offers, in the page's language, is read back as typed."""
+    game = make_game("venezia", bank=None, minimum=1500_50)
+    client = client_for(game.capo)
+    url = f"/tablet/sessions/{game.session.pk}/"
+    italian = client.get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert re.search(r"<dd>€ 1\u202f500,50</dd>", italian), italian.split('id="result"')[0]
+    offered = re.search(r'id="bank-amount" name="amount" type="text" inputmode="decimal" value="([^"]*)"', italian)
+    assert offered.group(1) == "1\u202f500,50"
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert re.search(r"<dd>€ 1\u202f500.50</dd>", english)
+    data = {"idempotency_key": str(uuid.uuid4()), "patron": game.seat(1).pk, "amount": offered.group(1)}
+    response = client.post(f"{url}bank-open/", data, HTTP_ACCEPT_LANGUAGE="it")
+    assert response.status_code == 200, response.content.decode()
+    game.session.refresh_from_db()
+    assert game.session.banks.get().amount == 1500_50
