@@ -117,7 +117,7 @@ def home(request: HttpRequest) -> HttpResponse:
     links = []
     # Each role first to its own screen: the Capo Partita to his tablet, the Commissario to
     # the floor dashboard; the auditor (and the Direzione, for the books) to the desk.
-    if Role.CAPO_PARTITA in roles and _page("tablet"):
+    if (Role.CAPO_PARTITA in roles or Role.CHANGEUR in roles) and _page("tablet"):
         links.append({"url": _page("tablet"), "label": _("Tablet: your tables")})
     if (Role.COMMISSARIO in roles or Role.DIREZIONE in roles) and _page("floor-dashboard"):
         links.append({"url": _page("floor-dashboard"), "label": _("Floor dashboard")})

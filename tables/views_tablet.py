@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -149,7 +150,7 @@ FLOOR_ACTIONS = frozenset({"auction-open", "auction-close"})
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
     session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
-    if not writable and not has_role(request.user, *TABLET_READERS):
+    if not writable and not has_role(request.user, *TABLET_READERS) and not _serves(request.user, session):
         # His entries for this table still waiting on the tablet (the session closed, or he was
         # relieved, before they were sent) are sent from here and answered with the reason.
         return forbidden(
@@ -160,14 +161,25 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
     return session, writable
 
 
+def _serves(user, session: TableSession) -> bool:
+    """The session's changeur follows his table's play on its tablet page (read only): the
+    bank, the bets he changes chips for, the coups' outcome."""
+    return session.changeur_id == user.pk and has_role(user, Role.CHANGEUR)
+
+
 @never_cache
 @login_required
 @require_GET
 def tablet_home(request: HttpRequest) -> HttpResponse:
-    if not has_role(request.user, Role.CAPO_PARTITA):
+    mine = Q(pk__in=[])
+    if has_role(request.user, Role.CAPO_PARTITA):
+        mine |= Q(capo_partita=request.user)
+    if has_role(request.user, Role.CHANGEUR):
+        mine |= Q(changeur=request.user)  # to follow, read only
+    if not has_role(request.user, Role.CAPO_PARTITA, Role.CHANGEUR):
         return forbidden(request, _("The tablet is the Capo Partita's."))
     sessions = (
-        TableSession.objects.filter(capo_partita=request.user)
+        TableSession.objects.filter(mine)
         .exclude(status=TableSession.Status.CLOSED)
         .select_related("table", "table__site", "gaming_day")
         .order_by("table__number")

@@ -34,6 +34,28 @@ def test_tablet_list_is_the_capo_partitas(client_for, commissario, outsider, db)
     assert client_for(outsider).get("/tablet/").status_code == 403
 
 
+def test_the_changeur_follows_his_table_read_only(client_for, make_game, make_user):
+    """The changeur changes chips at one table: its tablet page is his to follow (the bank,
+    the bets, the outcome), read only; not another table's, and nothing he posts is entered."""
+    game = make_game("venezia")
+    other = make_game("venezia")
+    changeur = game.session.changeur
+    client = client_for(changeur)
+    home = client.get("/tablet/").content.decode()
+    assert f"/tablet/sessions/{game.session.pk}/" in home and f"/tablet/sessions/{other.session.pk}/" not in home
+    page = client.get(f"/tablet/sessions/{game.session.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "Read only: you are not this table&#x27;s Capo Partita." in html
+    assert "Open the coup" not in html and not key_of(html)
+    assert client.get(f"/tablet/sessions/{other.session.pk}/").status_code == 403
+    response = post(client, game.session, "coup-open")
+    assert response.status_code == 403
+    assert not Coup.objects.filter(session=game.session).exists()
+    assert "/tablet/" in client.get("/").content.decode()  # his home leads him there
+    relieved = make_user("changeur_relieved", "changeur")  # a changeur with no table has none to follow
+    assert "No open table session is assigned to you." in client_for(relieved).get("/tablet/").content.decode()
+
+
 def test_anonymous_goes_to_the_login(client, game):
     response = client.get(f"/tablet/sessions/{game.session.pk}/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
