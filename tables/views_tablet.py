@@ -369,6 +369,8 @@ def _context(
             "rule_label": RULE_NAMES.get(rule["rule"], rule["rule"]),
             "cell_label": CELLS.get(rule["cell"], rule["cell"]),
             "advice_label": CELLS.get(rule["advice"]) if rule.get("advice") else None,
+            # the free cell's advice is the Regola's where the profile has one, else the usual play
+            "advice_by_regola": get_profile(state["session"]["profile"]).regola_allowed,
             "side_label": SIDES.get(rule["side"], rule["side"]),
             "regola": regola_side,
         }

@@ -867,3 +867,27 @@ def test_amounts_have_the_page_s_decimal_mark(client_for, make_game):
     assert response.status_code == 200, response.content.decode()
     game.session.refresh_from_db()
     assert game.session.banks.get().amount == 1500_50
+
+
+@pytest.mark.parametrize(("profile", "said", "not_said"), [
+    ("venezia", "(Regola advises: ", "usually"),
+    ("classic", "(usually: draws)", "Regola"),
+])  # fmt: skip
+def test_the_free_cell_s_advice_is_the_regola_s_only_where_the_game_has_one(
+    client_for, make_game, profile, said, not_said
+):
+    """The banker on 5 against a punta's third card 4: a free cell. At Venezia the tablet
+    gives the Regola's advice; `classic` has no Regola, and its advice is the usual play."""
+    from tables import services
+
+    game = make_game(profile)
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), amount=100_00)
+    services.rien_ne_va_plus(coup=coup, by=game.capo)
+    for card in ("2H", "KS", "3C", "5D"):
+        services.card_deal(coup=coup, by=game.capo, card=card)
+    services.punta_declare(coup=coup, by=game.capo, draws=True)
+    services.card_deal(coup=coup, by=game.capo, card="4S")
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    hint = re.search(r"Rule in force.*?</p>", html, re.S).group(0)
+    assert said in hint and not_said not in hint.split("—", 1)[1], hint
