@@ -314,6 +314,13 @@ def test_home_of_a_user_without_role(client, outsider):
     assert b"no role" in home.content and b"/api/docs/" not in home.content
 
 
+def test_home_greets_in_the_page_s_language(client, commissario):
+    client.post("/accounts/login/", {"username": "commissario", "password": PASSWORD})
+    name = commissario.first_name or "commissario"
+    assert f"Hello, {name}" in client.get("/").content.decode()
+    assert f"Salve, {name}" in client.get("/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+
+
 def test_browser_login_is_throttled(throttle, client, commissario):
     for _ in range(3):
         assert client.post("/accounts/login/", {"username": "commissario", "password": "x"}).status_code == 200
