@@ -891,3 +891,21 @@ def test_the_free_cell_s_advice_is_the_regola_s_only_where_the_game_has_one(
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     hint = re.search(r"Rule in force.*?</p>", html, re.S).group(0)
     assert said in hint and not_said not in hint.split("—", 1)[1], hint
+
+
+def test_a_banco_call_is_said_on_the_money_line_not_an_open_rest(client_for, game):
+    """Once banco is called no other bet is taken (banco_called): the money line says so,
+    rather than "covered € 0 · open € <the bank>", which read as room for more bets."""
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    url = f"/tablet/sessions/{game.session.pk}/"
+    line = re.compile(r'<p class="money-line">(.*?)</p>', re.S)
+    before = line.search(client_for(game.capo).get(url).content.decode()).group(1)
+    assert "open" in before and "banco called" not in before
+    services.banco_call(coup=coup, by=game.capo, patron=game.seat(2))
+    after = line.search(client_for(game.capo).get(url).content.decode()).group(1)
+    assert "banco called: the whole bank against one player, no other bet" in after
+    assert "covered" not in after and "open" not in after
+    italian = line.search(client_for(game.capo).get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()).group(1)
+    assert "banco chiamato" in italian
