@@ -192,7 +192,7 @@ def test_the_desk_s_day_page(night, client, auditor):
         "€ 100.00 from 20:00; € 200.00 from 22:15; € 300.00 from 23:40", "none from 20:00; € 5,000.00 from 23:40")
     assert _limits_cells(html, night.unchanged) == ("€ 250.00 from 20:30", "—")
     html = client.get(f"/desk/days/{night.day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert _limits_cells(html, night.unchanged)[0] == "€ 250.00 dalle 20:30"
+    assert _limits_cells(html, night.unchanged)[0] == "€ 250,00 dalle 20:30"  # the Italian decimal comma
 
 
 def test_the_queries_do_not_grow_with_the_changes(commissario, capo_partita, changeur, direzione, client, auditor,
