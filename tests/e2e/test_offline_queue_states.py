@@ -421,3 +421,35 @@ def test_a_tap_the_server_failed_on_tapped_again_leaves_the_list(make_game, page
     assert len(posts) == 2 and all(f"idempotency_key={key}" in body for body in posts), posts
     assert Bet.objects.filter(coup=coup).count() == 1
     assert _problems(page, "status of 500", "Error Code 500") == [], "\n".join(page.problems)
+
+
+def test_an_entry_answered_by_a_tab_gone_before_reporting_it_is_sent_again_and_reported(make_game, page_for):
+    """An entry marked answered by a tab that was closed (or discarded) before it removed and
+    reported it: the mark is stale. The table's page does not leave the entry unseen in the
+    device for ever (other pages would keep saying it waits) nor drop it without a word: it
+    sends it again with its key and reports what the server answers."""
+    game, coup, page, url = _betting(make_game, page_for)
+    key = _key(page, game, 2)
+    page.context.set_offline(True)
+    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
+    page.evaluate(
+        """() => Object.keys(localStorage).forEach((k) => {
+          if (k.startsWith("chemin:pending:")) {
+            const e = JSON.parse(localStorage.getItem(k));
+            e.answered = { tab: "a-tab-gone", at: Date.now() - 60000 };
+            localStorage.setItem(k, JSON.stringify(e));
+          }
+        })"""
+    )
+    context = page.context
+    page.close()  # the table's page opened again later, the network back
+    context.set_offline(False)
+    page = _another_tab(page, url)
+    report = page.locator("#queue-report")
+    expect(report.locator("li.ok")).to_contain_text(f"{_label(game, 2)}: sent", timeout=20_000)
+    expect(report.locator("li")).to_have_count(1)
+    assert Bet.objects.get(coup=coup).patron == game.seat(2)
+    assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
+    assert page.evaluate(STORED) == []
+    assert _problems(page) == [], "\n".join(page.problems)

@@ -79,8 +79,13 @@
   //   known (see answered()), so it is not sent by itself; the croupier sends it again (its
   //   key makes that safe) or discards it;
   // - answered {tab, at}: a tab has its answer and reports it (claim()): no other does.
-  function waiting(entry) { return !entry.answered && !entry.unconfirmed && !held(entry); }
-  function decided(entry) { return !entry.answered && (held(entry) || !!entry.unconfirmed); }
+  //   A mark older than ANSWERED_MS is a tab that left (closed, discarded) before removing the
+  //   entry or reporting it: the entry is sent again (its key gives the first answer back) and
+  //   reported, not kept unseen forever, nor dropped without a word.
+  var ANSWERED_MS = 5000;
+  function answeredNow(entry) { return !!entry.answered && Date.now() - (entry.answered.at || 0) <= ANSWERED_MS; }
+  function waiting(entry) { return !answeredNow(entry) && !entry.unconfirmed && !held(entry); }
+  function decided(entry) { return !answeredNow(entry) && (held(entry) || !!entry.unconfirmed); }
   function newId() { return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 10); }
 
   function storage(kind) {
@@ -322,8 +327,6 @@
     var entry = null;
     for (var i = 0; i < queue.length && !entry; i += 1) {
       var e = queue[i];
-      // Answered by a tab that left before removing it: nothing is left to send.
-      if (e.answered && Date.now() - (e.answered.at || 0) > ANSWERED_MS) { drop(e); }
       if (waiting(e)) { entry = e; }
     }
     if (!entry) { finish(); return; }
@@ -334,7 +337,10 @@
       return;
     }
     sending = entry;
-    update(entry.id, function (s) { s.flight = { tab: TAB, until: Date.now() + sendTimeout() + LEASE_MARGIN_MS }; });
+    update(entry.id, function (s) {
+      s.answered = null;  // (a stale mark: see answeredNow)
+      s.flight = { tab: TAB, until: Date.now() + sendTimeout() + LEASE_MARGIN_MS };
+    });
     send(entry);
   }
 
@@ -434,11 +440,10 @@
   // by it, reads it back once the other tabs' writes have reached it (SETTLE_MS, as for the
   // lease: the last write wins, and both read the same), and reports it only if its mark
   // stands; an entry gone, or answered by another tab, is not reported again.
-  var ANSWERED_MS = 5000;  // a mark older than this is a tab that left before removing it
   function claim(entry, then) {
     if (memoryOnly) { drop(entry); then(true); return; }
     var seen = current(entry.id);
-    if (!seen || seen.answered) { then(false); return; }
+    if (!seen || answeredNow(seen)) { then(false); return; }
     update(entry.id, function (e) { e.answered = { tab: TAB, at: Date.now() }; e.flight = null; });
     window.setTimeout(function () {
       var after = current(entry.id);
