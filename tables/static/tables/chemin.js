@@ -732,6 +732,13 @@
   function tapDone(xhr) {
     taps = taps.filter(function (x) { return x !== xhr; });
     if (!xhr.status || xhr.status >= 500) { return; }  // (a 5xx keeps it: htmx:responseError)
+    if (xhr.getResponseHeader("HX-Redirect")) {
+      // Logged out meanwhile: nothing was entered (as for the queue's entries: answered()). A
+      // tap kept on its way, which the lists said not to enter again, stays in the queue and
+      // goes once he is back on the table's page.
+      if (xhr.cheminEntry) { land(xhr.cheminEntry); }
+      return;
+    }
     var key = keyOf(xhr.cheminTap);
     var gone = queue.concat(stored()).filter(function (e) {
       return e.id === xhr.cheminEntry || (key && e.key === key && e.unconfirmed);
