@@ -483,3 +483,33 @@ def test_a_tap_kept_on_its_way_then_answered_by_the_login_redirect_stays_queued(
     assert page.evaluate(STORED) == []
     assert _problems(page) == [], "\n".join(page.problems)
 
+
+
+def test_entries_behind_a_kept_tap_the_server_failed_on_go_at_once(make_game, page_for):
+    """Row 2's bet is slow to be answered (kept, on its way); row 3's, tapped meanwhile, waits
+    behind it. Row 2's answer is a 500: row 2 is kept aside NOT CONFIRMED, and row 3's bet is
+    sent at once, not once row 2's flight would have expired (its send's timeout and more)."""
+    game, coup, page, _ = _betting(make_game, page_for, timeout_ms=12_000)
+    held = []
+
+    def server(route):
+        if not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/bet/", server)
+    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
+    _until(page, lambda: page.evaluate(STORED), "the tap kept in the queue")
+    _row(page, game, 3).get_by_role("button", name="€ 100").click()
+    expect(page.locator("#pending")).to_contain_text(_label(game, 3))
+    page.wait_for_timeout(500)  # the queue has seen row 2 on its way: row 3 waits behind it
+    held[0].fulfill(status=500, content_type="text/html", body="<h1>Server Error (500)</h1>")
+    expect(page.locator("#queue-held")).to_contain_text(f"{_label(game, 2)}: NOT CONFIRMED")
+    row_3 = Bet.objects.filter(coup=coup, patron=game.seat(3))
+    _until(page, row_3.exists, "row 3's bet sent", seconds=4)
+    expect(page.locator("#queue-report li.ok")).to_contain_text(f"{_label(game, 3)}: sent")
+    assert not Bet.objects.filter(coup=coup, patron=game.seat(2)).exists()
+    assert _problems(page, "status of 500", "Error Code 500") == [], "\n".join(page.problems)
+

@@ -809,6 +809,8 @@
       }
       xhr.cheminEntry = null;  // (kept: tapDone leaves it)
       refresh();
+      // The entries tapped meanwhile waited behind it (its flight): their turn now.
+      if (queue.some(waiting)) { flushSoon(0); }
       return;
     }
     // (An entry the queue sent is kept for the croupier instead: answered(); a page's own
