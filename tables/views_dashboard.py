@@ -320,8 +320,9 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
         )
         if outcome.ok and action in STAFF_ACTIONS:
             # the other tables' cards, swapped in place too (out of band), with the staff
-            # now free or busy: not offered stale until the page is reloaded
-            for other in floor_selectors.table_list().filter(active=True, casino_id=table.casino_id).exclude(pk=table.pk):
+            # now free or busy: not offered stale until the page is reloaded. Every casino's:
+            # the page shows them all, and the staff lists are the whole floor's (_common)
+            for other in floor_selectors.table_list().filter(active=True).exclude(pk=table.pk):
                 context = {"c": _table_card(other, live.get(other.pk)), "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
         return response

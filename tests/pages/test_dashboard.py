@@ -11,7 +11,7 @@ import pytest
 
 from floor import services as floor_services
 from floor.models import MinimumChange, Seat, StaffChange, TableSession
-from tests.factories import PatronFactory, UserFactory
+from tests.factories import PatronFactory, SiteFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -370,3 +370,24 @@ def test_closing_a_table_offers_its_staff_at_the_other_tables_at_once(client_for
     refused = client.post(f"/floor/tables/{session.table.pk}/close/",
                           {"session": session.pk, "idempotency_key": str(uuid.uuid4())}, HTTP_HX_REQUEST="true")  # fmt: skip
     assert f'id="table-{other.pk}"' not in refused.content.decode()
+
+
+def test_closing_a_table_offers_its_staff_at_the_other_casinos_tables_too(client_for, game, direzione):
+    """The staff lists are the whole floor's (a Capo Partita or a changeur is not bound to a
+    casino), and the dashboard shows every casino's tables: the cards of another casino's
+    tables offer the staff a close frees at once too."""
+    elsewhere = SiteFactory(name="Ca' Noghera")
+    other = floor_services.table_create(casino=elsewhere.casino, site=elsewhere, number=5, by=direzione)
+    client = client_for(game.commissario)
+    session = game.session
+    response = client.post(
+        f"/floor/tables/{session.table.pk}/close/",
+        {"session": session.pk, "confirm": "yes", "idempotency_key": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    other_card = re.search(rf'<article[^>]*id="table-{other.pk}"[^>]*>(.*?)</article>', html, re.S)
+    assert other_card and 'hx-swap-oob="true"' in other_card.group(0)
+    capos = re.search(r'name="capo_partita"[^>]*>(.*?)</select>', other_card.group(1), re.S).group(1)
+    assert f'value="{session.capo_partita_id}"' in capos
