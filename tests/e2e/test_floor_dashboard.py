@@ -47,3 +47,21 @@ def test_commissario_changes_a_minimum_and_opens_a_table(
     assert session.shoe_number == "S-77" and session.minimum == 100_00
     shoot(page, f"floor-after-{viewport}")
     assert page.problems == [], "\n".join(page.problems)
+
+
+def test_a_poll_the_network_dropped_is_not_kept_as_an_entry(make_game, page_for):
+    """The dashboard's cards ask the server for their table every 5 s. The network down, those
+    requests fail: they are no entries (no key, nothing entered) and are not kept to be sent
+    again, nor listed as waiting; the cards ask again once it is back."""
+    game = make_game("venezia")
+    page = page_for(game.commissario, "landscape")
+    page.goto(page.base + "/floor/")
+    page.context.set_offline(True)
+    page.wait_for_timeout(6_500)  # a poll (every 5 s) fails meanwhile
+    stored = page.evaluate("() => Object.keys(localStorage).filter((k) => k.startsWith('chemin:pending:'))")
+    assert stored == []
+    expect(page.locator("#pending")).to_be_hidden()
+    page.context.set_offline(False)
+    expect(page.locator("#offline")).to_be_hidden(timeout=10_000)
+    page.wait_for_timeout(1_000)
+    expect(page.locator("#queue-report")).to_be_hidden()

@@ -663,7 +663,11 @@
       return;
     }
     var values = {};
-    cfg.formData.forEach(function (v, k) { values[k] = v; });
+    if (cfg.formData && cfg.formData.forEach) { cfg.formData.forEach(function (v, k) { values[k] = v; }); }
+    // An entry only (a post with its key), as after a timeout or a 503: a page's own request
+    // (a card's poll every 5 s, a check) enters nothing, asks again by itself, and sent again
+    // without a key could not be told from a first one.
+    if (!values.idempotency_key) { flushSoon(delay); return; }
     land(enqueue(cfg, values).id);  // (kept already if it was slow: its flight is over)
     flushSoon(delay);
   });
