@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from floor.models import IdempotencyKey
 from tables import services
 from tables.models import Bet
+from tests.e2e.test_offline_timeout import _key, _label, _row
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,16 +44,7 @@ def _another_tab(page, url):
     return other
 
 
-def _row(page, game, seat):
-    return page.locator("form.bet-row", has_text=game.seat(seat).full_name)
 
-
-def _key(page, game, seat) -> str:
-    return _row(page, game, seat).locator("input[name=idempotency_key]").get_attribute("value")
-
-
-def _label(game, seat) -> str:
-    return f"Bet of {game.seat(seat).full_name}: € 100"
 
 
 def _until(page, condition, what: str, seconds: float = 15) -> None:
