@@ -65,3 +65,76 @@ def test_a_poll_the_network_dropped_is_not_kept_as_an_entry(make_game, page_for)
     expect(page.locator("#offline")).to_be_hidden(timeout=10_000)
     page.wait_for_timeout(1_000)
     expect(page.locator("#queue-report")).to_be_hidden()
+
+
+def test_a_card_refreshed_out_of_band_keeps_what_the_commissario_was_typing(
+    make_game, page_for, site, direzione, make_user
+):
+    """A relief at one table frees its Capo Partita: the other tables' cards are sent again
+    out of band to offer him. What the Commissario had begun in another card stays: the
+    sabot number he typed, the Capo Partita he chose (still free), the tool he opened, the
+    field he was in with its caret; only what he did not touch takes the new values."""
+    game = make_game("venezia")
+    relief_capo = make_user("capo_relief", "capo_partita")
+    chosen_capo = make_user("capo_chosen", "capo_partita")
+    make_user("changeur_free", "changeur")
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
+    page = page_for(game.commissario, "landscape")
+    page.goto(page.base + "/floor/")
+
+    other = page.locator(f"#table-{idle.pk}")
+    other.get_by_label("Capo Partita").select_option(str(chosen_capo.pk))
+    other.get_by_label("Sabot number").fill("S-9")
+    assert str(game.capo.pk) not in other.get_by_label("Capo Partita").inner_html()
+
+    busy = page.locator(f"#table-{game.session.table.pk}")
+    busy.locator("summary", has_text="Relieve the staff").click()
+    busy.get_by_label("Capo Partita").select_option(str(relief_capo.pk))
+    busy.get_by_label("Reason for the change").fill("break")
+    other.get_by_label("Minimum (euros)").fill("150")
+    other.get_by_label("Minimum (euros)").press("ArrowLeft")  # the caret between 15 and 0
+    # sent as the button would, with the focus left where the Commissario is typing
+    page.evaluate(
+        "(id) => document.querySelector('#table-' + id + ' details form').requestSubmit()",
+        game.session.table.pk,
+    )
+    busy = page.locator(f"#table-{game.session.table.pk}")
+    expect(busy.locator(".outcome")).to_be_visible()
+    other = page.locator(f"#table-{idle.pk}")
+    # the card is the server's new one: it offers the Capo Partita the relief freed
+    expect(other.get_by_label("Capo Partita").locator(f"option[value='{game.capo.pk}']")).to_have_count(1)
+    expect(other.get_by_label("Capo Partita")).to_have_value(str(chosen_capo.pk))
+    expect(other.get_by_label("Sabot number")).to_have_value("S-9")
+    expect(other.get_by_label("Minimum (euros)")).to_have_value("150")
+    assert page.evaluate("() => [document.activeElement.id, document.activeElement.selectionStart]") == [
+        f"min-{idle.pk}",
+        2,
+    ]
+    # and the relief itself was recorded
+    assert TableSession.objects.get(pk=game.session.pk).capo_partita_id == relief_capo.pk
+    assert page.problems == [], "\n".join(page.problems)
+
+
+def test_a_choice_taken_meanwhile_gives_way_to_the_new_card(make_game, page_for, site, direzione, make_user):
+    """The Capo Partita chosen in one card's open form is the one a relief at another table
+    takes: refreshed, the card no longer offers him, and its select shows what it offers."""
+    game = make_game("venezia")
+    wanted = make_user("capo_wanted", "capo_partita")
+    make_user("changeur_free", "changeur")
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
+    page = page_for(game.commissario, "landscape")
+    page.goto(page.base + "/floor/")
+    other = page.locator(f"#table-{idle.pk}")
+    other.get_by_label("Capo Partita").select_option(str(wanted.pk))
+    other.locator("summary", has_text="Open a session").click()  # closes the open tool
+    busy = page.locator(f"#table-{game.session.table.pk}")
+    busy.locator("summary", has_text="Relieve the staff").click()
+    busy.get_by_label("Capo Partita").select_option(str(wanted.pk))
+    busy.get_by_label("Reason for the change").fill("break")
+    busy.get_by_role("button", name="Change the staff").click()
+    expect(page.locator(f"#table-{game.session.table.pk} .outcome")).to_be_visible()
+    other = page.locator(f"#table-{idle.pk}")
+    expect(other.get_by_label("Capo Partita").locator(f"option[value='{wanted.pk}']")).to_have_count(0)
+    expect(other.get_by_label("Capo Partita")).to_have_value(str(game.capo.pk))
+    expect(other.locator("details")).not_to_have_attribute("open", "")  # still closed, as he left it
+    assert page.problems == [], "\n".join(page.problems)

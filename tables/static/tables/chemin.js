@@ -907,6 +907,63 @@
     button.click();  // a click, as a tap: htmx sends the suit of the button clicked
   });
 
+  // A table card the server sends out of band (another table's action freed or took staff)
+  // replaces the card in place. What the Commissario was doing in it stays: a field he typed
+  // in or a choice he changed (where the new card still offers it), the tools he opened, the
+  // field he was in. The fields he did not touch take the server's new values.
+  function changed(el) {
+    if (el.tagName === "SELECT") {  // one choice: against the option the page chose
+      var first = null, marked = null;
+      Array.prototype.forEach.call(el.options, function (o) {
+        if (o.defaultSelected) { marked = o; }
+        if (!first && !o.disabled) { first = o; }
+      });
+      var initial = marked || first;
+      return !!initial && el.value !== initial.value;
+    }
+    if (el.type === "checkbox" || el.type === "radio") { return el.checked !== el.defaultChecked; }
+    return el.value !== el.defaultValue;
+  }
+  var refocus = null;
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var old = evt.detail.target;
+    var fresh = evt.detail.fragment && evt.detail.fragment.firstElementChild;
+    if (!old || !fresh || !old.classList.contains("table-card")) { return; }
+    old.querySelectorAll("input[id], select[id], textarea[id]").forEach(function (el) {
+      if (el.type === "hidden" || !changed(el)) { return; }
+      var twin = fresh.querySelector("#" + CSS.escape(el.id));
+      if (!twin || twin.name !== el.name || twin.tagName !== el.tagName) { return; }
+      if (el.tagName === "SELECT") {
+        var offered = Array.prototype.some.call(twin.options, function (o) { return o.value === el.value; });
+        if (!offered) { return; }  // taken meanwhile: the new card's choice stands
+        Array.prototype.forEach.call(twin.options, function (o) { o.selected = o.value === el.value; });
+      } else if (el.type === "checkbox" || el.type === "radio") {
+        twin.checked = el.checked;
+      } else {
+        twin.value = el.value;
+      }
+    });
+    // the tools (details) by their place in the card: the same card has the same ones
+    var before = old.querySelectorAll("details"), after = fresh.querySelectorAll("details");
+    if (before.length === after.length) {
+      Array.prototype.forEach.call(before, function (d, i) { after[i].open = d.open; });
+    }
+    var active = document.activeElement;
+    refocus = active && active.id && old.contains(active)
+      ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
+  });
+  document.addEventListener("htmx:oobAfterSwap", function () {
+    if (!refocus) { return; }
+    var el = document.getElementById(refocus.id);
+    var where = refocus;
+    refocus = null;
+    if (!el) { return; }
+    el.focus();
+    if (typeof where.start === "number" && el.setSelectionRange) {
+      try { el.setSelectionRange(where.start, where.end); } catch (e) { /* not a text field */ }
+    }
+  });
+
   // Links inside <svg> seat maps and elements marked data-autosubmit submit their form on change.
   document.addEventListener("change", function (evt) {
     var el = evt.target;
