@@ -46,16 +46,18 @@ _shaped)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import math
 import os
 import re
 import tempfile
+import threading
 import unicodedata
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any, BinaryIO
 
 import uharfbuzz
@@ -127,7 +129,35 @@ class _Fonts:
     euro: bool  # whether "€" can be drawn
 
 
-@cache
+# One lock for ReportLab's and this module's shared state: registering a font (a second TTFont
+# under the same name would replace the face a document has begun with), giving a glyph its
+# code in a face (_shape), and subsetting a font into a document (the face reads its file
+# through one cursor). Taken once per font for the first, for a glyph not met before for the
+# second, once per font and document for the third: threads (gunicorn's gthread workers, a
+# threaded Celery pool) build PDFs side by side as processes do.
+_LOCK = threading.RLock()
+
+
+def _once(function):
+    """`functools.cache`, with each first call made under _LOCK: never two registrations."""
+    hits: dict[tuple, Any] = {}
+    missing = object()
+
+    @functools.wraps(function)
+    def call(*args):
+        value = hits.get(args, missing)
+        if value is missing:
+            with _LOCK:
+                value = hits.get(args, missing)
+                if value is missing:
+                    value = hits[args] = function(*args)
+        return value
+
+    call.cache_clear = hits.clear  # type: ignore[attr-defined]
+    return call
+
+
+@_once
 def fonts() -> _Fonts:
     """DejaVu when installed (registered once per process), else the standard fonts."""
     files = {
@@ -262,7 +292,8 @@ class _StreamingDocument(pdfdoc.PDFDocument):
         """What reportlab's save() does, for what is left: fonts, forms, page tree, catalog,
         info; then the xref table and the trailer."""
         for font in self.delayedFonts:
-            font.addObjects(self)
+            with _LOCK:  # subsetting reads the font file through the face's one shared cursor
+                font.addObjects(self)
         self.info.invariant = self.invariant
         self.info.digest(self.signature)
         self.Reference(self.Catalog)
@@ -334,7 +365,7 @@ _IS_KANA = re.compile(f"[{_KANA}]")
 CJK_FONTS = {"zh": "STSong-Light", "ja": "HeiseiKakuGo-W5", "ko": "HYGothic-Medium"}
 
 
-@cache
+@_once
 def _cjk_font(language: str) -> str:
     """The CID font of `language`, registered once per process (it costs no file: the PDF
     only names it)."""
@@ -343,7 +374,7 @@ def _cjk_font(language: str) -> str:
     return name
 
 
-@cache
+@_once
 def _coverage(font: str) -> frozenset[int]:
     """The code points `font` has a glyph for: its cmap for a TrueType font; for a standard
     font (Helvetica) none that matters here, it has no CJK."""
@@ -397,7 +428,7 @@ _PUA = 0xE000  # a glyph with no character of its own (a conjunct, a joined form
 # numbers them in the order met, which would make the bytes depend on what was drawn before).
 
 
-@cache
+@_once
 def _script_fonts() -> dict[str, tuple[str, str]]:
     """Each script's (regular, bold) font, registered once per process, for the scripts whose
     Noto Sans TTFs are installed."""
@@ -494,7 +525,7 @@ def _visual(text: str) -> list[tuple[str, int]]:
     return [(MIRRORED.get(text[k], text[k]) if mirror[k] else text[k], levels[k]) for k in order]
 
 
-@cache
+@_once
 def _hb_font(name: str) -> uharfbuzz.Font:
     """A HarfBuzz font on the TTF `name` was registered from (its scale: font units)."""
     return uharfbuzz.Font(uharfbuzz.Face(uharfbuzz.Blob(pdfmetrics.getFont(name).face._ttf_data)))
@@ -529,12 +560,13 @@ def _shape(run: str, name: str, rtl: bool) -> tuple[str, float]:
         code = next((c for c in face.glyphToChar.get(gid, ()) if face.charToGlyph.get(c) == gid), None)
         if code is None:
             code = _PUA + gid
-            if face.charToGlyph.get(code, gid) != gid:  # the font maps that code itself (never seen)
-                code = ord(" ")
-            else:
-                face.charToGlyph[code] = gid
-                face.glyphToChar.setdefault(gid, []).append(code)
-                face.charWidths[code] = face._pdfScale(hb_font.get_glyph_h_advance(gid))
+            with _LOCK:
+                if face.charToGlyph.get(code, gid) != gid:  # the font maps that code itself (never seen)
+                    code = ord(" ")
+                elif code not in face.charToGlyph:  # (another thread may have given it meanwhile)
+                    face.charWidths[code] = face._pdfScale(hb_font.get_glyph_h_advance(gid))
+                    face.glyphToChar.setdefault(gid, []).append(code)
+                    face.charToGlyph[code] = gid
         x_advance = face._pdfScale(pos.x_advance)
         data.append(
             ShapeData(
@@ -644,7 +676,9 @@ def wrap(text: str, font: str, size: float, width: float, max_lines: int) -> lis
                 while _width(current, font, size) > width and len(lines) < max_lines:
                     # a word longer than the line (a hash, an id): break it where it fills
                     head = _cut(current, font, size, width)[:-1] or current[:1]
-                    soft = max(head.rfind(mark) for mark in "_-/")  # "nobody_|accepted", not "nobody_acc|epted"
+                    soft = max(
+                        head.rfind(mark) for mark in "_-/"
+                    )  # "nobody_|accepted", not "nobody_acc|epted"
                     if 0 < soft < len(head) - 1:
                         head = head[: soft + 1]
                     lines.append(head)
@@ -692,7 +726,9 @@ def _measure(
             need = max(50.0 * scale, longest_word)
         elif c.kind == "datetime":  # the date and the time may go on two lines
             want = max(floor["datetime"] * scale, header, content * 1.15)
-            halves = max((_width(part, f.cond, size) for row in sample for part in row[i].split()), default=0.0)
+            halves = max(
+                (_width(part, f.cond, size) for row in sample for part in row[i].split()), default=0.0
+            )
             need = max(header_need, halves * 1.15, 40.0 * scale)
         else:
             want = max(floor.get(c.kind, 60.0) * scale, header, content * 1.15)
@@ -719,7 +755,9 @@ def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]
         if sum(_measure(cols, titles, f, sample, lo)[1]) <= CONTENT_W:
             for _ in range(20):
                 mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if sum(_measure(cols, titles, f, sample, mid)[1]) <= CONTENT_W else (lo, mid)
+                lo, hi = (
+                    (mid, hi) if sum(_measure(cols, titles, f, sample, mid)[1]) <= CONTENT_W else (lo, mid)
+                )
         size = math.floor(lo * 10) / 10
         wants, needs = _measure(cols, titles, f, sample, size)
     text = [i for i, c in enumerate(cols) if c.kind == "text"]
@@ -759,7 +797,8 @@ def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]
         widths = [n * CONTENT_W / sum(needs) for n in needs]
     leading = size * BODY_LEADING / BODY_SIZE
     wrapped = [
-        wrap(t, f.cond_bold, size, w - 2 * CELL_PAD, MAX_HEADER_LINES) for t, w in zip(titles, widths, strict=True)
+        wrap(t, f.cond_bold, size, w - 2 * CELL_PAD, MAX_HEADER_LINES)
+        for t, w in zip(titles, widths, strict=True)
     ]
     lines = max((len(t) for t in wrapped), default=1)
     return _Table(cols, widths, wrapped, lines * leading + 2 * CELL_PAD, size, leading)

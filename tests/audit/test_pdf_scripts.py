@@ -45,7 +45,11 @@ def report(names=NAMES) -> ReportDocument:
     cols = [Column("patron", "Patron"), Column("bet", "Bet", "money"), Column("note", "Note")]
     rows = [(name, 100 * i, f"seat {i}: {name}") for i, name in enumerate(names)]
     return ReportDocument(
-        "Patrons", "", [("Banker", f"{DAVID} {COHEN}")], [Section("bets", "Bets", cols, lambda: iter(rows))], []
+        "Patrons",
+        "",
+        [("Banker", f"{DAVID} {COHEN}")],
+        [Section("bets", "Bets", cols, lambda: iter(rows))],
+        [],
     )
 
 
@@ -99,11 +103,15 @@ def drawn(data: bytes) -> list[tuple[str, list[int]]]:
                 continue
             cmap = {
                 int(code, 16): int(uni, 16)
-                for code, uni in re.findall(rb"<([0-9A-F]{2})> <([0-9A-F]{4})>", font["/ToUnicode"].get_data())
+                for code, uni in re.findall(
+                    rb"<([0-9A-F]{2})> <([0-9A-F]{4})>", font["/ToUnicode"].get_data()
+                )
             }
             registered = next(k for k, v in NOTO.items() if v == base)
             original = hb_font(registered)
-            subset = uharfbuzz.Font(uharfbuzz.Face(uharfbuzz.Blob(font["/FontDescriptor"]["/FontFile2"].get_data())))
+            subset = uharfbuzz.Font(
+                uharfbuzz.Face(uharfbuzz.Blob(font["/FontDescriptor"]["/FontFile2"].get_data()))
+            )
             items = operands[0] if op == b"TJ" else [operands[0]]
             gids = []
             for item in items:
@@ -140,7 +148,10 @@ def test_bidi_puts_a_line_in_visual_order_and_mirrors_brackets():
     line = f"{MUHAMMAD} {ALI} (VIP) 12"
     assert pdf._levels(line) == [1] * 9 + [1] + [2] * 3 + [1, 1, 2, 2]  # python-bidi's, not the fallback
     assert "".join(ch for ch, _ in pdf._visual(line)) == f"12 (VIP) {ALI[::-1]} {MUHAMMAD[::-1]}"
-    assert "".join(ch for ch, _ in pdf._visual(f"Mr {DAVID} {COHEN} (x)")) == f"Mr {COHEN[::-1]} {DAVID[::-1]} (x)"
+    assert (
+        "".join(ch for ch, _ in pdf._visual(f"Mr {DAVID} {COHEN} (x)"))
+        == f"Mr {COHEN[::-1]} {DAVID[::-1]} (x)"
+    )
     assert "".join(ch for ch, _ in pdf._visual(f"{DAVID} (x)")) == f"(x) {DAVID[::-1]}"  # mirrored
     # The runs drawn, left to right: each Hebrew word in its font, the words' order reversed.
     runs, _ = pdf._line(f"Mr {DAVID} {COHEN}", pdf.fonts().cond)
@@ -157,7 +168,9 @@ def test_widths_are_the_shaped_widths_and_wrapped_lines_fit():
         upem = hb_font(name).face.upem
         shaped = sum(p.x_advance for p in buf.glyph_positions) / upem * 10
         assert pdf._width(text, font, 10) == pytest.approx(shaped)
-        assert shaped != pytest.approx(pdf.pdfmetrics.stringWidth(text, name, 10))  # not one glyph per character
+        assert shaped != pytest.approx(
+            pdf.pdfmetrics.stringWidth(text, name, 10)
+        )  # not one glyph per character
     long = " ".join(NAMES * 6)
     lines = pdf.wrap(long, font, pdf.BODY_SIZE, 80, 50)
     assert len(lines) > 5 and " ".join(lines) == long
@@ -207,12 +220,44 @@ def test_the_same_document_gives_the_same_bytes_whatever_was_drawn_before():
     def fresh(before: list[list[str]]) -> bytes:
         script = FRESH.format(before=before)
         root = pathlib.Path(__file__).parents[2]
-        return subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, check=True).stdout
+        return subprocess.run(
+            [sys.executable, "-c", script], cwd=root, capture_output=True, check=True
+        ).stdout
 
     first = fresh([])
     assert first.startswith(b"%PDF") and first == written(report())
     shri_dva = "\u0936\u094d\u0930\u0940 \u0926\u094d\u0935"  # other conjuncts, met first
     assert fresh([[shri_dva, KSHATRIYA[::-1], f"{ALI} {MUHAMMAD}", SOMCHAI[::-1]]]) == first
+
+
+THREADS = """
+import sys, threading
+sys.setswitchinterval(1e-6)  # threads switch as often as they can: a race shows
+from tests.audit.test_pdf_scripts import report, written
+barrier, out = threading.Barrier(8), [None] * 8
+def build(i):
+    barrier.wait()  # all at once, on a cold process: fonts registered, glyph codes given
+    out[i] = written(report())
+threads = [threading.Thread(target=build, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+sys.stdout.buffer.write(b"".join(len(o).to_bytes(8, "big") + o for o in out))
+"""
+
+
+def test_threads_building_pdfs_at_once_give_the_bytes_of_one_alone():
+    # Threads share the registered fonts and each face's glyph codes: eight documents begun at
+    # the same instant in a fresh process (nothing registered yet) are each the document a
+    # process makes alone.
+    root = pathlib.Path(__file__).parents[2]
+    raw = subprocess.run([sys.executable, "-c", THREADS], cwd=root, capture_output=True, check=True).stdout
+    docs = []
+    while raw:
+        size = int.from_bytes(raw[:8], "big")
+        docs.append(raw[8 : 8 + size])
+        raw = raw[8 + size :]
+    alone = written(report())
+    assert len(docs) == 8 and all(doc == alone for doc in docs)
 
 
 def test_without_noto_the_names_stay_in_the_base_font(monkeypatch):
