@@ -23,5 +23,14 @@ if REDIS_URL and _WORKER.startswith("gw"):
     # empties its whole Redis database: under -n, each worker has its own, the next ones
     # after REDIS_URL's (the broker stays on REDIS_URL's, for the tests with a real worker).
     _url = urlsplit(REDIS_URL)
-    _db = (int(_url.path.strip("/") or 0) + 1 + int(_WORKER[2:])) % 16
+    _db = int(_url.path.strip("/") or 0) + 1 + int(_WORKER[2:])
+    if _db > 15:
+        # Never wrapped round onto a database below (the broker's, another run's): a
+        # worker's cache emptied there would empty theirs.
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"pytest worker {_WORKER} would keep its cache in Redis database {_db}; Redis has 0-15. "
+            "Give REDIS_URL a lower database or run fewer workers."
+        )
     CACHES["default"]["LOCATION"] = _url._replace(path=f"/{_db}").geturl()

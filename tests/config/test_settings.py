@@ -144,3 +144,29 @@ def test_a_blank_mfa_roles_fails_rather_than_turning_the_second_factor_off(value
     assert (result.returncode == 0) is ok, result.stderr[-300:]
     if not ok:
         assert "MFA_ROLES is blank" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("redis_db", "worker", "cache_db"),
+    [("5", "gw0", "6"), ("5", "gw1", "7"), ("13", "gw1", "15"), ("14", "gw1", None), ("15", "gw0", None)],
+)
+def test_each_pytest_worker_keeps_its_cache_in_its_own_redis_database(redis_db, worker, cache_db):
+    """Under pytest -n each worker empties its cache at every test: its own Redis database,
+    the next ones after REDIS_URL's; one past 15 is refused, never wrapped round onto the
+    broker's or another run's."""
+    script = "from django.conf import settings; print(settings.CACHES['default']['LOCATION'])"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        REDIS_URL=f"redis://127.0.0.1:6379/{redis_db}",
+        PYTEST_XDIST_WORKER=worker,
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if cache_db is None:
+        assert result.returncode != 0 and "Redis has 0-15" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"redis://127.0.0.1:6379/{cache_db}"
