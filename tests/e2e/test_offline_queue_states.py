@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from floor.models import IdempotencyKey
 from tables import services
 from tables.models import Bet
-from tests.e2e.test_offline_timeout import _key, _label, _row
+from tests.e2e.test_offline_timeout import _key, _label, _row, _until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,16 +45,6 @@ def _another_tab(page, url):
 
 
 
-
-
-def _until(page, condition, what: str, seconds: float = 15) -> None:
-    """Waits (in the page's time, so its events go on) until `condition()` holds (the page's
-    CSP forbids wait_for_function's eval: poll)."""
-    for _ in range(int(seconds * 10)):
-        if condition():
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"never: {what}")
 
 
 def _reports(*tabs) -> list[str]:

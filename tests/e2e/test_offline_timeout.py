@@ -140,7 +140,8 @@ def test_a_resend_with_no_answer_is_given_up_and_sent_again_in_order(make_game, 
 
 
 def _until(page, condition, what: str, seconds: float = 15) -> None:
-    """Waits (in the page's time, so its events go on) until `condition()` holds."""
+    """Waits (in the page's time, so its events go on) until `condition()` holds (the page's
+    CSP forbids wait_for_function's eval: poll)."""
     for _ in range(int(seconds * 10)):
         if condition():
             return
