@@ -91,6 +91,24 @@ def seat_list(*, session: TableSession) -> QuerySet[Seat]:
     )
 
 
+def active_seats_by_session(*, sessions: list[TableSession]) -> dict[int, list[Seat]]:
+    """Each session's places still held, in seat_list's order: one query for them all."""
+    by_session: dict[int, list[Seat]] = {s.pk: [] for s in sessions}
+    rows = (
+        Seat.objects.filter(session__in=sessions, left_at__isnull=True)
+        .select_related("patron", "taken_by", "left_by")
+        .order_by("session_id", "standing", "seat_number", "taken_at", "id")
+    )
+    for seat in rows if sessions else ():
+        by_session[seat.session_id].append(seat)
+    return by_session
+
+
+def gaming_days_open(*, casinos: list[Casino]) -> dict[int, GamingDay]:
+    """The open gaming day of each casino that has one: one query for them all."""
+    return {d.casino_id: d for d in GamingDay.objects.filter(casino__in=casinos, closed_at__isnull=True)}
+
+
 def minimum_change_list(*, session: TableSession) -> QuerySet[MinimumChange]:
     return MinimumChange.objects.filter(session=session).select_related("by").order_by("at", "id")
 

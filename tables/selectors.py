@@ -3,6 +3,8 @@ constant number of queries whatever the number of bettors, coups or seats."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,6 +289,51 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     `rows`: what the caller's write holds already (GameRows); the answer is the same as a
     fresh read's (the API tests' tablet, tests/tables/api/conftest.py, compares every write's
     answer with a fresh GET), in fewer queries."""
+    fresh, rows, wanted = _state_reads(session, rows)
+    read = dict(zip(wanted, prepared.read(*wanted.values()), strict=True))
+    return _state_built(fresh, rows, read)
+
+
+def session_game_states(sessions: Sequence[TableSession]) -> dict[int, dict[str, Any]]:
+    """session_game_state of each session (by id), fresh, in three round trips however many
+    there are (the floor dashboard's cards): their rows in one, then the latest successions
+    of those with no active bank, then those successions' offers and bids."""
+    plans = [_state_reads(session, None) for session in sessions]
+    flat = [(i, name, query) for i, (_, _, wanted) in enumerate(plans) for name, query in wanted.items()]
+    reads: list[dict[str, list[Any]]] = [{} for _ in plans]
+    for (i, name, _), rows_read in zip(flat, _read_all([q for _, _, q in flat]), strict=True):
+        reads[i][name] = rows_read
+    # The successions, as _current_succession reads them, for every session at once.
+    between = [
+        i for i, read in enumerate(reads)
+        if not read["last_bank"] or read["last_bank"][0].status != Bank.Status.ACTIVE
+    ]  # fmt: skip
+    last = _read_all([(_LAST_SUCCESSION, (sessions[i].pk,)) for i in between])
+    found = {i: rows_read[0] for i, rows_read in zip(between, last, strict=True) if rows_read}
+    nested: list[tuple[Any, str, tuple[Prepared, tuple[Any, ...]]]] = []
+    for succession in found.values():
+        nested.append((succession, "offers", (_OFFERS, (succession.pk,))))
+        with contextlib.suppress(Auction.DoesNotExist):  # (select_related: no query)
+            nested.append((succession.auction, "bids", (_BIDS, (succession.auction.pk,))))
+    for (owner, name, _), rows_read in zip(nested, _read_all([q for _, _, q in nested]), strict=True):
+        owner._prefetched_objects_cache = {name: rows_read}  # where .all() finds them
+    states = {}
+    for i, ((fresh, rows, _), read) in enumerate(zip(plans, reads, strict=True)):
+        if i in between:
+            rows.succession = found.get(i)
+        states[sessions[i].pk] = _state_built(fresh, rows, read)
+    return states
+
+
+def _read_all(queries: list[tuple[Prepared, tuple[Any, ...]]]) -> list[list[Any]]:
+    return prepared.read(*queries) if queries else []
+
+
+def _state_reads(
+    session: TableSession, rows: GameRows | None
+) -> tuple[bool, GameRows, dict[str, tuple[Prepared, tuple[Any, ...]]]]:
+    """What session_game_state reads: (whether all is read fresh, the rows held, the queries
+    for what is not held, by name)."""
     fresh = rows is None
     sid = session.pk
     # What the caller does not hold, read in one round trip (config.prepared.read); the last
@@ -313,7 +360,11 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
             wanted[name] = (query, (sid,))
     wanted["balances"] = (_BALANCES, (sid,))
     wanted["players"] = (_PLAYER_NAMES, (sid,))
-    read = dict(zip(wanted, prepared.read(*wanted.values()), strict=True))
+    return fresh, rows, wanted
+
+
+def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dict[str, Any]:
+    """session_game_state from the rows held and those read (_state_reads)."""
     if fresh:
         if not read["session"]:
             raise TableSession.DoesNotExist("TableSession matching query does not exist.")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -28,7 +29,7 @@ from floor import services as floor_services
 from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
 from floor.roles import Role, has_role
 from tables.models import Coup
-from tables.selectors import session_game_state
+from tables.selectors import session_game_states
 
 from .templatetags.chemin_ui import euros
 from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
@@ -54,18 +55,40 @@ def _initials(name: str) -> str:
     return "".join(part[0] for part in name.split()[:2]).upper()
 
 
-def _table_card(table: Table, session: TableSession | None, *, seat_choice: int | None = None) -> dict:
-    card: dict = {"table": table, "session": session, "seat_choice": seat_choice}
-    if session is None:
-        return card
-    state = session_game_state(session)
-    seats = list(floor_selectors.seat_list(session=session).filter(left_at__isnull=True))
+def _table_cards(tables: list[Table], live: dict[int, TableSession], seat_choice: dict[int, int] | None = None) -> list[dict]:
+    """The cards of `tables`, in a constant number of queries however many there are: the
+    live sessions' game states, places and coups played read for all at once."""
+    sessions = [live[t.pk] for t in tables if t.pk in live]
+    states = session_game_states(sessions) if sessions else {}
+    seats = floor_selectors.active_seats_by_session(sessions=sessions)
+    played = dict(
+        Coup.objects.filter(session__in=sessions, state=Coup.State.SETTLED)
+        .values_list("session_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    ) if sessions else {}  # fmt: skip
+    choice = seat_choice or {}
+    cards = []
+    for table in tables:
+        session = live.get(table.pk)
+        card: dict = {"table": table, "session": session, "seat_choice": choice.get(table.pk)}
+        if session is not None:
+            _fill_card(card, table, states[session.pk], seats[session.pk], played.get(session.pk, 0))
+        cards.append(card)
+    return cards
+
+
+def _table_card(table: Table, session: TableSession | None) -> dict:
+    return _table_cards([table], {} if session is None else {table.pk: session})[0]
+
+
+def _fill_card(card: dict, table: Table, state: dict, seats: list[Seat], coups: int) -> None:
     by_number = {s.seat_number: s for s in seats if not s.standing}
     card.update(
         state=state,
         # the coups played, as the report counts them: not the number of the coup on the
         # table, which counts annulled coups and the one in play
-        coups=Coup.objects.filter(session=session, state=Coup.State.SETTLED).count(),
+        coups=coups,
         coup_state=state["coup"]["state"] if state["coup"] else None,
         seated=[s for s in seats if not s.standing],
         standing=[s for s in seats if s.standing],
@@ -83,7 +106,6 @@ def _table_card(table: Table, session: TableSession | None, *, seat_choice: int 
         ],
         free_seats=[n for n, _x, _y in seat_positions(table.seats) if n not in by_number],
     )
-    return card
 
 
 def _live_sessions() -> dict[int, TableSession]:
@@ -124,21 +146,21 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     live = _live_sessions()
     seat_table = request.GET.get("table")
     seat_choice = request.GET.get("seat")
-    casinos = []
     tables = list(floor_selectors.table_list().filter(active=True))
-    for casino in floor_selectors.casino_list():
-        cards = [
-            _table_card(
-                t,
-                live.get(t.pk),
-                seat_choice=int(seat_choice)
-                if seat_table == str(t.pk) and (seat_choice or "").isascii() and (seat_choice or "").isdigit()
-                else None,
-            )
-            for t in tables
-            if t.casino_id == casino.pk
-        ]
-        casinos.append({"casino": casino, "day": floor_selectors.gaming_day_open_for(casino=casino), "cards": cards})
+    chosen = {}
+    if seat_table and (seat_choice or "").isascii() and (seat_choice or "").isdigit():
+        chosen = {t.pk: int(seat_choice) for t in tables if seat_table == str(t.pk)}
+    cards = _table_cards(tables, live, chosen)
+    all_casinos = list(floor_selectors.casino_list())
+    days = floor_selectors.gaming_days_open(casinos=all_casinos)
+    casinos = [
+        {
+            "casino": casino,
+            "day": days.get(casino.pk),
+            "cards": [card for card in cards if card["table"].casino_id == casino.pk],
+        }
+        for casino in all_casinos
+    ]
     return render(
         request,
         "tables/dashboard.html",
@@ -322,8 +344,9 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
             # the other tables' cards, swapped in place too (out of band), with the staff
             # now free or busy: not offered stale until the page is reloaded. Every casino's:
             # the page shows them all, and the staff lists are the whole floor's (_common)
-            for other in floor_selectors.table_list().filter(active=True).exclude(pk=table.pk):
-                context = {"c": _table_card(other, live.get(other.pk)), "outcome": None, "oob": True, **common}
+            others = list(floor_selectors.table_list().filter(active=True).exclude(pk=table.pk))
+            for other in _table_cards(others, live):
+                context = {"c": other, "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
         return response
     return _page(request, outcome)

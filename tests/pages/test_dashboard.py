@@ -391,3 +391,61 @@ def test_closing_a_table_offers_its_staff_at_the_other_casinos_tables_too(client
     assert other_card and 'hx-swap-oob="true"' in other_card.group(0)
     capos = re.search(r'name="capo_partita"[^>]*>(.*?)</select>', other_card.group(1), re.S).group(1)
     assert f'value="{session.capo_partita_id}"' in capos
+
+
+def test_the_dashboard_costs_the_same_queries_however_many_tables_it_shows(
+    client_for, make_game, direzione, commissario
+):
+    """Every card (the game, the places, the coups played) is read for all the tables at
+    once, and every casino's gaming day too: the page costs as many queries with two tables as
+    with five in two casinos, whatever each is doing (a coup played, a bank passing with an
+    auction and its bids, no bank, no session)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tables import services
+
+    first = make_game("venezia")
+    client = client_for(first.commissario)
+
+    def page() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/floor/")
+        assert response.status_code == 200
+        return len(queries), response.content.decode()
+
+    def live() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/floor/tables/{first.session.table_id}/live/").status_code == 200
+        return len(queries)
+
+    passing = make_game("venezia", seated=4, standing=0, min_seats_to_start=2)
+    services.coup_record(session=passing.session, by=passing.capo, cards=["7H", "6S", "KH", "KD"],
+                         punta_draws=False, bets=[{"patron": passing.seat(2), "amount": 100_00}])  # fmt: skip
+    succession = passing.session.successions.order_by("-number").first()
+    for patron in (passing.seat(2), passing.seat(3), passing.seat(4)):
+        services.offer_pass(succession=succession, by=passing.capo, patron=patron)
+    auction = services.auction_open(session=passing.session, by=passing.commissario)
+    services.auction_bid(auction=auction, by=passing.capo, patron=passing.seat(3), amount=300_00)
+    few, _ = page()  # two tables, one with a bank, one passing: every kind of read is made
+    live_few = live()
+    played = make_game("venezia")
+    services.coup_record(session=played.session, by=played.capo, cards=["KH", "5S", "3C", "2D", "2S"],
+                         punta_draws=True, bets=[{"patron": played.seat(2), "amount": 100_00}])  # fmt: skip
+    make_game("domestic", bank=None)
+    elsewhere = SiteFactory(name="Ca' Noghera")
+    floor_services.gaming_day_open(casino=elsewhere.casino, by=commissario)
+    far = floor_services.table_create(casino=elsewhere.casino, site=elsewhere, number=9, by=direzione)
+    many, html = page()
+    assert html.count('class="table-card"') == 5 and f'id="table-{far.pk}"' in html
+    assert many == few
+    # read all at once, each table's game is what the tablet reads of it alone (the auction
+    # and its bid included)
+    from tables.selectors import session_game_state, session_game_states
+
+    sessions = [TableSession.objects.get(pk=g.session.pk) for g in (first, played, passing)]
+    together = session_game_states(sessions)
+    assert together == {s.pk: session_game_state(s) for s in sessions}
+    assert together[passing.session.pk]["succession"]["auction"]["bids"][0]["amount"] == 300_00
+    # the part of a card that polls reads its own table only
+    assert live() == live_few
