@@ -67,6 +67,16 @@ def test_a_poll_the_network_dropped_is_not_kept_as_an_entry(make_game, page_for)
     expect(page.locator("#queue-report")).to_be_hidden()
 
 
+def _floor_with_an_idle_table(make_game, page_for, site, direzione, make_user):
+    """A running table, an idle one (table 7) and a free changeur; the Commissario's floor."""
+    game = make_game("venezia")
+    make_user("changeur_free", "changeur")
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
+    page = page_for(game.commissario, "landscape")
+    page.goto(page.base + "/floor/")
+    return game, idle, page
+
+
 def test_a_card_refreshed_out_of_band_keeps_what_the_commissario_was_typing(
     make_game, page_for, site, direzione, make_user
 ):
@@ -74,13 +84,9 @@ def test_a_card_refreshed_out_of_band_keeps_what_the_commissario_was_typing(
     out of band to offer him. What the Commissario had begun in another card stays: the
     sabot number he typed, the Capo Partita he chose (still free), the tool he opened, the
     field he was in with its caret; only what he did not touch takes the new values."""
-    game = make_game("venezia")
     relief_capo = make_user("capo_relief", "capo_partita")
     chosen_capo = make_user("capo_chosen", "capo_partita")
-    make_user("changeur_free", "changeur")
-    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
-    page = page_for(game.commissario, "landscape")
-    page.goto(page.base + "/floor/")
+    game, idle, page = _floor_with_an_idle_table(make_game, page_for, site, direzione, make_user)
 
     other = page.locator(f"#table-{idle.pk}")
     other.get_by_label("Capo Partita").select_option(str(chosen_capo.pk))
@@ -118,12 +124,8 @@ def test_a_card_refreshed_out_of_band_keeps_what_the_commissario_was_typing(
 def test_a_choice_taken_meanwhile_gives_way_to_the_new_card(make_game, page_for, site, direzione, make_user):
     """The Capo Partita chosen in one card's open form is the one a relief at another table
     takes: refreshed, the card no longer offers him, and its select shows what it offers."""
-    game = make_game("venezia")
     wanted = make_user("capo_wanted", "capo_partita")
-    make_user("changeur_free", "changeur")
-    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione, seats=9)
-    page = page_for(game.commissario, "landscape")
-    page.goto(page.base + "/floor/")
+    game, idle, page = _floor_with_an_idle_table(make_game, page_for, site, direzione, make_user)
     other = page.locator(f"#table-{idle.pk}")
     other.get_by_label("Capo Partita").select_option(str(wanted.pk))
     other.locator("summary", has_text="Open a session").click()  # closes the open tool
