@@ -831,6 +831,24 @@ def _missing_stream() -> BrokenEvent | None:
     )  # fmt: skip
 
 
+def sealed_head_changes(heads: Iterable[Iterable[Any]]) -> list[dict[str, Any]]:
+    """Each sealed [name, seq, hash] whose event number seq is now gone or has another
+    hash: {"stream", "seq", "sealed", "now" (None: gone), "event_id"}, sorted by stream."""
+    heads = [(name, int(seq), sealed) for name, seq, sealed in heads]
+    then = {(name, seq): now for name, seq, now in heads_then([[n, s, None] for n, s, _ in heads])}
+    ids: dict[tuple[str, int], int] = {}
+    changed = [(name, seq, sealed) for name, seq, sealed in heads if then.get((name, seq)) != sealed]
+    if changed:
+        match = models.Q()
+        for name, seq, _ in changed:
+            match |= models.Q(stream__name=name, seq=seq)
+        ids = {(n, s): pk for n, s, pk in AuditEvent.objects.filter(match).values_list("stream__name", "seq", "pk")}
+    return [
+        {"stream": name, "seq": seq, "sealed": sealed, "now": then.get((name, seq)), "event_id": ids.get((name, seq))}
+        for name, seq, sealed in sorted(changed)
+    ]
+
+
 def day_seal(*, streams: Iterable[str]) -> str:
     """The seal of a gaming day: SHA-256 (hex) over the lines "name:seq:head_hash" of the
     given streams, sorted and joined by newlines. It depends only on the heads, so any

@@ -287,6 +287,10 @@ def _explain(result: dict) -> dict:
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)
+        for head in reason.get("streams") or []:  # a seal_mismatch: the sealed heads no longer there
+            words = (_("Stream %(stream)s, seq %(seq)s: the sealed event is gone.") if head.get("now") is None
+                     else _("Stream %(stream)s, seq %(seq)s: the sealed event has another hash now."))  # fmt: skip
+            text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
 

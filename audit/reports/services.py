@@ -29,7 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditStream, DayReport, ReportFile
-from audit.selectors import chain_verify, heads_then, seal_of, stream_heads
+from audit.selectors import chain_verify, heads_then, seal_of, sealed_head_changes, stream_heads
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
@@ -374,7 +374,10 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             else:  # a report built before its heads were kept: sealed over the heads now
                 seal = seal_of(stream_heads(streams=report.sealed_streams))
         if seal is not None and seal != report.seal:
-            reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal})
+            # Where: each sealed head whose event is now gone or another (empty when the seal
+            # or the sealed heads themselves were rewritten in the report's row).
+            changed = sealed_head_changes(report.sealed_heads) if report.sealed_heads else []
+            reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal, "streams": changed})
         reasons += _as_built(report, files)
         reasons += _levies_as_played(report)
         reasons += [

@@ -783,6 +783,60 @@ def test_a_missing_sealed_stream_fails_the_check_not_the_request(closed, api, au
     assert body["chains"]["ok"] is True  # the streams still there verify
 
 
+def _sealed_session_tail(report: DayReport) -> tuple[str, int, str]:
+    name, seq, head = next(h for h in report.sealed_heads if h[0].startswith("table_session:"))
+    return name, int(seq), head
+
+
+def _delete_sealed_tail(report: DayReport) -> tuple[str, int, str]:
+    """The attacker deletes a sealed stream's last event and moves its head back: every
+    chain verifies; only the seal kept with the report says what the stream held."""
+    name, seq, sealed = _sealed_session_tail(report)
+    last = AuditEvent.objects.get(stream__name=name, seq=seq)
+    with trigger_disabled():
+        raw_sql("DELETE FROM audit_auditevent WHERE id = %s", (last.pk,))
+        raw_sql("UPDATE audit_auditstream SET seq = %s, head_hash = %s WHERE name = %s", (seq - 1, last.prev_hash, name))
+    return name, seq, sealed
+
+
+def _rechain_sealed_tail(report: DayReport) -> tuple[str, int, str, str, int]:
+    """The attacker rewrites a sealed event, recomputes its hash and the head (it is the
+    last: no later link to mend)."""
+    from audit.hashing import canonical_time, document_hash
+
+    name, seq, sealed = _sealed_session_tail(report)
+    victim = AuditEvent.objects.get(stream__name=name, seq=seq)
+    payload = victim.payload_json.replace("}", ',"x":1}', 1)
+    forged = document_hash(name, seq, canonical_time(victim.at), victim.actor_id, victim.actor_name, victim.action,
+                           victim.subject_type, victim.subject_id, payload, victim.prev_hash)  # fmt: skip
+    with trigger_disabled():
+        raw_sql("UPDATE audit_auditevent SET payload_json = %s, hash = %s WHERE id = %s", (payload, forged, victim.pk))
+        raw_sql("UPDATE audit_auditstream SET head_hash = %s WHERE name = %s", (forged, name))
+    return name, seq, sealed, forged, victim.pk
+
+
+def test_a_sealed_tail_deleted_with_its_head_is_named_by_the_report_check(closed, api, auditor):
+    from audit.views import _explain
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, sealed = _delete_sealed_tail(report)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["chains"]["ok"] is True
+    [reason] = [r for r in body["reasons"] if r["code"] == "seal_mismatch"]
+    assert reason["streams"] == [{"stream": name, "seq": seq, "sealed": sealed, "now": None, "event_id": None}]
+    line = next(x for x in _explain(body)["lines"] if x.startswith("The day's seal"))
+    assert line.endswith(f"Stream {name}, seq {seq}: the sealed event is gone.")
+
+
+def test_a_sealed_event_rewritten_and_rechained_is_named_by_the_report_check(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, sealed, forged, event_id = _rechain_sealed_tail(report)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["chains"]["ok"] is True
+    [reason] = [r for r in body["reasons"] if r["code"] == "seal_mismatch"]
+    assert reason["streams"] == [{"stream": name, "seq": seq, "sealed": sealed, "now": forged, "event_id": event_id}]
+
+
 def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,
                                                    django_capture_on_commit_callbacks):  # fmt: skip
     assert api(auditor).post(f"/api/gaming-days/{world.day.pk}/close/").status_code == 403
