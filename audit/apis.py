@@ -101,7 +101,16 @@ class AuditBrokenEventOutput(serializers.Serializer):
     seq = StrictIntegerField()
     event_id = StrictIntegerField(allow_null=True)
     reason = serializers.ChoiceField(
-        choices=["missing_event", "broken_link", "hash_mismatch", "head_mismatch", "doc_not_generated", "stream_missing"]
+        choices=[
+            "missing_event",
+            "broken_link",
+            "hash_mismatch",
+            "head_mismatch",
+            "doc_not_generated",
+            "stream_missing",
+            "sealed_event_missing",
+            "sealed_event_changed",
+        ]
     )
     message = serializers.CharField()
 

@@ -52,6 +52,12 @@ DOC_NOT_GENERATED = "doc_not_generated"
 # books' own rows say must exist is gone (its head and events deleted or truncated together,
 # or renamed), which no chain can show.
 STREAM_MISSING = "stream_missing"
+# Checked last on a whole-trail run: a report sealed a stream at [seq, hash], and the event
+# at that seq is gone (the tail deleted and the head moved back with it) or has another
+# hash (an event up to it rewritten and the chain rebuilt after it). Every chain can verify
+# then: only the seal, kept with the report, still says what the stream held.
+SEALED_EVENT_MISSING = "sealed_event_missing"
+SEALED_EVENT_CHANGED = "sealed_event_changed"
 
 # Events per chunk: the fast path hashes a chunk from one text blob built by PostgreSQL,
 # the slow path reads rows through a server-side cursor this many at a time. Large enough
@@ -787,6 +793,8 @@ def chain_verify(
                     break
         if broken is None and streams is None:
             broken = _missing_stream()
+        if broken is None and streams is None:
+            broken = _sealed_head_problem()
     return VerifyResult(
         ok=broken is None,
         streams_checked=n_streams,
@@ -847,6 +855,33 @@ def sealed_head_changes(heads: Iterable[Iterable[Any]]) -> list[dict[str, Any]]:
         {"stream": name, "seq": seq, "sealed": sealed, "now": then.get((name, seq)), "event_id": ids.get((name, seq))}
         for name, seq, sealed in sorted(changed)
     ]
+
+
+def _sealed_head_problem() -> BrokenEvent | None:
+    """The first head a built report sealed that the trail no longer holds as sealed: the
+    chains alone cannot show a tail deleted with its head moved back, or a stream rewritten
+    and re-chained from an event on; the seals kept with the reports do."""
+    from audit.models import DayReport
+
+    reports = DayReport.objects.filter(status=DayReport.Status.DONE).exclude(sealed_heads=[]).order_by("pk")
+    for pk, day_id, version, heads in reports.values_list("pk", "gaming_day_id", "version", "sealed_heads").iterator(
+        chunk_size=200
+    ):
+        changes = sealed_head_changes(heads or [])
+        if not changes:
+            continue
+        first = changes[0]
+        sealed = f"report {pk} (gaming day {day_id}, version {version}) sealed seq {first['seq']} ({first['sealed'][:12]}…)"
+        if first["now"] is None:
+            reason = SEALED_EVENT_MISSING
+            last = AuditStream.objects.filter(name=first["stream"]).values_list("seq", flat=True).first()
+            message = f"{sealed}; the stream now ends at seq {last}: sealed events were deleted"
+        else:
+            reason = SEALED_EVENT_CHANGED
+            message = (f"{sealed}; that event's hash is now {first['now'][:12]}…: an event up to it was rewritten "
+                       "and the chain rebuilt")  # fmt: skip
+        return BrokenEvent(first["stream"], first["seq"], first["event_id"], reason, message)
+    return None
 
 
 def day_seal(*, streams: Iterable[str]) -> str:

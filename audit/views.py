@@ -72,6 +72,12 @@ BREAKS = {
     "hash_mismatch": gettext_lazy("the event's content does not match its hash"),
     "head_mismatch": gettext_lazy("the stream's head does not match its last event"),
     "stream_missing": gettext_lazy("a stream the floor's records name is missing from the trail"),
+    "sealed_event_missing": gettext_lazy(
+        "a day's report sealed this event and it is gone: the stream's last events were deleted"
+    ),
+    "sealed_event_changed": gettext_lazy(
+        "a day's report sealed this event with another hash: an event up to it was rewritten and the chain rebuilt"
+    ),
 }
 # The books' refusals (audit.reports.registers), by code.
 BOOK_REFUSALS = {

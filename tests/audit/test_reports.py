@@ -837,6 +837,31 @@ def test_a_sealed_event_rewritten_and_rechained_is_named_by_the_report_check(clo
     assert reason["streams"] == [{"stream": name, "seq": seq, "sealed": sealed, "now": forged, "event_id": event_id}]
 
 
+def test_the_whole_trail_check_names_a_sealed_tail_deleted_with_its_head(closed):
+    """audit_verify, the API and the desk's whole-trail check said "intact" here: every
+    chain verifies once the head is moved back. The reports' sealed heads say otherwise."""
+    from audit.selectors import chain_verify
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, _sealed = _delete_sealed_tail(report)
+    assert chain_verify(streams=[name]).ok  # the chain alone cannot show it
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (name, seq, None, "sealed_event_missing")
+    assert f"report {report.pk} (gaming day {closed.day.pk}, version 1) sealed seq {seq}" in broken.message
+    assert f"the stream now ends at seq {seq - 1}" in broken.message
+
+
+def test_the_whole_trail_check_names_a_sealed_event_rewritten_and_rechained(closed, api, auditor):
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, _sealed, forged, event_id = _rechain_sealed_tail(report)
+    body = api(auditor).post("/api/audit/verify/").json()
+    assert body["ok"] is False
+    broken = body["first_broken"]
+    assert (broken["stream"], broken["seq"], broken["event_id"], broken["reason"]) == (
+        name, seq, event_id, "sealed_event_changed")  # fmt: skip
+    assert f"hash is now {forged[:12]}" in broken["message"]
+
+
 def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,
                                                    django_capture_on_commit_callbacks):  # fmt: skip
     assert api(auditor).post(f"/api/gaming-days/{world.day.pk}/close/").status_code == 403
