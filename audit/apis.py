@@ -110,6 +110,7 @@ class AuditBrokenEventOutput(serializers.Serializer):
             "stream_missing",
             "sealed_event_missing",
             "sealed_event_changed",
+            "report_seal_altered",
         ]
     )
     message = serializers.CharField()

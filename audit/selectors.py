@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import queue
@@ -58,6 +59,10 @@ STREAM_MISSING = "stream_missing"
 # then: only the seal, kept with the report, still says what the stream held.
 SEALED_EVENT_MISSING = "sealed_event_missing"
 SEALED_EVENT_CHANGED = "sealed_event_changed"
+# The same run: a built report's row no longer holds the seal its hash-chained `report.built`
+# event recorded, or its sealed heads do not hash to that seal (rewritten in SQL, e.g. to
+# match a stream cut short): the check above would be checking forged heads.
+REPORT_SEAL_ALTERED = "report_seal_altered"
 
 # Events per chunk: the fast path hashes a chunk from one text blob built by PostgreSQL,
 # the slow path reads rows through a server-side cursor this many at a time. Large enough
@@ -864,9 +869,22 @@ def _sealed_head_problem() -> BrokenEvent | None:
     from audit.models import DayReport
 
     reports = DayReport.objects.filter(status=DayReport.Status.DONE).exclude(sealed_heads=[]).order_by("pk")
-    for pk, day_id, version, heads in reports.values_list("pk", "gaming_day_id", "version", "sealed_heads").iterator(
-        chunk_size=200
-    ):
+    rows = reports.values_list("pk", "gaming_day_id", "version", "sealed_heads", "seal")
+    for pk, day_id, version, heads, seal in rows.iterator(chunk_size=200):
+        built = (
+            AuditEvent.objects.filter(
+                stream__name=f"reports:{day_id}", action="report.built", subject_type=DayReport._meta.label_lower,
+                subject_id=str(pk),
+            ).order_by("-seq").values_list("pk", "seq", "payload_json").first()
+        )  # fmt: skip
+        recorded = json.loads(built[2]).get("seal") if built else None
+        if recorded != seal or seal_of(heads or []) != seal:
+            where = "its seal is not the one its report.built event recorded" if recorded != seal else (
+                "its sealed heads do not hash to its seal")  # fmt: skip
+            return BrokenEvent(
+                f"reports:{day_id}", built[1] if built else 0, built[0] if built else None, REPORT_SEAL_ALTERED,
+                f"report {pk} (gaming day {day_id}, version {version}): {where}: the report's row was edited",
+            )  # fmt: skip
         changes = sealed_head_changes(heads or [])
         if not changes:
             continue

@@ -78,6 +78,9 @@ BREAKS = {
     "sealed_event_changed": gettext_lazy(
         "a day's report sealed this event with another hash: an event up to it was rewritten and the chain rebuilt"
     ),
+    "report_seal_altered": gettext_lazy(
+        "a day's report no longer holds the seal its build recorded: the report's row was edited"
+    ),
 }
 # The books' refusals (audit.reports.registers), by code.
 BOOK_REFUSALS = {

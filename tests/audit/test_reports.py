@@ -862,6 +862,30 @@ def test_the_whole_trail_check_names_a_sealed_event_rewritten_and_rechained(clos
     assert f"hash is now {forged[:12]}" in broken["message"]
 
 
+def test_the_whole_trail_check_names_a_report_whose_sealed_heads_were_rewritten(closed):
+    """The attacker cuts a sealed stream short and rewrites the report's sealed heads to
+    match: the heads no longer hash to the seal its report.built event recorded."""
+    from audit.selectors import chain_verify
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, _sealed = _delete_sealed_tail(report)
+    last = AuditEvent.objects.get(stream__name=name, seq=seq - 1)
+    heads = [[n, seq - 1, last.hash] if n == name else [n, s, h] for n, s, h in report.sealed_heads]
+    DayReport.objects.filter(pk=report.pk).update(sealed_heads=heads)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
+        f"reports:{closed.day.pk}", built.seq, built.pk, "report_seal_altered")  # fmt: skip
+    assert "its sealed heads do not hash to its seal" in broken.message
+    # The seal rewritten too, to the forged heads: still not the seal the build recorded.
+    from audit.selectors import seal_of
+
+    DayReport.objects.filter(pk=report.pk).update(seal=seal_of(heads))
+    broken = chain_verify().first_broken
+    assert broken.reason == "report_seal_altered"
+    assert "its seal is not the one its report.built event recorded" in broken.message
+
+
 def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,
                                                    django_capture_on_commit_callbacks):  # fmt: skip
     assert api(auditor).post(f"/api/gaming-days/{world.day.pk}/close/").status_code == 403
