@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ColumnKind = Literal["text", "int", "money", "datetime", "bool"]
+# "rate": a proportion given as exact decimal text ("0.508538"), written as that text in the
+# CSV and the PDF and as a number in the XLSX.
+ColumnKind = Literal["text", "int", "money", "datetime", "bool", "rate"]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import re
 import shutil
 import zipfile
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any, BinaryIO
 
 from openpyxl import Workbook
@@ -46,6 +47,7 @@ EURO_FORMAT = "#,##0.00 [$€-410];-#,##0.00 [$€-410]"
 DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 DATE_FORMAT = "yyyy-mm-dd"
 INT_FORMAT = "#,##0"
+RATE_FORMAT = "0.000000"
 MAX_SHEET_ROWS = 1_048_576  # Excel's limit, header included (a module constant so tests can lower it)
 MAX_CELL_CHARS = 32_767
 
@@ -54,8 +56,13 @@ _HEADER_FILL = PatternFill("solid", fgColor="1F3A5F")
 _HEADER_BORDER = Border(bottom=Side(style="thin", color="1F3A5F"))
 _TOTAL_FONT = Font(bold=True)
 _TOTAL_BORDER = Border(top=Side(style="thin", color="1F3A5F"))
-_WIDTHS = {"int": 12, "money": 16, "datetime": 20, "bool": 9}
+_WIDTHS = {"int": 12, "money": 16, "datetime": 20, "bool": 9, "rate": 12}
 _SHEET_BAD = re.compile(r"[\[\]:*?/\\]")
+_RATE = re.compile(r"\d{1,3}\.\d{1,12}")
+
+
+def _is_rate(value: object) -> bool:
+    return isinstance(value, str) and _RATE.fullmatch(value) is not None
 
 
 def _text(value: object) -> str:
@@ -177,6 +184,8 @@ class _SectionWriter:
             cell.number_format = EURO_FORMAT
         elif column.kind == "int":
             cell.number_format = INT_FORMAT
+        elif column.kind == "rate":
+            cell.number_format = RATE_FORMAT
         elif column.kind == "datetime":
             cell.number_format = DATETIME_FORMAT
         return cell
@@ -195,6 +204,8 @@ class _SectionWriter:
             cell.value = bool(value)
         elif kind == "int" and isinstance(value, int):
             cell.value = value
+        elif kind == "rate" and _is_rate(value):
+            cell.value = Decimal(str(value))  # a number to sort and compare, not text
         else:
             cell.value = _text(value)
             cell.data_type = "s"  # never a formula, whatever the text starts with

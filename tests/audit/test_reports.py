@@ -439,8 +439,10 @@ def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, ap
 
 
 BIG_FIGURES = [
-    {"money": "9,999,999.99", "int": "99,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "a note"},
-    {"money": "999,999,999.99", "int": "9,999,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "x"},
+    {"money": "9,999,999.99", "int": "99,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "a note",
+     "rate": "0.999999"},
+    {"money": "999,999,999.99", "int": "9,999,999", "datetime": "2026-11-30 23:59:59", "bool": "yes", "text": "x",
+     "rate": "0.000001"},
 ]
 
 
@@ -997,3 +999,34 @@ def test_the_xlsx_has_the_register_total_row_and_the_summary_figures_as_numbers(
     block = blocks["Control register (art. 72)"]
     assert block[0][0].startswith("# Total: 51.20 EUR: cinquantuno euro e venti centesimi")
     assert len(block) == 2 + len(rows) - 2 and not [r for r in block if r[0] == "Total"]
+
+
+def test_the_banker_win_rates_are_numbers_in_the_xlsx_and_the_same_text_in_the_csv(closed):
+    """The rates were written as text cells ("Number stored as text"): an auditor could not
+    sort, filter or compare the Tables sheet's rates. They are numbers now, to the same six
+    decimals; the CSV and the PDF keep the exact text."""
+    import openpyxl
+
+    from audit.exports import xlsx
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    ws = openpyxl.load_workbook(_file(report, "xlsx"))["Tables"]
+    header = [c.value for c in ws[1]]
+    cols = [header.index(t) for t in ("Table", "Banker win rate", "Expected (exact)", "95% low", "95% high")]
+    with _file(report, "csv").open(encoding="utf-8") as fp:
+        lines = fp.read().split("\n\n")[1].splitlines()
+    csv_rows = {row["table"]: row for row in csv.DictReader(line for line in lines if not line.lstrip('"').startswith('#'))}
+    checked = 0
+    for row in ws.iter_rows(min_row=2):
+        table = row[cols[0]].value
+        rate = report.summary["tables"][str(table)]["banker_rate"]
+        for i, key, csv_key in zip(cols[1:], ("observed", "expected", "low", "high"),
+                                   ("win_rate", "expected", "low", "high"), strict=True):  # fmt: skip
+            cell = row[i]
+            if rate[key] is None:
+                assert cell.value is None
+                continue
+            assert cell.data_type == "n" and cell.number_format == xlsx.RATE_FORMAT, (table, key)
+            assert f"{cell.value:.6f}" == rate[key] == csv_rows[str(table)][csv_key], (table, key)
+            checked += 1
+    assert checked >= 4
