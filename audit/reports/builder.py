@@ -410,7 +410,8 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session (blank: table total)", "int"), ("coups", "Coups", "int"),
             ("expected", "Expected", "money"), ("counted", "Counted", "money"), ("carried", "Carried", "money"),
         ), _listed(reg_rows, tick), note=f"Total: {eur(register.total)}: {register.total_words_it} / "
-                   f"{register.total_words_en}",
+                   f"{register.total_words_en}. A line with no session is its table's line, after its sessions': "
+                   "the count of its box and the amount carried (the higher of expected and counted).",
             # The day's line under the tables' (the XLSX's; the note says it in the PDF and CSV).
             total=["Total", None, sum(s["coups"] for line in register.lines for s in line["sessions"]),
                    sum(line["expected"] for line in register.lines), sum(line["counted"] for line in register.lines),

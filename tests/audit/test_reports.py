@@ -998,6 +998,10 @@ def test_the_xlsx_has_the_register_total_row_and_the_summary_figures_as_numbers(
     assert ["# Control register total", "51.20 EUR"] in preamble and ["# Coups", str(s["coups"])] in preamble
     block = blocks["Control register (art. 72)"]
     assert block[0][0].startswith("# Total: 51.20 EUR: cinquantuno euro e venti centesimi")
+    # The CSV's header says only "session": the note says what a line without one is.
+    assert block[0][0].endswith(". A line with no session is its table's line, after its sessions': the count of "
+                                "its box and the amount carried (the higher of expected and counted).")  # fmt: skip
+    assert [r[1] for r in block[2:]].count("") == len(tables)
     assert len(block) == 2 + len(rows) - 2 and not [r for r in block if r[0] == "Total"]
 
 
