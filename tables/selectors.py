@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet, Subquery, Sum
+from django.utils import timezone
 
 from config import prepared
 from config.prepared import Prepared
@@ -269,6 +271,12 @@ class GameRows:
             self.succession = NOT_READ
 
 
+def _local(moment: datetime | None) -> str | None:
+    """A time as the rest of the API gives it (DRF's DateTimeField): ISO 8601 in the
+    casino's time zone, not the database's UTC."""
+    return None if moment is None else timezone.localtime(moment).isoformat()
+
+
 def _with_patrons(*groups: list[Any]) -> None:
     """Attach the patron of every row whose patron is not loaded yet: one query, or none."""
     missing = {row.patron_id for rows in groups for row in rows if not type(row).patron.is_cached(row)}
@@ -452,7 +460,7 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
             for s in seats
         ],
         "regola_marks": [{"patron": _name(m.patron), "declared": m.declared} for m in marks],
-        "bars": [{"patron": _name(b.patron), "reason": b.reason, "at": b.at.isoformat()} for b in bars],
+        "bars": [{"patron": _name(b.patron), "reason": b.reason, "at": _local(b.at)} for b in bars],
         "balances": [
             {"patron": r["patron_id"], "name": names[r["patron_id"]], "balance": r["total"]}
             for r in balances
@@ -517,8 +525,8 @@ def _auction_state(
     return {
         "id": auction.pk,
         "status": auction.status,
-        "opened_at": auction.opened_at.isoformat(),
-        "closed_at": None if auction.closed_at is None else auction.closed_at.isoformat(),
+        "opened_at": _local(auction.opened_at),
+        "closed_at": _local(auction.closed_at),
         # the best bid that stands (an open asta: what a new bid must reach)
         "best": max((b.amount for b in bids if not void[b.pk]), default=None),
         "winning_bid": auction.winning_bid_id,
@@ -530,7 +538,7 @@ def _auction_state(
                 "amount": b.amount,
                 "seat_number": b.seat_number,
                 "standing": b.standing,
-                "at": b.at.isoformat(),
+                "at": _local(b.at),
                 "void": (void[b.pk] or None) if auction.status == Auction.Status.OPEN else None,
             }
             for b in bids
@@ -584,8 +592,8 @@ def _succession_state(
         "minimum": session.minimum if live else succession.minimum,  # the one in force while it lasts
         "after_seat": succession.after_seat,
         "new_bank": succession.new_bank_id,
-        "started_at": succession.started_at.isoformat(),
-        "ended_at": None if succession.ended_at is None else succession.ended_at.isoformat(),
+        "started_at": _local(succession.started_at),
+        "ended_at": _local(succession.ended_at),
         "offers": [
             {
                 "id": o.pk,
@@ -602,7 +610,7 @@ def _succession_state(
                 "current": o.order in turn,
                 # who is no longer there will be skipped at the next answer
                 "present": o.seat.left_at is None and o.patron_id not in barred,
-                "answered_at": None if o.answered_at is None else o.answered_at.isoformat(),
+                "answered_at": _local(o.answered_at),
             }
             for o in offers
         ],

@@ -333,3 +333,23 @@ def test_a_coup_in_play_has_no_winner_yet_in_the_record_as_in_the_game_state(gam
     assert answer["coup"]["winner"] is None
     assert tablet.ok(tablet.get(f"/api/coups/{cid}/"))["winner"] is None
     assert [c["winner"] for c in tablet.ok(tablet.get(f"/api/sessions/{sid}/coups/"))["results"]] == [None]
+
+
+def test_the_game_s_times_are_in_the_casino_s_time_zone_as_the_rest_of_the_api(game, tablet):
+    """The game's bars, successions, offers and bids give their times as every other answer
+    does (DRF: the casino's zone, Europe/Rome), not in the database's UTC."""
+    from rest_framework import serializers
+
+    from tables.models import FauxTirageBar
+
+    sid = game.session.pk
+    answer = tablet.ok(tablet.post(f"/api/sessions/{sid}/bars/", {"patron": game.seat(3).pk, "reason": "drew on 7"}), 201)
+    bar = FauxTirageBar.objects.get(session=game.session)
+    at = answer["game"]["bars"][0]["at"]
+    assert at == serializers.DateTimeField().to_representation(bar.at)
+    assert not at.endswith(("+00:00", "Z"))  # Venice is never on UTC
+    bank = answer["game"]["bank"]["id"]
+    record(tablet, sid, cards=BANKER_WINS, punta_draws=True, bets=bets_body((game.seat(7), 300_00)))
+    answer = tablet.ok(tablet.post(f"/api/banks/{bank}/withdraw/"))
+    succession = tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))["succession"]
+    assert not succession["started_at"].endswith(("+00:00", "Z"))
