@@ -28,7 +28,7 @@ class Command(BaseCommand):
             default=None,
             metavar="N",
             help="Database connections checking chunks at once, sharing one snapshot "
-            f"(default {DEFAULT_VERIFY_WORKERS}: the cores but one, at most 4).",
+            f"(default: one fewer than the cores, between 1 and 4; {DEFAULT_VERIFY_WORKERS} on this machine).",
         )
 
     def handle(self, *args, streams=None, workers=None, **options):
