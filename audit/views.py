@@ -203,8 +203,9 @@ def _staff(exclude):
 
 
 def _books(day: GamingDay, user) -> dict:
-    """What the direzione's forms need: per table the expected cagnotte and the count in
-    force, the staff who may witness, the control register in force."""
+    """The Direzione's books of a closed day: per table the expected cagnotte and the count
+    in force, the staff who may witness (for the Direzione's forms), the control register in
+    force."""
     figures = report_selectors.table_figures(gaming_day_id=day.pk)
     counts = {c.table_id: c for c in registers.current_counts(gaming_day_id=day.pk)}
     tables = [
@@ -214,7 +215,7 @@ def _books(day: GamingDay, user) -> dict:
     register = registers.current_register(gaming_day_id=day.pk)
     return {
         "tables": tables,
-        "witnesses": _staff(user),
+        "witnesses": _staff(user) if has_role(user, Role.DIREZIONE) else [],  # for the forms
         "register": register,
         "all_counted": all(t["count"] for t in tables),  # a day with no play has nothing to count
         "can_sign": register is not None and not register.signed and register.first_signer_id != user.pk,
@@ -237,7 +238,9 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         "outcome": outcome,
         "verified": verified,
         "can_write": can_write,
-        "books": _books(day, request.user) if can_write and not day.is_open else None,
+        # The books: the Direzione keeps them here; the other readers (the auditors) see them
+        # as they stand, without the forms.
+        "books": _books(day, request.user) if not day.is_open else None,
     }
     return render(request, "desk/day.html", context, status=outcome.status if outcome else 200)
 

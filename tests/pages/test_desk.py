@@ -69,7 +69,7 @@ def test_the_day_shows_the_files_with_their_sha256(client_for, closed, auditor):
         assert f.sha256 in html
         assert f"/desk/reports/{closed.pk}/files/{f.format}/" in html
     assert "Verify" in html
-    assert "Cagnotte count" not in html  # the auditor writes nothing
+    assert "Cagnotte count" in html and 'name="counted"' not in html  # he reads the books, writes nothing
 
 
 def test_download_streams_the_stored_bytes_with_the_checksum(client_for, closed, auditor):
@@ -186,6 +186,31 @@ def test_the_auditor_cannot_write_the_books(client_for, closed, auditor):
     day = closed.gaming_day
     response = client_for(auditor).post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 403 and not ControlRegister.objects.exists()
+
+
+def test_the_auditor_reads_the_books_as_they_stand_without_their_forms(client_for, closed, auditor, direzione):
+    """The cagnotte counts and the control register of a closed day are on the desk for the
+    auditors too, read only: the figures, who counted and witnessed, the signatures; none of
+    the Direzione's forms (a table not counted yet says so)."""
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    client = client_for(auditor)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "The Direzione's books" in html and "not counted yet" in html
+    assert "/cagnotte/" not in html and "/register/" not in html
+    table = day.sessions.get().table
+    registers.cagnotte_count_record(gaming_day=day, table=table, by=direzione, witness=auditor, counted=0)
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "witness" in html and "one signature" in html and "Control register" in html
+    for action in ("/correct/", "/sign/", "/register/", "/cagnotte/"):
+        assert action not in html, action
+    assert 'name="witness"' not in html and "Sign second" not in html
+    # the Direzione has the forms
+    html = client_for(direzione).get(f"/desk/days/{day.pk}/").content.decode()
+    assert f"/desk/registers/{reg.pk}/sign/" in html and "/correct/" in html
 
 
 def test_home_leads_auditor_and_direzione_to_the_desk(client_for, auditor, direzione):
