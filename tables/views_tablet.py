@@ -143,6 +143,26 @@ SUCCESSION_REFUSALS = {
         "Only the table's Capo Partita or a Commissario opens and closes the asta."
     ),
 }
+
+
+def _succession_refusal(code: str, details: dict) -> str:
+    """A succession refusal in the user's language. An amount outside the offer's terms is
+    said with the terms (the engine's amount_min / amount_max): "the terms offered" alone
+    did not tell the Capo Partita that the continuation he must reach is € 4 000."""
+    if code == "amount_not_offered":
+        low, high = details.get("amount_min"), details.get("amount_max")
+        if type(low) is int:
+            if high == low:
+                return _("The bank is taken at the terms offered: exactly € %(amount)s.") % {"amount": euros(low)}
+            if type(high) is int:
+                return _("The bank is taken at the terms offered: from € %(low)s to € %(high)s.") % {
+                    "low": euros(low),
+                    "high": euros(high),
+                }
+            return _("The bank is taken at the terms offered: at least € %(amount)s.") % {"amount": euros(low)}
+    return str(SUCCESSION_REFUSALS[code])
+
+
 # Actions a Commissario may take on a table's tablet besides its Capo Partita.
 FLOOR_ACTIONS = frozenset({"auction-open", "auction-close"})
 
@@ -771,7 +791,7 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     else:
         outcome = form_post(request, lambda: handler(request, session, request.user))
     if not outcome.ok and not outcome.localized and outcome.code in SUCCESSION_REFUSALS:
-        outcome.message = str(SUCCESSION_REFUSALS[outcome.code])
+        outcome.message = _succession_refusal(outcome.code, outcome.details or {})
     session.refresh_from_db()
     context = _context(session, writable, outcome, floor_writable=_commissario(request))
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.

@@ -254,3 +254,31 @@ def test_after_an_asta_without_bids_the_bank_form_proposes_the_next_seat_not_the
     selected = re.search(r'<select id="bank-patron"[^>]*>(.*?)</select>', html, re.S).group(1)
     chosen = re.findall(r'<option value="(\d+)" selected>', selected)
     assert chosen == [str(game.seat(2).pk)]
+
+
+def test_an_amount_outside_the_terms_is_refused_with_the_terms(client_for, make_game):
+    """domestic, after a withdrawal: the bank is offered at no less than the continuation
+    (2S, RULES.md §5). An amount under it was refused with "The bank is taken at the terms
+    offered." alone, which does not tell the Capo Partita what the terms are: say them."""
+    game = make_game("domestic")
+    succ = withdraw(game)
+    offer = SuccessionOffer.objects.filter(succession=succ).order_by("order").first()
+    assert offer.amount_min == 200_00  # the continuation, 2S
+    client = client_for(game.capo)
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
+    assert r.status_code in (400, 409)
+    assert "The bank is taken at the terms offered: at least € 200." in r.content.decode()
+    client.cookies["chemin_language"] = "it"
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
+    assert "Il banco si prende alle condizioni offerte: almeno € 200." in r.content.decode()
+    assert set(status_of(succ)) == {"pending"} and not Bank.objects.filter(session=game.session, status="active")
+
+
+def test_an_equal_bank_is_refused_with_its_exact_amount(client_for, make_game):
+    game = make_game("chemmy-fi")
+    succ = withdraw(game)
+    offer = SuccessionOffer.objects.filter(succession=succ).order_by("order").first()
+    r = post(client_for(game.capo), game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
+    html = r.content.decode()
+    assert r.status_code in (400, 409) and "The bank is taken at the terms offered: exactly € 1" in html
+    assert set(status_of(succ)) == {"pending"}
