@@ -282,3 +282,20 @@ def test_an_equal_bank_is_refused_with_its_exact_amount(client_for, make_game):
     html = r.content.decode()
     assert r.status_code in (400, 409) and "The bank is taken at the terms offered: exactly € 1" in html
     assert set(status_of(succ)) == {"pending"}
+
+
+def test_the_chemmy_claim_round_says_the_nearest_claimant_takes_the_bank(client_for, make_game):
+    """chemmy-fi after a withdrawal (RULES.md §5): whoever puts up an equal bank takes it,
+    among several the nearest in turn. The panel said "First to speak takes the bank:",
+    the standing players' all'altezza rule, over offers that each say "the nearest
+    claimant": a croupier could give the bank to a farther player who spoke first."""
+    game = make_game("chemmy-fi")
+    withdraw(game)
+    client = client_for(game.capo)
+    html = page(client, game.session)
+    assert "First to speak takes the bank" not in html
+    assert "Whoever puts up an equal bank takes it; among several, the nearest in turn:" in html
+    client.cookies["chemin_language"] = "it"
+    html = page(client, game.session)
+    assert "Il primo che parla prende il banco" not in html
+    assert "fra più richiedenti, il più vicino nel giro" in html
