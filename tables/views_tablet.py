@@ -592,7 +592,11 @@ def act_card(request, session, user):
 
 def act_punta(request, session, user):
     draws = _draws(request)
-    services.punta_declare(coup=_coup(request, session), by=user, draws=draws)
+    coup = services.punta_declare(coup=_coup(request, session), by=user, draws=draws)
+    if draws and coup.state == Coup.State.SETTLED and len(coup.cards) == 4:
+        # RULES.md §2.6: the banker showed a natural, so the card the punta asked for is not
+        # given; "the punta says carte" alone sent the croupier to the sabot for it.
+        return _("The punta says carte, but the banker shows a natural: no card is given.")
     return _("The punta says carte.") if draws else _("The punta says non.")
 
 
