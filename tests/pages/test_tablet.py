@@ -941,3 +941,22 @@ def test_a_banco_call_is_said_on_the_money_line_not_an_open_rest(client_for, gam
     assert "covered" not in after and "open" not in after
     italian = line.search(client_for(game.capo).get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()).group(1)
     assert "banco chiamato" in italian
+
+
+@pytest.mark.parametrize("profile", ["domestic", "chemmy-fi", "classic"])
+def test_no_regola_column_where_the_profile_has_no_regola(client_for, make_game, profile):
+    """RULES.md §3.2: only venezia lets a player declare the Regola. Elsewhere the players'
+    table still had a "Regola" column, always empty and with nothing to tap, which reads as
+    if the marks were missing."""
+    game = make_game(profile)
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    head = re.search(r'<table class="list players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    assert "Regola" not in head and head.count("<th") == 3
+    body = re.search(r'<table class="list players">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
+    assert all(row.count("<td") == 3 for row in re.findall(r"<tr.*?</tr>", body, re.S))
+
+
+def test_the_regola_column_is_there_at_venezia(client_for, game):
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    head = re.search(r'<table class="list players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    assert "Regola" in head and head.count("<th") == 4
