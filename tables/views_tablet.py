@@ -695,7 +695,11 @@ def act_offer_accept(request, session, user):
     after = _after_answer(succ)
     if succ.status == Succession.Status.TAKEN:  # the new bank says it all
         return after.strip()
-    return _("%(name)s accepts the bank.") % {"name": patron.full_name} + after
+    # Accepted but not taken: a chemmy-fi claim, which a nearer player may still outrank
+    # (RULES.md §5); "accepts the bank" read as if the bank were his already.
+    return _("%(name)s claims the bank: it is his unless a nearer player claims it too.") % {
+        "name": patron.full_name
+    } + after
 
 
 def act_offer_pass(request, session, user):

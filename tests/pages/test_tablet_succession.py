@@ -299,3 +299,25 @@ def test_the_chemmy_claim_round_says_the_nearest_claimant_takes_the_bank(client_
     html = page(client, game.session)
     assert "Il primo che parla prende il banco" not in html
     assert "fra più richiedenti, il più vicino nel giro" in html
+
+
+def test_a_farther_chemmy_claim_is_said_as_a_claim_and_the_nearer_claimant_takes_the_bank(client_for, make_game):
+    """chemmy-fi, equal bank: seat 4 claims while seats 2 and 3 have not answered. The
+    tablet said "... accepts the bank." as if the bank were his; it is his only if no
+    nearer player claims it (RULES.md §5), and here seat 3 does."""
+    game = make_game("chemmy-fi")
+    succ = withdraw(game)
+    client = client_for(game.capo)
+    client.cookies["chemin_language"] = "it"
+    offers = {o.patron_id: o for o in SuccessionOffer.objects.filter(succession=succ)}
+    height = offers[game.seat(4).pk].amount_min
+    r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(4).pk, amount=str(height // 100))
+    html = r.content.decode()
+    assert r.status_code == 200, html
+    assert f"{game.seat(4).full_name} reclama il banco: è suo, a meno che lo reclami anche un giocatore più vicino." in html
+    assert not Bank.objects.filter(session=game.session, status="active").exists()
+    post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(3).pk, amount=str(height // 100))
+    assert not Bank.objects.filter(session=game.session, status="active").exists()  # seat 2 has not answered
+    r = post(client, game.session, "offer-pass", succession=succ.pk, patron=game.seat(2).pk)
+    assert f"{game.seat(3).full_name} tiene il banco" in r.content.decode()
+    assert Bank.objects.get(session=game.session, status="active").banker == game.seat(3)
