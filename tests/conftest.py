@@ -24,6 +24,18 @@ _DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_d
 
 
 @pytest.fixture(autouse=True)
+def _default_language():
+    """LocaleMiddleware activates a request's language in the thread and leaves it there: a
+    page test in Italian left the next test reading amounts the Italian way ("1.005" became
+    1,005 euros in tests/tables/test_views_common.py). Each test starts in the default."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache(request):
     """The login throttle lives in the cache: no test may inherit another's failures.
     Only tests that touch Django's data pay for it (the engine tests never do)."""
