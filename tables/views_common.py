@@ -154,6 +154,12 @@ DETAILED_REFUSALS = {
 
 
 def _refusal_message(code: str, details: dict[str, Any]) -> str:
+    if code == "card_exhausted" and isinstance(details.get("card"), str):
+        # Named: cards are tapped in quick succession, and the refusal must say which one
+        # was not entered (the entered ones are named in their own message).
+        from .templatetags.chemin_ui import card_text
+
+        return f"{card_text(details['card'])}: {REFUSALS[code]}"
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]
         values = {name: details.get(name) for name in (*counts, *amounts)}

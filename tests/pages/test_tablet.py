@@ -960,3 +960,23 @@ def test_the_regola_column_is_there_at_venezia(client_for, game):
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     head = re.search(r'<table class="list players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
     assert "Regola" in head and head.count("<th") == 4
+
+
+def test_a_card_the_sabot_cannot_hold_is_refused_by_name_and_not_entered(client_for, make_game):
+    """Six A♠ voided from a six-deck sabot, then an A♠ tapped as dealt (RULES.md §1: no card
+    comes out more times than there are decks): refused, and the refusal names the card, as
+    the croupier taps cards one after another and must know which one was not entered."""
+    game = make_game("domestic")
+    client = client_for(game.capo)
+    client.cookies["chemin_language"] = "it"
+    for _ in range(6):
+        assert post(client, game.session, "void", rank="A", suit="S", reason="vista").status_code == 200
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    r = post(client, game.session, "card", coup=coup.pk, rank="A", suit="S")
+    assert r.status_code in (400, 409)
+    assert "A♠: Questa carta è già uscita dal sabot tante volte quanti sono i mazzi" in r.content.decode()
+    coup.refresh_from_db()
+    assert coup.cards == []
