@@ -105,7 +105,10 @@ REFUSALS = {
     "bad_decision": gettext_lazy("Choose carte or non."),
     "bad_side": gettext_lazy("Choose the punta or the banker."),
     "reconstruction_not_pending": gettext_lazy("This coup has no pending reconstruction."),
-    "no_eligible_punta": gettext_lazy("No bettor may hold the cards for the punta."),
+    "no_eligible_punta": gettext_lazy(
+        "No bettor may hold the cards for the punta (a barred player never does): another player bets, "
+        "or the coup is annulled."
+    ),
     "bank_not_active": gettext_lazy("This bank has ended."),
     "regola_not_allowed": gettext_lazy("This table's profile has no Regola to declare."),
     "shoe_number_required": gettext_lazy("Give the number of the sabot."),

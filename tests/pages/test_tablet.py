@@ -980,3 +980,26 @@ def test_a_card_the_sabot_cannot_hold_is_refused_by_name_and_not_entered(client_
     assert "A♠: Questa carta è già uscita dal sabot tante volte quanti sono i mazzi" in r.content.decode()
     coup.refresh_from_db()
     assert coup.cards == []
+
+
+def test_rien_ne_va_plus_with_only_a_barred_bettor_says_what_to_do_in_italian(client_for, make_game):
+    """domestic: the only bettor covers the bank, then is barred (faux tirage): nobody may
+    hold the cards, so rien ne va plus is refused. The refusal said "Nessuno scommettitore
+    ..." (every other page says "puntatore") and not how to go on: another player bets, or
+    the coup is annulled (the annul form is on the page)."""
+    from tables import services
+
+    game = make_game("domestic")
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(7), amount=game.bank.amount)
+    services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(7), reason="faux tirage")
+    client = client_for(game.capo)
+    client.cookies["chemin_language"] = "it"
+    r = post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    html = r.content.decode()
+    assert r.status_code in (400, 409)
+    assert "Nessun puntatore può tenere le carte per la punta" in html and "si annulla il colpo" in html
+    assert "scommettitore" not in html
+    coup.refresh_from_db()
+    assert coup.state == Coup.State.BETTING
+
