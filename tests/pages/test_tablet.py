@@ -1003,3 +1003,15 @@ def test_rien_ne_va_plus_with_only_a_barred_bettor_says_what_to_do_in_italian(cl
     coup.refresh_from_db()
     assert coup.state == Coup.State.BETTING
 
+
+@pytest.mark.parametrize(("side", "italian"), [("banker", "chiedere al banchiere."), ("punta", "chiedere alla punta.")])
+def test_a_free_choice_of_the_reconstruction_names_whom_to_ask(client_for, game, side, italian):
+    """The prompt said "...: chiedere al giocatore." with the side after it, in bold, as a
+    stray word ("... giocatore. banchiere"): it names him in the sentence now."""
+    client = client_for(game.capo)
+    coup = _dealing(client, game)
+    Coup.objects.filter(pk=coup.pk).update(state=Coup.State.PENDING, needs={"decision": side})
+    client.cookies["chemin_language"] = "it"
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert f"non aveva raggiunto: {italian}</p>" in html
+    assert "chiedere al giocatore." not in html
