@@ -386,7 +386,11 @@ def _context(
         regola_side = coup["regola_punta"] if rule["side"] == "punta" else coup["regola_banker"]
         rule = {
             **rule,
-            "rule_label": RULE_NAMES.get(rule["rule"], rule["rule"]),
+            # "not declared" only where the profile lets him declare (venezia): at a domestic
+            # or chemmy-fi table nobody declares, and the words suggested a mark was missing.
+            "rule_label": SIDES["banker"]
+            if rule["rule"] == "banker" and not get_profile(state["session"]["profile"]).regola_allowed
+            else RULE_NAMES.get(rule["rule"], rule["rule"]),
             "cell_label": CELLS.get(rule["cell"], rule["cell"]),
             "advice_label": CELLS.get(rule["advice"]) if rule.get("advice") else None,
             # the free cell's advice is the Regola's where the profile has one, else the usual play

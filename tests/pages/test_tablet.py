@@ -1015,3 +1015,18 @@ def test_a_free_choice_of_the_reconstruction_names_whom_to_ask(client_for, game,
     html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert f"non aveva raggiunto: {italian}</p>" in html
     assert "chiedere al giocatore." not in html
+
+
+@pytest.mark.parametrize(("profile", "label"), [("domestic", "banchiere"), ("venezia", "banchiere, non dichiarato")])
+def test_the_bankers_rule_says_not_declared_only_where_he_may_declare(client_for, make_game, profile, label):
+    """The rule in force for the banker read "banchiere, non dichiarato" at a domestic table,
+    where nobody declares the Regola (RULES.md §3.2): as if a mark were missing."""
+    game = make_game(profile)
+    client = client_for(game.capo)
+    client.cookies["chemin_language"] = "it"
+    coup = _dealing(client, game)
+    for rank, suit in (("2", "S"), ("K", "H"), ("3", "C"), ("3", "D")):  # punta 5, banker 3
+        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    html = post(client, game.session, "punta", coup=coup.pk, draws="false").content.decode()
+    rule = re.search(r"<strong>Regola in vigore:</strong>(.*?)—", html, re.S).group(1).strip()
+    assert rule == label
