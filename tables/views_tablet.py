@@ -442,6 +442,9 @@ def _context(
         else None,
         "ranks": RANKS,
         "suits": SUITS,
+        # chemmy-fi burns 7 after the shuffle, the top one face up (RULES.md §1): the sabot's
+        # form takes that card, so the shoe knows it is out.
+        "burn_cards": get_profile(state["session"]["profile"]).burn_cards,
         "sides": SIDES,
         "cannot_open": [REASONS.get(r, r) for r in state["cannot_open_because"]],
         "first_bank": bank is None and not state["last_coup"],
@@ -515,7 +518,16 @@ def _draws(request: HttpRequest, field: str = "draws") -> bool:
 
 
 def act_shoe_load(request, session, user):
-    shoe = services.shoe_load(session=session, by=user, number=request.POST.get("number", ""))
+    face_up = (request.POST.get("burn_face_up") or "").strip()
+    burn = None
+    if face_up:  # the top card of the burn, turned face up; the others unseen
+        burn = [face_up] + [None] * (get_profile(session.table.profile).burn_cards - 1)
+    shoe = services.shoe_load(session=session, by=user, number=request.POST.get("number", ""), burn=burn)
+    if face_up:
+        return _("Sabot %(number)s loaded; %(card)s burned face up.") % {
+            "number": shoe.number,
+            "card": card_text(face_up),
+        }
     return _("Sabot %(number)s loaded.") % {"number": shoe.number}
 
 

@@ -1030,3 +1030,28 @@ def test_the_bankers_rule_says_not_declared_only_where_he_may_declare(client_for
     html = post(client, game.session, "punta", coup=coup.pk, draws="false").content.decode()
     rule = re.search(r"<strong>Regola in vigore:</strong>(.*?)—", html, re.S).group(1).strip()
     assert rule == label
+
+
+def test_at_a_chemmy_fi_table_the_sabot_form_takes_the_burned_card_shown_face_up(client_for, make_game):
+    """chemmy-fi burns 7 cards after the shuffle, the top one turned face up (RULES.md §1):
+    the tablet's sabot form takes that card (the shoe then counts it as out), or none ("not
+    seen"). Elsewhere there is no such field."""
+    from tables.models import Shoe
+
+    game = make_game("chemmy-fi", shoe=False, bank=None)
+    client = client_for(game.capo)
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert 'name="burn_face_up"' in page and "The burned card shown face up (the top one of the 7)" in page
+    number = game.session.shoe_number
+    answer = post(client, game.session, "shoe-load", number=number, burn_face_up="QH")
+    assert answer.status_code == 200 and f"Sabot {number} loaded; Q♥ burned face up." in answer.content.decode()
+    shoe = Shoe.objects.get(session=game.session)
+    assert shoe.state["burned"] == ["QH", None, None, None, None, None, None]
+    # a card that is no card is refused, and nothing is loaded
+    other = make_game("chemmy-fi", shoe=False, bank=None)
+    refused = post(client_for(other.capo), other.session, "shoe-load", number=other.session.shoe_number,
+                   burn_face_up="ZZ")  # fmt: skip
+    assert 400 <= refused.status_code < 500 and not Shoe.objects.filter(session=other.session).exists()
+    venezia = make_game("venezia", shoe=False, bank=None)
+    page = client_for(venezia.capo).get(f"/tablet/sessions/{venezia.session.pk}/").content.decode()
+    assert "Load the sabot" in page and 'name="burn_face_up"' not in page
