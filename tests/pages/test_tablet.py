@@ -1055,3 +1055,19 @@ def test_at_a_chemmy_fi_table_the_sabot_form_takes_the_burned_card_shown_face_up
     venezia = make_game("venezia", shoe=False, bank=None)
     page = client_for(venezia.capo).get(f"/tablet/sessions/{venezia.session.pk}/").content.decode()
     assert "Load the sabot" in page and 'name="burn_face_up"' not in page
+
+
+def test_while_play_is_interrupted_the_next_coup_says_when_it_opens(client_for, game):
+    """Interrupted between coups, the panel's "Next coup" is not an empty heading: it says the
+    next coup opens once play resumes (the banner above says why it stopped); a reader of
+    the table (the Commissario) is told no coup is in play."""
+    from floor import services as floor_services
+
+    floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason="power cut")
+    page = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Next coup" in page and "The next coup opens once play resumes." in page
+    floor_services.table_session_resume(session=game.session, by=game.commissario)
+    page = client_for(game.commissario).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Next coup" in page and "No coup in play." in page
+    page = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Open the coup" in page and "No coup in play." not in page
