@@ -153,6 +153,7 @@ DETAILED_REFUSALS = {
     "not_enough_players": (gettext_lazy("The game starts when at least {needed} seats are taken."), ("needed",), ()),
     "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, € {minimum}."), (), ("minimum",)),
     "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, € {maximum}."), (), ("maximum",)),
+    "bank_raise_not_higher": (gettext_lazy("A raise puts the bank above its amount, € {bank}."), (), ("bank",)),
 }
 
 

@@ -160,6 +160,15 @@ def _succession_refusal(code: str, details: dict) -> str:
                     "high": euros(high),
                 }
             return _("The bank is taken at the terms offered: at least € %(amount)s.") % {"amount": euros(low)}
+    # A bid refused is said with the figure it must meet (the services' details).
+    figure = {"bid_below_minimum": "minimum", "bid_above_maximum": "maximum", "bid_below_best": "best"}.get(code)
+    if figure and type(details.get(figure)) is int:
+        words = {
+            "minimum": _("A bid is at least the table minimum, € %(amount)s."),
+            "maximum": _("A bid is at most the table maximum, € %(amount)s."),
+            "best": _("A bid is at least the best bid so far, € %(amount)s."),
+        }[figure]
+        return words % {"amount": euros(details[figure])}
     return str(SUCCESSION_REFUSALS[code])
 
 

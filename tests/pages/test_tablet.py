@@ -402,7 +402,7 @@ def test_domestic_the_tablet_raises_the_bank(client_for, make_game):
     assert response.status_code == 200 and "The bank is raised to € 850." in response.content.decode()
     assert Bank.objects.get(pk=game.bank.pk).amount == 850_00
     refused = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="800")
-    assert refused.status_code == 400 and "A raise puts the bank above its amount." in refused.content.decode()
+    assert refused.status_code == 400 and "A raise puts the bank above its amount, € 850." in refused.content.decode()
 
 
 def test_the_tablet_takes_back_the_banco_of_a_player_barred_since(client_for, game):

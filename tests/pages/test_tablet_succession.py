@@ -150,6 +150,11 @@ def test_withdrawal_altezza_all_pass_asta_tie_seated_wins(client_for, game):
     )
     html = r.content.decode()
     assert "Bid 2:" in html
+    # A bid refused says the figure it must meet (here the table minimum).
+    for amount, said in (("90", "A bid is at least the table minimum, € 100."),):
+        refused = post(client, game.session, "auction-bid", auction=auction.pk, patron=game.seat(6).pk,
+                       quick="custom", amount=amount)  # fmt: skip
+        assert refused.status_code == 400 and said in refused.content.decode(), refused.content.decode()
     assert list(
         Bid.objects.filter(auction=auction).order_by("seq").values_list("patron_id", "amount", "standing")
     ) == [(stander.pk, 100_00, True), (game.seat(5).pk, 100_00, False)]
@@ -321,3 +326,12 @@ def test_a_farther_chemmy_claim_is_said_as_a_claim_and_the_nearer_claimant_takes
     r = post(client, game.session, "offer-pass", succession=succ.pk, patron=game.seat(2).pk)
     assert f"{game.seat(3).full_name} tiene il banco" in r.content.decode()
     assert Bank.objects.get(session=game.session, status="active").banker == game.seat(3)
+
+
+def test_a_refused_bid_names_the_figure_it_must_meet():
+    from tables.views_tablet import _succession_refusal
+
+    assert _succession_refusal("bid_below_best", {"best": 250_00}) == "A bid is at least the best bid so far, € 250."
+    assert _succession_refusal("bid_above_maximum", {"maximum": 500_00}) == "A bid is at most the table maximum, € 500."
+    assert _succession_refusal("bid_below_minimum", {"minimum": 100_00}) == "A bid is at least the table minimum, € 100."
+    assert _succession_refusal("bid_below_best", {}) == "A bid is at least the best bid so far."  # no figure given
