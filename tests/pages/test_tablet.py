@@ -178,6 +178,17 @@ def test_the_result_marks_a_natural(client_for, game):
     assert "naturale (battuta)" in page
 
 
+def _banco_and_four_cards(client, game, cards):
+    """A coup opened on the tablet, seat 2's banco, rien ne va plus, the four first cards."""
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    for rank, suit in cards:
+        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    return coup
+
+
 @pytest.mark.parametrize("profile", ["domestic", "chemmy-fi"])
 def test_carte_against_a_banker_natural_says_no_card_is_given(client_for, make_game, profile):
     """RULES.md §2.5-6: the punta says carte, then the banker shows a natural: the card the
@@ -186,12 +197,7 @@ def test_carte_against_a_banker_natural_says_no_card_is_given(client_for, make_g
     game = make_game(profile)
     client = client_for(game.capo)
     client.cookies["chemin_language"] = "it"
-    post(client, game.session, "coup-open")
-    coup = Coup.objects.get(session=game.session)
-    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
-    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
-    for rank, suit in (("4", "C"), ("7", "S"), ("A", "D"), ("2", "H")):  # punta 5, banker 9
-        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    coup = _banco_and_four_cards(client, game, (("4", "C"), ("7", "S"), ("A", "D"), ("2", "H")))  # 5 v 9
     html = post(client, game.session, "punta", coup=coup.pk, draws="true").content.decode()
     assert "La punta chiede carta, ma il banchiere ha un naturale: la carta non si dà." in html
     coup.refresh_from_db()
@@ -200,12 +206,7 @@ def test_carte_against_a_banker_natural_says_no_card_is_given(client_for, make_g
 
 def test_carte_without_a_banker_natural_asks_for_the_card(client_for, game):
     client = client_for(game.capo)
-    post(client, game.session, "coup-open")
-    coup = Coup.objects.get(session=game.session)
-    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
-    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
-    for rank, suit in (("4", "C"), ("7", "S"), ("A", "D"), ("K", "H")):  # punta 5, banker 7
-        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    coup = _banco_and_four_cards(client, game, (("4", "C"), ("7", "S"), ("A", "D"), ("K", "H")))  # 5 v 7
     html = post(client, game.session, "punta", coup=coup.pk, draws="true").content.decode()
     assert "The punta says carte." in html and "no card is given" not in html
 
