@@ -437,44 +437,15 @@ def test_an_entry_answered_by_a_tab_gone_before_reporting_it_is_sent_again_and_r
     assert _problems(page) == [], "\n".join(page.problems)
 
 
-def test_a_tap_kept_on_its_way_then_answered_by_the_login_redirect_stays_queued(make_game, page_for):
-    """Row 2's bet is slow to be answered: the tablet keeps it and says not to enter it again.
-    The answer is the login redirect (the session expired meanwhile: nothing was entered).
-    The entry is not dropped with that answer: it stays queued, and the table's page sends it
-    once he is back (here at once), with its key: one bet, reported sent."""
-    game, coup, page, url = _betting(make_game, page_for, timeout_ms=12_000)
-    key = _key(page, game, 2)
-    posts, held = [], []
+def _row_2_kept_on_its_way(page, game, posts: list[str] | None = None) -> list:
+    """Row 2's bet tapped with its post held (the list returned holds the route, to be
+    answered); later bets go on to the server; `posts` collects every bet's body. Returns
+    once the tablet says the tap is slow and has kept it in the queue."""
+    held: list = []
 
     def server(route):
-        posts.append(route.request.post_data or "")
-        if len(posts) == 1:
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
-    expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
-    _until(page, lambda: page.evaluate(STORED), "the tap kept in the queue")
-    held[0].fulfill(status=200, headers={"HX-Redirect": url}, content_type="text/html", body="")
-    report = page.locator("#queue-report")
-    expect(report.locator("li.ok")).to_contain_text(f"{_label(game, 2)}: sent", timeout=20_000)
-    assert len(posts) == 2 and all(f"idempotency_key={key}" in body for body in posts), posts
-    assert Bet.objects.get(coup=coup).patron == game.seat(2)
-    assert page.evaluate(STORED) == []
-    assert _problems(page) == [], "\n".join(page.problems)
-
-
-
-def test_entries_behind_a_kept_tap_the_server_failed_on_go_at_once(make_game, page_for):
-    """Row 2's bet is slow to be answered (kept, on its way); row 3's, tapped meanwhile, waits
-    behind it. Row 2's answer is a 500: row 2 is kept aside NOT CONFIRMED, and row 3's bet is
-    sent at once, not once row 2's flight would have expired (its send's timeout and more)."""
-    game, coup, page, _ = _betting(make_game, page_for, timeout_ms=12_000)
-    held = []
-
-    def server(route):
+        if posts is not None:
+            posts.append(route.request.post_data or "")
         if not held:
             held.append(route)
         else:
@@ -484,6 +455,33 @@ def test_entries_behind_a_kept_tap_the_server_failed_on_go_at_once(make_game, pa
     _row(page, game, 2).get_by_role("button", name="€ 100").click()
     expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
     _until(page, lambda: page.evaluate(STORED), "the tap kept in the queue")
+    return held
+
+
+def test_a_tap_kept_on_its_way_then_answered_by_the_login_redirect_stays_queued(make_game, page_for):
+    """Row 2's bet is slow to be answered: the tablet keeps it and says not to enter it again.
+    The answer is the login redirect (the session expired meanwhile: nothing was entered).
+    The entry is not dropped with that answer: it stays queued, and the table's page sends it
+    once he is back (here at once), with its key: one bet, reported sent."""
+    game, coup, page, url = _betting(make_game, page_for, timeout_ms=12_000)
+    key = _key(page, game, 2)
+    posts: list[str] = []
+    held = _row_2_kept_on_its_way(page, game, posts)
+    held[0].fulfill(status=200, headers={"HX-Redirect": url}, content_type="text/html", body="")
+    report = page.locator("#queue-report")
+    expect(report.locator("li.ok")).to_contain_text(f"{_label(game, 2)}: sent", timeout=20_000)
+    assert len(posts) == 2 and all(f"idempotency_key={key}" in body for body in posts), posts
+    assert Bet.objects.get(coup=coup).patron == game.seat(2)
+    assert page.evaluate(STORED) == []
+    assert _problems(page) == [], "\n".join(page.problems)
+
+
+def test_entries_behind_a_kept_tap_the_server_failed_on_go_at_once(make_game, page_for):
+    """Row 2's bet is slow to be answered (kept, on its way); row 3's, tapped meanwhile, waits
+    behind it. Row 2's answer is a 500: row 2 is kept aside NOT CONFIRMED, and row 3's bet is
+    sent at once, not once row 2's flight would have expired (its send's timeout and more)."""
+    game, coup, page, _ = _betting(make_game, page_for, timeout_ms=12_000)
+    held = _row_2_kept_on_its_way(page, game)
     _row(page, game, 3).get_by_role("button", name="€ 100").click()
     expect(page.locator("#pending")).to_contain_text(_label(game, 3))
     page.wait_for_timeout(500)  # the queue has seen row 2 on its way: row 3 waits behind it
