@@ -311,24 +311,16 @@ def session_game_states(sessions: Sequence[TableSession]) -> dict[int, dict[str,
     reads: list[dict[str, list[Any]]] = [{} for _ in plans]
     for (i, name, _), rows_read in zip(flat, _read_all([q for _, _, q in flat]), strict=True):
         reads[i][name] = rows_read
-    # The successions, as _current_succession reads them, for every session at once.
+    # The latest successions of those between banks, as _current_succession reads one.
     between = [
         i for i, read in enumerate(reads)
         if not read["last_bank"] or read["last_bank"][0].status != Bank.Status.ACTIVE
     ]  # fmt: skip
-    last = _read_all([(_LAST_SUCCESSION, (sessions[i].pk,)) for i in between])
-    found = {i: rows_read[0] for i, rows_read in zip(between, last, strict=True) if rows_read}
-    nested: list[tuple[Any, str, tuple[Prepared, tuple[Any, ...]]]] = []
-    for succession in found.values():
-        nested.append((succession, "offers", (_OFFERS, (succession.pk,))))
-        with contextlib.suppress(Auction.DoesNotExist):  # (select_related: no query)
-            nested.append((succession.auction, "bids", (_BIDS, (succession.auction.pk,))))
-    for (owner, name, _), rows_read in zip(nested, _read_all([q for _, _, q in nested]), strict=True):
-        owner._prefetched_objects_cache = {name: rows_read}  # where .all() finds them
+    found = _latest_successions([sessions[i].pk for i in between])
     states = {}
     for i, ((fresh, rows, _), read) in enumerate(zip(plans, reads, strict=True)):
         if i in between:
-            rows.succession = found.get(i)
+            rows.succession = found.get(sessions[i].pk)
         states[sessions[i].pk] = _state_built(fresh, rows, read)
     return states
 
@@ -402,7 +394,7 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
             )
     balances = read["balances"]
     names = _balance_names(balances, read["players"])
-    # The bank passing (RULES.md §5): only while no bank is active (3 queries then, none
+    # The bank passing (RULES.md §5): only while no bank is active (2 queries then, none
     # otherwise), whatever the number of offers and bids.
     succession = None
     if bank is None:
@@ -476,19 +468,25 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
 
 
 def _current_succession(session: TableSession) -> Succession | None:
-    """The session's latest succession with its offers, auction and bids: 3 queries at most
-    (the offers and the bids put where `succession.offers.all()` and `auction.bids.all()`
-    find them, as prefetch_related would)."""
-    succession = _LAST_SUCCESSION.first(session.pk)
-    if succession is None:
-        return None
-    succession._prefetched_objects_cache = {"offers": _OFFERS.all(succession.pk)}
-    try:
-        auction = succession.auction
-    except Auction.DoesNotExist:
-        return succession
-    auction._prefetched_objects_cache = {"bids": _BIDS.all(auction.pk)}
-    return succession
+    """The session's latest succession with its offers, auction and bids: 2 queries at most."""
+    return _latest_successions([session.pk]).get(session.pk)
+
+
+def _latest_successions(session_ids: list[int]) -> dict[int, Succession]:
+    """Each session's latest succession (those that have one), with its offers, auction and
+    bids, in two round trips however many sessions: the successions, then their offers and
+    bids together, put where `succession.offers.all()` and `auction.bids.all()` find them,
+    as prefetch_related would."""
+    last = _read_all([(_LAST_SUCCESSION, (sid,)) for sid in session_ids])
+    found = {sid: rows[0] for sid, rows in zip(session_ids, last, strict=True) if rows}
+    nested: list[tuple[Any, str, tuple[Prepared, tuple[Any, ...]]]] = []
+    for succession in found.values():
+        nested.append((succession, "offers", (_OFFERS, (succession.pk,))))
+        with contextlib.suppress(Auction.DoesNotExist):  # (select_related: no query)
+            nested.append((succession.auction, "bids", (_BIDS, (succession.auction.pk,))))
+    for (owner, name, _), rows in zip(nested, _read_all([q for _, _, q in nested]), strict=True):
+        owner._prefetched_objects_cache = {name: rows}
+    return found
 
 
 def _rotation(profile, session: TableSession, last_bank: Bank | None, seats: list[Seat]) -> dict[str, Any]:
