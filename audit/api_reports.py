@@ -267,7 +267,9 @@ class ReportVerifyOutput(serializers.Serializer):
         "against the one the hash-chained `report.built` event recorded), `no_files`, `stream_missing`, "
         "`seal_mismatch` (with `streams`: each sealed head whose event is now gone, `now` null, or has another hash), "
         "`chain_broken`, `build_record_missing`, `summary_mismatch`, `levies_mismatch` (a table's levies "
-        "in the report differ from its sessions' `coup.settled` events as of the build), `books_mismatch` (a "
+        "in the report differ from its sessions' `coup.settled` events as of the build), `postings_mismatch` (a "
+        "coup's posting rows differ from the postings its `coup.settled` event lists: `table`, `session`, `coup`, "
+        "`in_books`, `in_trail`), `books_mismatch` (a "
         "cagnotte count or control register row differs from its events in the day's books stream: "
         "`count_not_as_recorded`, `register_not_as_recorded`, `count_missing`, `register_missing`).",
     )

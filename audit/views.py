@@ -34,6 +34,7 @@ from config.htmx import current_page
 from floor import selectors as floor_selectors
 from floor.roles import Role, has_role
 from tables import report_selectors
+from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ REASONS = {
     "levies_mismatch": gettext_lazy(
         "Table %(table)s: the levies in the report differ from the coups the audit trail recorded."
     ),
+    "postings_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, coup %(coup)s: the postings in the books differ from those the "
+        "audit trail recorded for the coup."
+    ),
     "books_mismatch": gettext_lazy(
         "A cagnotte count or a control register differs from what the audit trail recorded for it."
     ),
@@ -82,6 +87,8 @@ BREAKS = {
         "a day's report no longer holds the seal its build recorded: the report's row was edited"
     ),
 }
+# A posting's role, in a postings_mismatch said in words.
+ROLES = {"bettor": gettext_lazy("bettor"), "banker": gettext_lazy("banker")}
 # The books' refusals (audit.reports.registers), by code.
 BOOK_REFUSALS = {
     "witness_must_differ": gettext_lazy("The witness must be another person than the counter."),
@@ -295,7 +302,10 @@ def _explain(result: dict) -> dict:
     for reason in result["reasons"]:
         code = reason.get("code", "")
         text = str(REASONS.get(code, code)) % {"format": (reason.get("format") or "").upper(),
-                                                "table": reason.get("table", "")}
+                                                "table": reason.get("table", ""), "session": reason.get("session", ""),
+                                                "coup": reason.get("coup", "")}  # fmt: skip
+        if code == "postings_mismatch":
+            text += " " + _postings_words(reason)
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)
@@ -305,6 +315,33 @@ def _explain(result: dict) -> dict:
             text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
+
+
+def _postings_words(reason: dict) -> str:
+    """The entries that differ, each side: "In the books: patron 12 (bettor) +60.00. In the
+    audit trail: patron 12 (bettor) +40.00." (the entries both sides share are left out)."""
+
+    def entries(side: str) -> list[tuple]:
+        return [(p.get("patron"), p.get("role"), p.get("amount")) for p in reason.get(side) or []]
+
+    books, trail = entries("in_books"), entries("in_trail")
+    only_books, only_trail = list(books), list(trail)
+    for entry in books:
+        if entry in only_trail:
+            only_trail.remove(entry)
+            only_books.remove(entry)
+
+    def said(side: list[tuple]) -> str:
+        if not side:
+            return str(_("nothing"))
+        return "; ".join(
+            (_("the house (cagnotte) %(amount)s") if patron is None else _("patron %(patron)s (%(role)s) %(amount)s"))
+            % {"patron": patron, "role": ROLES.get(role, role), "amount": ("+" if amount > 0 else "") + euros_exact(amount)}
+            for patron, role, amount in side
+        )
+
+    return _("In the books: %(books)s. In the audit trail: %(trail)s.") % {
+        "books": said(only_books), "trail": said(only_trail)}  # fmt: skip
 
 
 def _broken_words(broken: dict) -> str:

@@ -35,6 +35,7 @@ from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
 
 from .builder import build_document
+from .ledger import postings_as_played
 from .registers import books_stream, books_verify, day_counts
 
 if TYPE_CHECKING:
@@ -380,6 +381,7 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             reasons.append({"code": "seal_mismatch", "stored": report.seal, "recomputed": seal, "streams": changed})
         reasons += _as_built(report, files)
         reasons += _levies_as_played(report)
+        reasons += postings_as_played(report)
         reasons += [
             {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
             for problem in books_verify(gaming_day_id=report.gaming_day_id)

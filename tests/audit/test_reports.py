@@ -705,6 +705,35 @@ def test_a_levy_edited_in_the_coup_rows_before_the_build_is_caught(world, media,
         f"Table {table}: the levies in the report differ from the coups the audit trail recorded.")
 
 
+def test_money_moved_between_a_coups_postings_is_caught(world, media, api, auditor,
+                                                        django_capture_on_commit_callbacks):
+    """Ten euros moved in SQL from the banker's posting to a bettor's: the coup still sums to
+    zero and its levy is untouched, so the levies check passes; the coup's postings no longer
+    match its `coup.settled` event, and verify names the coup."""
+    bettor = Posting.objects.filter(coup__session__gaming_day=world.day, role="bettor").order_by("pk").first()
+    coup = bettor.coup
+    banker = Posting.objects.get(coup=coup, role="banker")
+    Posting.objects.filter(pk=bettor.pk).update(amount=bettor.amount + 10_00)
+    Posting.objects.filter(pk=banker.pk).update(amount=banker.amount - 10_00)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    [reason] = body["reasons"]
+    assert (reason["code"], reason["table"], reason["session"], reason["coup"]) == (
+        "postings_mismatch", coup.session.table.number, coup.session.number, coup.number)
+    moved = {("bettor", bettor.patron_id): 10_00, ("banker", banker.patron_id): -10_00}
+    books = {(p["role"], p["patron"]): p["amount"] for p in reason["in_books"]}
+    trail = {(p["role"], p["patron"]): p["amount"] for p in reason["in_trail"]}
+    assert {k: books[k] - trail[k] for k in books} == {k: moved.get(k, 0) for k in books}
+    from audit.views import _explain
+
+    line = _explain(body)["lines"][0]
+    assert line.startswith(f"Table {coup.session.table.number}, session {coup.session.number}, coup {coup.number}: ")
+    assert f"patron {bettor.patron_id} (bettor) " in line.split("In the audit trail")[0]
+    assert "the house" not in line  # the entries both sides share are left out
+
+
 def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):
     report = DayReport.objects.get(gaming_day=closed.day)
     assert sum(t["levies_recorded"] for t in report.summary["tables"].values()) > 0

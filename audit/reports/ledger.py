@@ -1,0 +1,77 @@
+"""Each coup's postings against the `coup.settled` event that booked them.
+
+The posting rows have no trigger and no chain; the event that the settlement wrote in the
+same transaction is hash-chained, and it lists the coup's postings (patron, role, amount).
+Money moved in SQL between two patrons of a coup, or between a bettor and the banker, keeps
+every coup summing to zero and every levy as it was: the report's other checks pass. This
+one compares the rows with the events, coup by coup, and names the coup."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from audit.models import AuditEvent
+from floor import selectors as floor_selectors
+from tables.models import Posting
+
+if TYPE_CHECKING:
+    from audit.models import DayReport
+
+CHUNK = 2000
+
+Entry = tuple[int | None, str, int]  # (patron id or None for the house, role, signed cents)
+
+
+def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
+    return [
+        {"patron": patron, "role": role, "amount": amount}
+        for (patron, role, amount), n in sorted(
+            (entries or Counter()).items(), key=lambda kv: (kv[0][1], kv[0][0] or 0, kv[0][2])
+        )
+        for _ in range(n)
+    ]
+
+
+def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
+    """`postings_mismatch` for each coup of the day's sealed sessions whose posting rows differ
+    from its `coup.settled` event (as of the report's build): a posting changed, added or
+    removed, or a coup booked with no event. Read one session at a time, the events streamed:
+    memory grows with a session's coups, never with the day's."""
+    heads = {name: seq for name, seq, _ in (report.sealed_heads or [])}
+    if not heads:
+        return []  # a report built before its heads were kept: nothing to hold the rows to
+    reasons: list[dict[str, Any]] = []
+    for session in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id):
+        stream = session.audit_stream
+        if stream not in heads:
+            continue
+        in_trail: dict[int, Counter[Entry]] = {}
+        numbers: dict[int, int] = {}
+        payloads = AuditEvent.objects.filter(
+            stream__name=stream, action="coup.settled", seq__lte=heads[stream]
+        ).values_list("payload_json", flat=True)
+        for doc in payloads.iterator(chunk_size=CHUNK):
+            payload = json.loads(doc)
+            coup = int(payload["coup"])
+            numbers[coup] = payload.get("number")
+            in_trail[coup] = Counter(
+                (p.get("patron"), p.get("role"), int(p.get("amount") or 0))
+                for p in payload.get("postings") or ()
+            )
+        in_books: dict[int, Counter[Entry]] = {}
+        rows = Posting.objects.filter(session=session).values_list(
+            "coup_id", "coup__number", "patron_id", "role", "amount"
+        )
+        for coup, number, patron, role, amount in rows.order_by("coup_id", "id").iterator(chunk_size=CHUNK):
+            numbers.setdefault(coup, number)
+            in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
+        for coup in sorted(set(in_trail) | set(in_books)):
+            if in_trail.get(coup) != in_books.get(coup):
+                reasons.append({
+                    "code": "postings_mismatch", "table": session.table.number, "session": session.number,
+                    "coup": numbers.get(coup), "in_books": _listed(in_books.get(coup)),
+                    "in_trail": _listed(in_trail.get(coup)),
+                })  # fmt: skip
+    return reasons
