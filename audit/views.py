@@ -67,6 +67,10 @@ REASONS = {
         "Table %(table)s, session %(session)s, coup %(coup)s: the postings in the books differ from those the "
         "audit trail recorded for the coup."
     ),
+    "coup_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, coup %(coup)s: the coup as the books hold it differs from the "
+        "coup the audit trail recorded."
+    ),
     "books_mismatch": gettext_lazy(
         "A cagnotte count or a control register differs from what the audit trail recorded for it."
     ),
@@ -87,6 +91,15 @@ BREAKS = {
         "a day's report no longer holds the seal its build recorded: the report's row was edited"
     ),
 }
+# A coup's figures and winners, in a coup_mismatch said in words.
+COUP_FIELDS = {
+    "winner": gettext_lazy("Winner"),
+    "bank_amount": gettext_lazy("Bank"),
+    "covered": gettext_lazy("Covered"),
+    "cagnotte": gettext_lazy("Levy"),
+    "banker_net": gettext_lazy("Banker's net"),
+}
+WINNERS = {"banker": gettext_lazy("banker"), "punta": gettext_lazy("punta"), "tie": gettext_lazy("tie")}
 # A posting's role, in a postings_mismatch said in words.
 ROLES = {"bettor": gettext_lazy("bettor"), "banker": gettext_lazy("banker")}
 # The books' refusals (audit.reports.registers), by code.
@@ -306,6 +319,8 @@ def _explain(result: dict) -> dict:
                                                 "coup": reason.get("coup", "")}  # fmt: skip
         if code == "postings_mismatch":
             text += " " + _postings_words(reason)
+        elif code == "coup_mismatch":
+            text += " " + _coup_words(reason)
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)
@@ -315,6 +330,30 @@ def _explain(result: dict) -> dict:
             text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
+
+
+def _coup_words(reason: dict) -> str:
+    """"Levy: 0.00 in the books, 26.20 in the audit trail." per field that differs, or that the
+    coup is settled on one side only."""
+    if not reason.get("settled_in_books"):
+        return str(_("The books do not hold it as settled."))
+    if not reason.get("settled_in_trail"):
+        return str(_("The audit trail has no settlement of it."))
+
+    def shown(field: str, value) -> str:
+        if value is None:
+            return "—"
+        return str(WINNERS.get(value, value)) if field == "winner" else euros_exact(value)
+
+    return " ".join(
+        _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
+        % {
+            "field": COUP_FIELDS.get(field, field),
+            "books": shown(field, values.get("in_books")),
+            "trail": shown(field, values.get("in_trail")),
+        }
+        for field, values in (reason.get("fields") or {}).items()
+    )
 
 
 def _postings_words(reason: dict) -> str:

@@ -1,4 +1,4 @@
-"""Each coup's postings against the `coup.settled` event that booked them.
+"""Each settled coup and its postings against the `coup.settled` event that booked them.
 
 The posting rows have no trigger and no chain; the event that the settlement wrote in the
 same transaction is hash-chained, and it lists the coup's postings (patron, role, amount).
@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
-from tables.models import Posting
+from tables.models import Coup, Posting
 
 if TYPE_CHECKING:
     from audit.models import DayReport
 
 CHUNK = 2000
+# The settled coup's figures that its `coup.settled` event records too.
+RESULT = ("winner", "bank_amount", "covered", "cagnotte", "banker_net")
 
 Entry = tuple[int | None, str, int]  # (patron id or None for the house, role, signed cents)
 
@@ -35,10 +37,14 @@ def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
 
 
 def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
-    """`postings_mismatch` for each coup of the day's sealed sessions whose posting rows differ
-    from its `coup.settled` event (as of the report's build): a posting changed, added or
-    removed, or a coup booked with no event. Read one session at a time, the events streamed:
-    memory grows with a session's coups, never with the day's."""
+    """For each coup of the day's sealed sessions, its row and its posting rows against its
+    `coup.settled` event (as of the report's build):
+    - `coup_mismatch`: the settled coup's winner, bank, covered stake, levy or banker's net
+      differ from the event's (`fields`: each one, in the books and in the trail), or a coup
+      is settled in one and not in the other;
+    - `postings_mismatch`: a posting changed, added or removed, or booked with no event.
+    Read one session at a time, the events streamed: memory grows with a session's coups,
+    never with the day's."""
     heads = {name: seq for name, seq, _ in (report.sealed_heads or [])}
     if not heads:
         return []  # a report built before its heads were kept: nothing to hold the rows to
@@ -47,8 +53,10 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
         stream = session.audit_stream
         if stream not in heads:
             continue
-        in_trail: dict[int, Counter[Entry]] = {}
+        where = {"table": session.table.number, "session": session.number}
         numbers: dict[int, int] = {}
+        results: dict[int, dict[str, Any]] = {}
+        in_trail: dict[int, Counter[Entry]] = {}
         payloads = AuditEvent.objects.filter(
             stream__name=stream, action="coup.settled", seq__lte=heads[stream]
         ).values_list("payload_json", flat=True)
@@ -56,10 +64,29 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
             payload = json.loads(doc)
             coup = int(payload["coup"])
             numbers[coup] = payload.get("number")
+            results[coup] = {field: payload.get(field) for field in RESULT}
             in_trail[coup] = Counter(
                 (p.get("patron"), p.get("role"), int(p.get("amount") or 0))
                 for p in payload.get("postings") or ()
             )
+        settled = Coup.objects.filter(session=session, state=Coup.State.SETTLED).values_list(
+            "pk", "number", *RESULT
+        )
+        booked: dict[int, dict[str, Any]] = {}
+        for coup, number, *values in settled.order_by("pk").iterator(chunk_size=CHUNK):
+            numbers[coup] = number
+            booked[coup] = dict(zip(RESULT, values, strict=True))
+        for coup in sorted(set(results) | set(booked)):
+            books, trail = booked.get(coup), results.get(coup)
+            if books != trail:
+                fields = {
+                    field: {"in_books": (books or {}).get(field), "in_trail": (trail or {}).get(field)}
+                    for field in RESULT
+                    if (books or {}).get(field) != (trail or {}).get(field)
+                }
+                reasons.append({"code": "coup_mismatch", **where, "coup": numbers[coup],
+                                "settled_in_books": books is not None, "settled_in_trail": trail is not None,
+                                "fields": fields})  # fmt: skip
         in_books: dict[int, Counter[Entry]] = {}
         rows = Posting.objects.filter(session=session).values_list(
             "coup_id", "coup__number", "patron_id", "role", "amount"
@@ -70,8 +97,7 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
         for coup in sorted(set(in_trail) | set(in_books)):
             if in_trail.get(coup) != in_books.get(coup):
                 reasons.append({
-                    "code": "postings_mismatch", "table": session.table.number, "session": session.number,
-                    "coup": numbers.get(coup), "in_books": _listed(in_books.get(coup)),
-                    "in_trail": _listed(in_trail.get(coup)),
+                    "code": "postings_mismatch", **where, "coup": numbers.get(coup),
+                    "in_books": _listed(in_books.get(coup)), "in_trail": _listed(in_trail.get(coup)),
                 })  # fmt: skip
     return reasons

@@ -697,8 +697,13 @@ def test_a_levy_edited_in_the_coup_rows_before_the_build_is_caught(world, media,
     body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
     assert body["ok"] is False
     table = coup.session.table.number
-    assert [(r["code"], r["table"], r["figure"], r["in_trail"] - r["in_report"]) for r in body["reasons"]] == [
+    levies = [r for r in body["reasons"] if r["code"] == "levies_mismatch"]
+    assert [(r["code"], r["table"], r["figure"], r["in_trail"] - r["in_report"]) for r in levies] == [
         ("levies_mismatch", table, "levies_recorded", levy), ("levies_mismatch", table, "expected_cagnotte", levy)]
+    # The coup's levy and its house and banker postings edited: neither matches its event now.
+    assert [(r["code"], r["coup"]) for r in body["reasons"][len(levies):]] == [
+        ("coup_mismatch", coup.number), ("postings_mismatch", coup.number)]
+    assert body["reasons"][len(levies)]["fields"] == {"cagnotte": {"in_books": 0, "in_trail": levy}}
     from audit.views import _explain
 
     assert _explain(body)["lines"][0] == (
@@ -732,6 +737,26 @@ def test_money_moved_between_a_coups_postings_is_caught(world, media, api, audit
     assert line.startswith(f"Table {coup.session.table.number}, session {coup.session.number}, coup {coup.number}: ")
     assert f"patron {bettor.patron_id} (bettor) " in line.split("In the audit trail")[0]
     assert "the house" not in line  # the entries both sides share are left out
+
+
+def test_a_coup_edited_or_unsettled_in_sql_is_caught(world, media, api, auditor, django_capture_on_commit_callbacks):
+    """A settled coup's covered stake edited, another turned back to a pending reconstruction: the rows
+    the report reads no longer match the coups' `coup.settled` events."""
+    edited, hidden = Coup.objects.filter(session__gaming_day=world.day, state="settled").order_by("pk")[:2]
+    Coup.objects.filter(pk=edited.pk).update(covered=edited.covered + 5_00)
+    Coup.objects.filter(pk=hidden.pk).update(state="pending")
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    coups = {r["coup"]: r for r in body["reasons"] if r["code"] == "coup_mismatch"}
+    assert coups[edited.number]["fields"] == {"covered": {"in_books": edited.covered + 5_00, "in_trail": edited.covered}}
+    assert (coups[hidden.number]["settled_in_books"], coups[hidden.number]["settled_in_trail"]) == (False, True)
+    from audit.views import _explain
+
+    lines = _explain(body)["lines"]
+    assert any(line.endswith(f"Covered: {(edited.covered + 5_00) / 100:.2f} in the books, "
+                             f"{edited.covered / 100:.2f} in the audit trail.") for line in lines), lines  # fmt: skip
+    assert any(line.endswith("The books do not hold it as settled.") for line in lines), lines
 
 
 def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):
