@@ -483,7 +483,7 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         summary="Correct a signed control register: a new register that refers to it",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `cagnotte_not_counted`.")},
+            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)

@@ -122,6 +122,9 @@ BOOK_REFUSALS = {
         "day's report, and correct the count."
     ),
     "register_not_signed": gettext_lazy("An unsigned register is brought up to date, not corrected."),
+    "register_unchanged": gettext_lazy(
+        "The signed register says what the counts in force say: correct a count first, then the register."
+    ),
     "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
     "permission_denied": gettext_lazy("Only the Direzione Giochi may do this."),
 }

@@ -414,7 +414,8 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
 @transaction.atomic
 def control_register_correct(*, register: ControlRegister, by: User, reason: str) -> ControlRegister:
     """A later correction of a signed register: a new register, from the counts in force,
-    that refers to it. It needs its own two signatures."""
+    that refers to it. It needs its own two signatures. Refused while the signed register
+    agrees with the counts in force (`register_unchanged`): it would say the same again."""
     _require_direzione(by, "correct the control register")
     reason = clean_text(reason, ControlRegister, "reason")
     if not reason:
@@ -427,6 +428,9 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
     if ControlRegister.objects.filter(corrects=old).exists():
         raise Conflict("already_corrected", "This register was corrected already; correct the latest one.",
                        details={"register": old.pk})  # fmt: skip
+    if register_agrees(old):  # its figures are the counts in force: a correction would repeat them
+        raise Conflict("register_unchanged", "The signed register says what the counts in force say; "
+                       "correct a count first, then the register.", details={"register": old.pk, "total": old.total})  # fmt: skip
     reg = ControlRegister(gaming_day=day, corrects=old, reason=reason, prepared_by=by, prepared_at=timezone.now())
     _fill(reg, day)
     reg.save()

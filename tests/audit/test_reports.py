@@ -527,6 +527,10 @@ def test_control_register_two_different_signers(
     assert f"day_books:{closed.day.pk}" in v2.sealed_streams
     assert "cinquantuno euro e venti centesimi" in _file(v2, "csv").read_text("utf-8-sig")
     assert api(auditor).get(url).json()["agrees_with_counts"] is True
+    # Nothing to correct while the signed register agrees with the counts in force.
+    r = api(direzione).post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "again"}, format="json")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "register_unchanged", r.json()
+    assert not ControlRegister.objects.filter(corrects_id=reg["id"]).exists()
     # A count corrected after the signatures: the signed register no longer agrees with the
     # counts in force and says so; report v2 still verifies, naming what came after it.
     count = next(iter(registers.current_counts(gaming_day_id=closed.day.pk)))

@@ -164,6 +164,12 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     assert client_for(second).post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     reg.refresh_from_db()
     assert reg.signed and DayReport.objects.filter(gaming_day=day, version=2).exists()
+    # Signed and agreeing with the counts: no correction offered, and one posted is refused.
+    assert f"/desk/registers/{reg.pk}/correct/" not in client.get(f"/desk/days/{day.pk}/").content.decode()
+    unchanged = client.post(f"/desk/registers/{reg.pk}/correct/",
+                            {"reason": "again", "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert unchanged.status_code == 409 and "correct a count first" in unchanged.content.decode()
+    assert not ControlRegister.objects.filter(corrects=reg).exists()
     # A count corrected after the signatures: the page says the register is behind and
     # takes its correction, which needs two new signatures.
     from audit.reports import registers
