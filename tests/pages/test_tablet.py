@@ -148,6 +148,7 @@ def test_a_whole_coup_with_a_reconstruction_through_the_tablet(client_for, game)
     assert coup.state == Coup.State.PENDING and coup.conforming is False
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Non-conforming coup" in page and "next card of the sabot" in page
+    assert "stood on 3, the punta having stood. The rule required: draw." in " ".join(page.split())
     assert post(client, game.session, "reconstruction-card", coup=coup.pk, rank="5", suit="H").status_code == 200
     coup.refresh_from_db()
     assert coup.state == Coup.State.SETTLED and coup.winner == "banker"  # 3 + 5 = 8 beats 5
@@ -669,6 +670,32 @@ def test_a_violation_names_the_punta_third_card_as_the_pages_show_cards(client_f
     violation = violation[: violation.index("</div>")]
     assert "third card 2S" not in violation
     assert "punta's third card <span" in violation and "2♠" in violation
+    # the banker saw the punta's third card, never his two: his total is not his violation's
+    assert "stood on 3 against the punta's third card" in " ".join(violation.split())
+    assert "punta 5" not in violation
+
+
+def test_a_punta_s_violation_says_only_what_he_knew_when_he_decided(client_for, game):
+    """The punta decides on his two cards (RULES.md §2.5): his violation names his total, not
+    the third card he then got nor the banker's total, which he could not know."""
+    client = client_for(game.capo)
+    post(client, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
+    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
+    # punta 6 (6H + KC), banker 2 (KS + 2D): the punta draws on 6, where he must stand
+    for rank, suit in (("6", "H"), ("K", "S"), ("K", "C"), ("2", "D")):
+        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    post(client, game.session, "punta", coup=coup.pk, draws="true")
+    post(client, game.session, "card", coup=coup.pk, rank="5", suit="D")
+    assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
+    for language, said in (("en", "punta: drew on 6 with his two cards. The rule required: stand."),
+                           ("it", "punta: ha tirato avendo 6 con le sue due carte. La regola imponeva: stare.")):
+        page = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        violation = page[page.index('class="violations"') :]
+        violation = " ".join(violation[: violation.index("</div>")].split())
+        assert said in violation, violation
+        assert "5♦" not in violation and "banker" not in violation and "banchiere" not in violation
 
 
 def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_offered(client_for, game):
