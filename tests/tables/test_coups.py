@@ -199,6 +199,19 @@ def test_chemmy_fi_burns_seven_and_forbids_banco_suivi(make_game, refused):
     services.banco_call(coup=nxt, by=game.capo, patron=game.seat(5))
 
 
+def test_chemmy_fi_a_lost_banco_leaves_banco_avec_la_table_open(make_game):
+    """What chemmy-fi forbids after a lost banco is a second *banco*: the whole bank alone
+    (RULES.md's vocabulary and §2.2; seed 003: "pelaa yksin koko pelikassaa vastaan ... ei
+    hän saa toista kertaa peräkkäin pelata bancoa"). Banco avec la table is half the bank,
+    the table covering the rest: not a banco, so it stays his to bet."""
+    game = make_game("chemmy-fi")
+    banco_taker = game.seat(4)
+    services.coup_record(session=game.session, by=game.capo, cards=BANKER_WINS, punta_draws=True, banco=banco_taker)
+    nxt = services.coup_open(session=game.session, by=game.capo)
+    bet = services.bet_place(coup=nxt, by=game.capo, patron=banco_taker, kind=Bet.Kind.AVEC_LA_TABLE)
+    assert bet.kind == Bet.Kind.AVEC_LA_TABLE and bet.amount * 2 == nxt.bank.amount
+
+
 def test_chemmy_fi_burn_codes_are_checked(make_game):
     game = make_game("chemmy-fi", shoe=False, bank=None)
     shoe = services.shoe_load(
