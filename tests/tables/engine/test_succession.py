@@ -275,6 +275,24 @@ def test_domestic_height_then_the_neighbour_from_the_minimum():
     assert turn_after(DOMESTIC, took.offers, took.winner, previous_turn=3) == 5
 
 
+def test_domestic_a_neighbour_who_declines_the_minimum_passes_it_on_to_the_right():
+    """Seed 002 §08: the neighbour may open a new bank from the minimum; the rules name no
+    one after him, and the domestic game's new bank "passa ao próximo à direita, saltando
+    recusas", ending early only "se ninguém puder abrir banco". So his refusal passes the
+    option to the next player on the right, as after a loss, and the turn follows whoever
+    opens; when everyone declines there is no auction (auction_allowed) and nobody banks."""
+    offers = lay(Kind.CONTINUATION, floor=2400, seated=[1, 3, 5, 7], standing=())
+    step = offers
+    for key in ("p5", "p7", "p1", "p5"):  # the height round, then the neighbour's minimum
+        step = answer(step, key).offers
+    assert [(o.key, o.round) for o in current(step)] == [("p7", Round.MINIMUM)]
+    took = answer(step, "p7", accept=True, amount=100)
+    assert turn_after(DOMESTIC, took.offers, took.winner, previous_turn=3) == 7
+    for key in ("p7", "p1"):
+        step = answer(step, key).offers
+    assert current(step) == () and decide(step).exhausted and not auction_allowed(DOMESTIC)
+
+
 def test_domestic_distant_successor_keeps_the_neighbours_turn():
     offers = lay(Kind.CONTINUATION, floor=2400, seated=[1, 3, 5, 7], standing=())
     step = answer(offers, "p5").offers
