@@ -45,6 +45,7 @@ from .views_common import (
     not_found,
     stored_outcome,
 )
+from .wording import RULE_NAMES
 
 # Who may look at a tablet without writing: the floor's supervisors.
 TABLET_READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
@@ -53,13 +54,6 @@ RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 SUITS = [("S", "♠", gettext_lazy("spades")), ("H", "♥", gettext_lazy("hearts")),
          ("D", "♦", gettext_lazy("diamonds")), ("C", "♣", gettext_lazy("clubs"))]
 
-RULE_NAMES = {
-    "punta_several": gettext_lazy("punta playing for several bettors"),
-    "punta_banco_solo": gettext_lazy("punta, banco solo"),
-    "punta_regola": gettext_lazy("punta alla Regola"),
-    "banker": gettext_lazy("banker, not declared"),
-    "banker_regola": gettext_lazy("banker alla Regola"),
-}
 CELLS = {"draw": gettext_lazy("draws"), "stand": gettext_lazy("stands"), "free": gettext_lazy("free")}
 SIDES = {"punta": gettext_lazy("punta"), "banker": gettext_lazy("banker")}
 REASONS = {

@@ -19,7 +19,6 @@ same decision as "p0 outside the Wilson interval of the observed rate")."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -27,12 +26,13 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from audit.exports.document import Chart, Column, Money, ReportDocument, Section
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
+from tables.wording import version_text, violations_text
 
 from .words import euros_en, euros_it
 
@@ -111,10 +111,6 @@ def banker_rate_check(*, profile: str, decks: int, usage, banker_wins: int, punt
 def _rules_text(rules: dict[str, bool]) -> str:
     on = [name for name, value in rules.items() if value]
     return ", ".join(on) if on else "no Regola, bets for several"
-
-
-def _dumps(value: Any) -> str:
-    return "" if value is None else json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 @dataclass
@@ -239,9 +235,12 @@ def build_document(
         ])  # fmt: skip
 
     def nonconf(row):
+        # In words, as the tablet says them (tables.wording), in the report's English; the
+        # cards by their codes, as the cards column prints them.
         (t, s, n, cards, pd, bd, rp, rb, violations, as_played, settled, next_cards, winner, levy) = row
-        return [t, s, n, _dumps(cards), pd, bd, rp, rb, _dumps(violations), _dumps(as_played), _dumps(settled),
-                _dumps(next_cards), winner, levy]  # fmt: skip
+        with translation.override("en"):
+            return [t, s, n, " ".join(cards or ()), pd, bd, rp, rb, violations_text(violations),
+                    version_text(as_played), version_text(settled), " ".join(next_cards or ()), winner, levy]  # fmt: skip
 
     sections: list[Section] = [
         Section("tables", "Tables: figures of the day and the banker's win rate", _cols(

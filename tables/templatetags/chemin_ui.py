@@ -8,6 +8,8 @@ from django import template
 from django.utils.formats import get_format
 from django.utils.html import format_html
 
+from tables.wording import violation_text
+
 register = template.Library()
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -66,3 +68,10 @@ def card(code) -> str:
         return ""
     klass = "pc red" if str(code)[-1] in RED else "pc"
     return format_html('<span class="{}">{}</span>', klass, card_text(code))
+
+
+@register.filter
+def violation(v) -> str:
+    """A coup's violation in words, its cards as the pages show them (tables.wording, the
+    report's phrasing too)."""
+    return violation_text(v, card=card, html=True)

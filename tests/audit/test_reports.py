@@ -1092,3 +1092,75 @@ def test_the_banker_win_rates_are_numbers_in_the_xlsx_and_the_same_text_in_the_c
             assert f"{cell.value:.6f}" == rate[key] == csv_rows[str(table)][csv_key], (table, key)
             checked += 1
     assert checked >= 4
+
+
+# --------------------------------------------------------------------------- non-conforming coups in words
+
+
+def test_the_non_conforming_coups_are_in_words_in_the_csv_and_the_xlsx(
+    world, media, django_capture_on_commit_callbacks
+):
+    """The section printed the violations and both versions as JSON; an auditor reads them
+    as the tablet says them. build_day's table 2: a banker alla Regola stood on 3 against a
+    punta's third card 2 (he must draw), reconstructed with the next card 4H for the banker.
+    Added here: a punta playing for several who drew on 6 (he must stand); the replay has
+    him stand, gives his card 3D to the banker alla Regola (3 draws when the punta stood),
+    and leaves the banker's own 4C void."""
+    import openpyxl
+
+    s2 = TableSession.objects.get(pk=world.sessions[1].pk)
+    p2 = [seat.patron for seat in s2.seats.order_by("seat_number")]
+    coup = table_services.coup_record(session=s2, by=s2.capo_partita, cards=["6H", "2S", "KC", "AS", "3D", "4C"],
+                                      bets=[{"patron": p2[1], "amount": 200_00}], punta_draws=True,
+                                      banker_draws=True)  # fmt: skip
+    assert [v["side"] for v in coup.violations] == ["punta"]
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert report.status == "done", report.error
+
+    banker = (
+        ["2", "1", "1", "KH 2S 3C AS 2D"],
+        "banker stood on 3 against the punta's third card 2D (banker alla Regola: draw)",
+        "punta 5 (KH 3C 2D), banker 3 (2S AS): the punta wins",
+        "punta 5 (KH 3C 2D), banker 7 (2S AS 4H): the banker wins",
+        "4H",
+    )
+    punta = (
+        ["2", "1", "2", "6H 2S KC AS 3D 4C"],
+        "punta drew on 6 (punta playing for several bettors: stand)",
+        "punta 9 (6H KC 3D), banker 7 (2S AS 4C): the punta wins",
+        "punta 6 (6H KC), banker 6 (2S AS 3D): égalité (coup nul); void, to the sibilla: 4C",
+        "",
+    )
+    title = "Non-conforming coups: as played and reconstructed (RULES.md §3.3)"
+    from tests.audit.test_exports import csv_blocks
+
+    _preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
+    header, *rows = [r for r in blocks[title] if not r[0].startswith("#")]
+    at = {key: header.index(key) for key in ("violations", "as_played", "reconstruction", "next_cards")}
+    got = [(r[:4], r[at["violations"]], r[at["as_played"]], r[at["reconstruction"]], r[at["next_cards"]])
+           for r in rows]  # fmt: skip
+    assert got == [banker, punta]
+    assert not any("{" in cell or "[" in cell for r in rows for cell in r)
+
+    wb = openpyxl.load_workbook(_file(report, "xlsx"))
+    [ws] = [ws for ws in wb.worksheets if ws["A1"].value == "Table" and any(
+        c.value == "Violations" for c in ws[1])]  # fmt: skip
+    titles = [c.value for c in ws[1]]
+    cols = [titles.index(t) for t in ("Violations", "As played", "Reconstruction (settled)")]
+    assert [tuple(row[i] for i in cols) for row in ws.iter_rows(min_row=2, values_only=True)] == [
+        banker[1:4], punta[1:4]]  # fmt: skip
+
+
+def test_a_coup_s_violation_reads_the_same_on_the_tablet_in_italian():
+    """The tablet's words are the report's (tables.wording), in the page's language."""
+    from django.utils import translation
+
+    from tables.templatetags.chemin_ui import violation
+
+    v = {"side": "banker", "rule": "banker_regola", "punta_total": 5, "banker_total": 3, "punta_third_card": "2D",
+         "punta_third_value": 2, "required": "draw", "done": "stand"}  # fmt: skip
+    with translation.override("it"):
+        html = violation(v)
+    assert html.startswith("banchiere non ha tirato con 3 contro la terza carta della punta <span")
+    assert html.endswith("(banchiere alla Regola: tirare)") and "2♦" in html
