@@ -111,6 +111,7 @@ class AuditBrokenEventOutput(serializers.Serializer):
             "sealed_event_missing",
             "sealed_event_changed",
             "report_seal_altered",
+            "sealed_heads_altered",
         ]
     )
     message = serializers.CharField()

@@ -63,6 +63,11 @@ SEALED_EVENT_CHANGED = "sealed_event_changed"
 # event recorded, or its sealed heads do not hash to that seal (rewritten in SQL, e.g. to
 # match a stream cut short): the check above would be checking forged heads.
 REPORT_SEAL_ALTERED = "report_seal_altered"
+# The same run: a built report's sealed heads are not the heads its `report.built` event
+# recorded (their count and digest, heads_digest): rewritten, or emptied, which made the
+# report look like one built before heads were kept and skipped every check above. Reports
+# whose event predates the record are checked as before.
+SEALED_HEADS_ALTERED = "sealed_heads_altered"
 
 # Events per chunk: the fast path hashes a chunk from one text blob built by PostgreSQL,
 # the slow path reads rows through a server-side cursor this many at a time. Large enough
@@ -865,10 +870,12 @@ def sealed_head_changes(heads: Iterable[Iterable[Any]]) -> list[dict[str, Any]]:
 def _sealed_head_problem() -> BrokenEvent | None:
     """The first head a built report sealed that the trail no longer holds as sealed: the
     chains alone cannot show a tail deleted with its head moved back, or a stream rewritten
-    and re-chained from an event on; the seals kept with the reports do."""
+    and re-chained from an event on; the seals kept with the reports do. Before that, the
+    report's row itself: its seal and its sealed heads as its report.built event recorded
+    them (a report with no heads and no record of them predates the heads: nothing to check)."""
     from audit.models import DayReport
 
-    reports = DayReport.objects.filter(status=DayReport.Status.DONE).exclude(sealed_heads=[]).order_by("pk")
+    reports = DayReport.objects.filter(status=DayReport.Status.DONE).order_by("pk")
     rows = reports.values_list("pk", "gaming_day_id", "version", "sealed_heads", "seal")
     for pk, day_id, version, heads, seal in rows.iterator(chunk_size=200):
         built = (
@@ -877,19 +884,28 @@ def _sealed_head_problem() -> BrokenEvent | None:
                 subject_id=str(pk),
             ).order_by("-seq").values_list("pk", "seq", "payload_json").first()
         )  # fmt: skip
-        recorded = json.loads(built[2]).get("seal") if built else None
-        if recorded != seal or seal_of(heads or []) != seal:
-            where = "its seal is not the one its report.built event recorded" if recorded != seal else (
-                "its sealed heads do not hash to its seal")  # fmt: skip
-            return BrokenEvent(
-                f"reports:{day_id}", built[1] if built else 0, built[0] if built else None, REPORT_SEAL_ALTERED,
-                f"report {pk} (gaming day {day_id}, version {version}): {where}: the report's row was edited",
-            )  # fmt: skip
+        payload = json.loads(built[2]) if built else {}
+        kept = payload.get("sealed_heads")
+        if not heads and kept is None:
+            continue  # built before its heads were kept
+        where_built = (f"reports:{day_id}", built[1] if built else 0, built[0] if built else None)
+        report = f"report {pk} (gaming day {day_id}, version {version})"
+        recorded = payload.get("seal")
+        if recorded != seal:
+            return BrokenEvent(*where_built, REPORT_SEAL_ALTERED, f"{report}: its seal is not the one its "
+                               "report.built event recorded: the report's row was edited")  # fmt: skip
+        if heads_altered(heads, kept):
+            return BrokenEvent(*where_built, SEALED_HEADS_ALTERED, (
+                f"{report}: its sealed heads ({len(heads or [])}) are not the {kept.get('count')} its report.built "
+                "event recorded: the report's row was edited"))  # fmt: skip
+        if seal_of(heads or []) != seal:
+            return BrokenEvent(*where_built, REPORT_SEAL_ALTERED, f"{report}: its sealed heads do not hash to its "
+                               "seal: the report's row was edited")  # fmt: skip
         changes = sealed_head_changes(heads or [])
         if not changes:
             continue
         first = changes[0]
-        sealed = f"report {pk} (gaming day {day_id}, version {version}) sealed seq {first['seq']} ({first['sealed'][:12]}…)"
+        sealed = f"{report} sealed seq {first['seq']} ({first['sealed'][:12]}…)"
         if first["now"] is None:
             reason = SEALED_EVENT_MISSING
             last = AuditStream.objects.filter(name=first["stream"]).values_list("seq", flat=True).first()
@@ -900,6 +916,24 @@ def _sealed_head_problem() -> BrokenEvent | None:
                        "and the chain rebuilt")  # fmt: skip
         return BrokenEvent(first["stream"], first["seq"], first["event_id"], reason, message)
     return None
+
+
+def heads_digest(heads: Iterable[Iterable[Any]]) -> dict[str, Any]:
+    """What a report's build records of its sealed heads, to check its row against later:
+    how many, and the SHA-256 of their canonical JSON ([[name, seq, hash], ...] sorted, no
+    spaces). The seal alone does not do: emptied heads made a report look like one built
+    before heads were kept, which nothing checked."""
+    canonical = sorted([str(name), int(seq), head] for name, seq, head in heads)
+    text = json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
+    return {"count": len(canonical), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def heads_altered(heads: Iterable[Iterable[Any]] | None, recorded: Mapping[str, Any] | None) -> bool:
+    """Whether a report's sealed heads differ from what its build recorded (heads_digest);
+    False when the build recorded nothing of them (an event from before the record)."""
+    if not isinstance(recorded, Mapping):
+        return False
+    return heads_digest(heads or []) != {"count": recorded.get("count"), "sha256": recorded.get("sha256")}
 
 
 def day_seal(*, streams: Iterable[str]) -> str:

@@ -60,6 +60,9 @@ REASONS = {
     "chain_broken": gettext_lazy("An audit chain is broken."),
     "build_record_missing": gettext_lazy("The audit trail has no record of this report's build."),
     "summary_mismatch": gettext_lazy("The report's figures differ from those recorded when it was built."),
+    "sealed_heads_altered": gettext_lazy(
+        "The report's sealed stream heads differ from those recorded when it was built: the report's row was edited."
+    ),
     "levies_mismatch": gettext_lazy(
         "Table %(table)s: the levies in the report differ from the coups the audit trail recorded."
     ),
@@ -89,6 +92,9 @@ BREAKS = {
     ),
     "report_seal_altered": gettext_lazy(
         "a day's report no longer holds the seal its build recorded: the report's row was edited"
+    ),
+    "sealed_heads_altered": gettext_lazy(
+        "a day's report no longer holds the sealed heads its build recorded: the report's row was edited"
     ),
 }
 # A coup's figures and winners, in a coup_mismatch said in words.

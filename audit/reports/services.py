@@ -29,7 +29,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditStream, DayReport, ReportFile
-from audit.selectors import chain_verify, heads_then, seal_of, sealed_head_changes, stream_heads
+from audit.selectors import (
+    chain_verify,
+    heads_altered,
+    heads_digest,
+    heads_then,
+    seal_of,
+    sealed_head_changes,
+    stream_heads,
+)
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
@@ -228,6 +236,9 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
             "streams": len(streams),
             "files": {f.format: f.sha256 for f in files},
             "expected_cagnotte": built.summary["expected_cagnotte"],
+            # The heads the seal is over, as a count and a digest: the report's row keeps them
+            # unchained, and emptied there they made it look like a report from before them.
+            "sealed_heads": heads_digest(heads),
         },
     )
 
@@ -273,7 +284,8 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[int]:
 
 def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The report as its build recorded it in the hash-chained `report.built` event: the
-    seal, each file's SHA-256 and the expected cagnotte. The report's rows are not chained:
+    seal, its sealed heads (count and digest; not in older events), each file's SHA-256 and
+    the expected cagnotte. The report's rows are not chained:
     a file replaced together with its stored checksum, or a seal rewritten, shows here."""
     event = (
         AuditEvent.objects.filter(
@@ -300,6 +312,10 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
     if built.get("seal") != report.seal:
         reasons.append({"code": "seal_mismatch", "stored": report.seal, "recorded": built.get("seal"),
                         "event": event.pk})  # fmt: skip
+    recorded_heads = built.get("sealed_heads")  # absent from the events of builds before it was kept
+    if heads_altered(report.sealed_heads, recorded_heads):
+        reasons.append({"code": "sealed_heads_altered", "stored": len(report.sealed_heads or []),
+                        "recorded": recorded_heads.get("count"), "event": event.pk})  # fmt: skip
     if built.get("expected_cagnotte") != (report.summary or {}).get("expected_cagnotte"):
         reasons.append({"code": "summary_mismatch", "event": event.pk})
     return reasons

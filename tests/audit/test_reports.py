@@ -934,9 +934,10 @@ def test_the_whole_trail_check_names_a_report_whose_sealed_heads_were_rewritten(
     DayReport.objects.filter(pk=report.pk).update(sealed_heads=heads)
     built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
     broken = chain_verify().first_broken
+    # The build recorded the heads themselves (count and digest): the rewrite is named as such.
     assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
-        f"reports:{closed.day.pk}", built.seq, built.pk, "report_seal_altered")  # fmt: skip
-    assert "its sealed heads do not hash to its seal" in broken.message
+        f"reports:{closed.day.pk}", built.seq, built.pk, "sealed_heads_altered")  # fmt: skip
+    assert "are not the" in broken.message and "its report.built event recorded" in broken.message
     # The seal rewritten too, to the forged heads: still not the seal the build recorded.
     from audit.selectors import seal_of
 
@@ -944,6 +945,87 @@ def test_the_whole_trail_check_names_a_report_whose_sealed_heads_were_rewritten(
     broken = chain_verify().first_broken
     assert broken.reason == "report_seal_altered"
     assert "its seal is not the one its report.built event recorded" in broken.message
+
+
+def _empty_sealed_heads(report: DayReport) -> None:
+    """The attacker empties the report's sealed heads in SQL (its row has no trigger): the
+    report then looked like one built before heads were kept, and no check looked at it."""
+    assert raw_sql("UPDATE audit_dayreport SET sealed_heads = '[]'::jsonb WHERE id = %s", (report.pk,)) == 1
+
+
+def test_the_build_records_its_sealed_heads_and_an_untouched_report_verifies(closed, api, auditor):
+    from audit.selectors import chain_verify, heads_digest
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    assert built.payload["sealed_heads"] == heads_digest(report.sealed_heads)
+    assert built.payload["sealed_heads"]["count"] == len(report.sealed_heads) == len(report.sealed_streams) >= 3
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == []
+    assert chain_verify().ok
+
+
+def test_sealed_heads_emptied_in_sql_are_named_by_both_checks(closed, api, auditor):
+    """Emptied heads hid a sealed tail deleted with its head moved back from the whole-trail
+    check (a report without heads was skipped); now the build's record of them says so."""
+    from audit.selectors import chain_verify
+    from audit.views import _explain
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    count = len(report.sealed_heads)
+    _delete_sealed_tail(report)
+    _empty_sealed_heads(report)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    broken = chain_verify().first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
+        f"reports:{closed.day.pk}", built.seq, built.pk, "sealed_heads_altered")  # fmt: skip
+    assert f"its sealed heads (0) are not the {count} its report.built event recorded" in broken.message
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    [reason] = [r for r in body["reasons"] if r["code"] == "sealed_heads_altered"]
+    assert reason == {"code": "sealed_heads_altered", "stored": 0, "recorded": count, "event": built.pk}
+    assert ("The report's sealed stream heads differ from those recorded when it was built: the report's row was "
+            "edited.") in _explain(body)["lines"]  # fmt: skip
+    whole = api(auditor).post("/api/audit/verify/").json()
+    assert whole["ok"] is False and whole["first_broken"]["reason"] == "sealed_heads_altered"
+
+
+def test_sealed_heads_emptied_alone_are_named_too(closed, api, auditor):
+    from audit.selectors import chain_verify
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    _empty_sealed_heads(report)
+    assert chain_verify().first_broken.reason == "sealed_heads_altered"
+    codes = [r["code"] for r in api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]]
+    assert codes == ["sealed_heads_altered"]
+
+
+def test_a_report_whose_build_event_predates_the_heads_record_verifies_as_before(
+    world, media, api, auditor, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A `report.built` event written before the build recorded its heads has no
+    `sealed_heads`: the report verifies, and its heads are checked as before (against its
+    seal), emptied ones as a report from before heads were kept."""
+    from audit.reports import services as report_services
+    from audit.selectors import chain_verify
+
+    real = report_services.record
+
+    def old_record(**kwargs):
+        if kwargs.get("action") == "report.built":
+            kwargs["data"] = {k: v for k, v in kwargs["data"].items() if k != "sealed_heads"}
+        return real(**kwargs)
+
+    monkeypatch.setattr(report_services, "record", old_record)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    assert "sealed_heads" not in built.payload and report.sealed_heads
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [] and chain_verify().ok
+    _empty_sealed_heads(report)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [] and chain_verify().ok
 
 
 def test_close_through_the_api_is_the_commissario_s(world, api, auditor, commissario, media,
