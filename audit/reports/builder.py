@@ -13,9 +13,19 @@ A table mixes coups with and without a declared Regola, banco solo or not; the e
 uses the combination (regola_punta, regola_banker, banco_solo) most used among the
 table's decided coups, and the report says which. The expected rate is
 P(banker) / (P(banker) + P(punta)), conditional on a decided coup like the observed one.
-The 95% interval is the normal approximation around that expectation,
-p0 ± 1.96·sqrt(p0(1-p0)/n): the observed rate outside it is flagged (the score test, the
-same decision as "p0 outside the Wilson interval of the observed rate")."""
+The 95% interval around that expectation, for n decided coups of which k the banker won:
+- when n·p0·(1-p0) >= 10 (EXACT_BELOW), the normal approximation p0 ± 1.96·sqrt(p0(1-p0)/n):
+  the observed rate outside it is flagged (the score test, the same decision as "p0 outside
+  the Wilson interval of the observed rate");
+- below that (a table with few decided coups, where the normal curve misstates the tails
+  of so few coups: 5 banker wins out of 5 were flagged, 3.4% likely at the table's odds),
+  the exact binomial acceptance region [lo, hi] of X ~ Binomial(n, p0), two-sided, each tail
+  at most 2.5%: lo the largest count with P(X < lo) <= 2.5%, hi the smallest with
+  P(X > hi) <= 2.5%, computed in exact fractions (math.comb, Fraction). The interval is
+  [lo/n, hi/n]; k outside [lo, hi] is flagged. The usual rule of thumb for the normal
+  approximation is n·p·(1-p) >= 10; with p0 near 0.51 the exact region is used up to
+  40 decided coups.
+The Tables section says which method each table used (its "95% method" column and note)."""
 
 from __future__ import annotations
 
@@ -60,6 +70,10 @@ def _who(user) -> str:
 
 CHUNK = 2000
 Z95 = 1.96
+# Below this n·p0·(1-p0) the banker's win rate is checked against the exact binomial region.
+EXACT_BELOW = 10
+TAIL95 = Fraction(1, 40)  # 2.5%: each tail of the exact two-sided 95% region
+EXACT, NORMAL = "exact binomial", "normal approximation"
 
 Tick = Callable[[], None]
 
@@ -81,8 +95,28 @@ def expected_banker_rate(profile: str, decks: int, regola_punta: bool, regola_ba
     return banker / (banker + punta)
 
 
+def binomial_acceptance(n: int, p0: Fraction) -> tuple[int, int]:
+    """The exact two-sided 95% acceptance region [lo, hi] of X ~ Binomial(n, p0): lo the
+    largest count with P(X < lo) <= 2.5%, hi the smallest with P(X > hi) <= 2.5% (each tail
+    of the region at most 2.5%; lo <= hi, since the two tails together are at most 5%)."""
+    p0 = Fraction(p0)
+    q = 1 - p0
+    pmf = [math.comb(n, k) * p0**k * q ** (n - k) for k in range(n + 1)]
+    lo, below = 0, Fraction(0)
+    while lo < n and below + pmf[lo] <= TAIL95:
+        below += pmf[lo]
+        lo += 1
+    hi, above = n, Fraction(0)
+    while hi > 0 and above + pmf[hi] <= TAIL95:
+        above += pmf[hi]
+        hi -= 1
+    return lo, hi
+
+
 def banker_rate_check(*, profile: str, decks: int, usage, banker_wins: int, punta_wins: int) -> dict[str, Any]:
-    """The observed banker's win rate against the exact expectation, with its 95% interval."""
+    """The observed banker's win rate against the exact expectation, with its 95% interval:
+    the normal approximation, or the exact binomial region when the table decided too few
+    coups for it (module docstring); `method` says which."""
     n = banker_wins + punta_wins
     flags = usage.most_common(1)[0][0] if usage else (False, False, False)
     p0 = expected_banker_rate(profile, decks, *flags)
@@ -95,8 +129,18 @@ def banker_rate_check(*, profile: str, decks: int, usage, banker_wins: int, punt
         "low": None,
         "high": None,
         "flagged": False,
+        "method": None,
     }
-    if n:
+    if n and n * p0 * (1 - p0) < EXACT_BELOW:
+        lo, hi = binomial_acceptance(n, p0)
+        out.update(
+            observed=f"{banker_wins / n:.6f}",
+            low=f"{lo / n:.6f}",
+            high=f"{hi / n:.6f}",
+            flagged=not lo <= banker_wins <= hi,
+            method=EXACT,
+        )
+    elif n:
         observed = banker_wins / n
         half = Z95 * math.sqrt(float(p0) * (1 - float(p0)) / n)
         out.update(
@@ -104,8 +148,20 @@ def banker_rate_check(*, profile: str, decks: int, usage, banker_wins: int, punt
             low=f"{max(0.0, float(p0) - half):.6f}",
             high=f"{min(1.0, float(p0) + half):.6f}",
             flagged=abs(observed - float(p0)) > half,
+            method=NORMAL,
         )
     return out
+
+
+def _methods_text(per_table: dict[int, dict[str, Any]]) -> str:
+    """Which tables' intervals are exact, which normal: "Exact binomial: table 2. Normal
+    approximation: tables 1, 3." (a table with no decided coup has no interval)."""
+    parts = []
+    for method in (EXACT, NORMAL):
+        numbers = [str(n) for n in sorted(per_table) if per_table[n]["banker_rate"]["method"] == method]
+        if numbers:
+            parts.append(f"{method.capitalize()}: {'table' if len(numbers) == 1 else 'tables'} {', '.join(numbers)}.")
+    return " ".join(parts) or "No table decided a coup."
 
 
 def _rules_text(rules: dict[str, bool]) -> str:
@@ -179,7 +235,8 @@ def build_document(
         table_rows.append([
             t.number, t.profile, t.decks, sum(1 for s in sessions if s.table_id == table_id), f["coups"],
             f["annulled"], f["banker_wins"], f["punta_wins"], f["ties"], rate["decided"], rate["observed"] or "",
-            rate["expected"], rate["low"] or "", rate["high"] or "", _rules_text(rate["rules"]), rate["flagged"],
+            rate["expected"], rate["low"] or "", rate["high"] or "", rate["method"] or "", _rules_text(rate["rules"]),
+            rate["flagged"],
             f["non_conforming"], f["levies_recorded"], f["expected_cagnotte"],
             None if count is None else count.counted, None if count is None else count.carried,
         ])  # fmt: skip
@@ -249,12 +306,15 @@ def build_document(
             ("banker_wins", "Banker wins", "int"),
             ("punta_wins", "Punta wins", "int"), ("ties", "Ties", "int"), ("decided", "Decided", "int"),
             ("win_rate", "Banker win rate", "rate"), ("expected", "Expected (exact)", "rate"),
-            ("low", "95% low", "rate"), ("high", "95% high", "rate"), ("rules", "Rules of the expectation", "text"),
+            ("low", "95% low", "rate"), ("high", "95% high", "rate"), ("method", "95% method", "text"),
+            ("rules", "Rules of the expectation", "text"),
             ("flagged", "Outside 95%", "bool"), ("non_conforming", "Non-conforming", "int"),
             ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
             ("counted", "Counted cagnotte", "money"), ("carried", "Carried", "money"),
         ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, the profile's "
-                   "recommended strategy, under the rules most used at the table; ties excluded."),
+                   "recommended strategy, under the rules most used at the table; ties excluded. 95% interval: the "
+                   "normal approximation p0 ± 1.96·sqrt(p0(1-p0)/n) when n·p0·(1-p0) >= 10 (n decided coups), else "
+                   f"the exact binomial acceptance region, each tail at most 2.5%. {_methods_text(per_table)}"),
         Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
             ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupiers (in turn)", "text"),

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -335,9 +336,84 @@ def test_expected_banker_rate_is_exact_and_the_interval_flags():
     inside = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=round(float(p) * 400),
                                punta_wins=400 - round(float(p) * 400))  # fmt: skip
     assert not inside["flagged"] and float(inside["low"]) < float(p) < float(inside["high"])
+    assert inside["method"] == "normal approximation"  # n·p0·(1-p0) ≈ 100: the normal curve is fine
     outside = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=400, punta_wins=0)
     assert outside["flagged"] and outside["rules"]["regola_banker"] is True
-    assert banker_rate_check(profile="venezia", decks=6, usage=None, banker_wins=0, punta_wins=0)["flagged"] is False
+    none = banker_rate_check(profile="venezia", decks=6, usage=None, banker_wins=0, punta_wins=0)
+    assert none["flagged"] is False and none["method"] is None and none["low"] is None
+
+
+def test_the_exact_binomial_region_against_hand_computed_tails():
+    from fractions import Fraction
+
+    from audit.reports.builder import binomial_acceptance
+
+    half = Fraction(1, 2)
+    # n = 5, p = 1/2: P(X = 0) = P(X = 5) = 1/32 = 3.1% > 2.5%: no count is rejected.
+    assert binomial_acceptance(5, half) == (0, 5)
+    # n = 10, p = 1/2: P(X <= 1) = 11/1024 = 1.07% <= 2.5% < P(X <= 2) = 56/1024 = 5.5%; symmetric.
+    assert binomial_acceptance(10, half) == (2, 8)
+    # n = 5, p = 1/10: P(X = 0) = 0.59; P(X >= 3) = 0.00856 <= 2.5% < P(X >= 2) = 0.08146.
+    assert binomial_acceptance(5, Fraction(1, 10)) == (0, 2)
+    assert binomial_acceptance(1, half) == (0, 1) and binomial_acceptance(0, half) == (0, 0)
+
+
+def test_a_table_with_five_decided_coups_uses_the_exact_region():
+    """Five banker wins out of five: the normal approximation flagged it (its 95% high is
+    p0 + 1.96·sqrt(p0(1-p0)/5) ≈ 0.947), though at p0 ≈ 0.5085 it happens 3.4% of the time,
+    more than the 2.5% a tail may hold. The exact region: P(X = 0) = (1-p0)^5 ≈ 2.86% and
+    P(X = 5) = p0^5 ≈ 3.40%, both over 2.5%, so [0, 5]: every count of five is accepted."""
+    from collections import Counter
+
+    from audit.reports.builder import Z95
+
+    usage = Counter({(False, True, False): 5})
+    p = expected_banker_rate("venezia", 6, False, True, False)
+    assert f"{float(p):.4f}" == "0.5085"
+    assert (1 - p) ** 5 > Fraction(1, 40) and p**5 > Fraction(1, 40)  # the hand computation, exactly
+    assert float(p) + Z95 * (float(p) * (1 - float(p)) / 5) ** 0.5 < 1  # where the normal curve flagged
+    five = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=5, punta_wins=0)
+    assert (five["method"], five["low"], five["high"], five["observed"], five["flagged"]) == (
+        "exact binomial", "0.000000", "1.000000", "1.000000", False)  # fmt: skip
+    # Forty decided coups: n·p0·(1-p0) ≈ 9.997, still exact: [14, 26] (P(X <= 13) ≈ 1.47%,
+    # P(X <= 14) ≈ 3.18%; P(X >= 27) ≈ 2.49%, P(X >= 26) ≈ 5.06%); 3 of 40 is flagged.
+    forty = banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=3, punta_wins=37)
+    assert (forty["method"], forty["low"], forty["high"], forty["flagged"]) == (
+        "exact binomial", f"{14 / 40:.6f}", f"{26 / 40:.6f}", True)  # fmt: skip
+    assert banker_rate_check(profile="venezia", decks=6, usage=usage, banker_wins=20,
+                             punta_wins=21)["method"] == "normal approximation"  # fmt: skip
+
+
+def test_the_report_says_which_interval_each_table_used_alike_in_csv_xlsx_and_pdf(closed, tmp_path):
+    """build_day's tables decided 3 and 1 coups: both exact, [0, 1] (at p0 ≈ 0.5085 no count
+    of 3 or 1 coups is in a tail of 2.5%: (1-p0)^3 ≈ 11.9%, p0^3 ≈ 13.2%)."""
+    import openpyxl
+
+    from tests.audit.test_exports import csv_blocks, pdf_text
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    rates = {n: t["banker_rate"] for n, t in report.summary["tables"].items()}
+    assert {n: (r["decided"], r["method"], r["low"], r["high"], r["flagged"]) for n, r in rates.items()} == {
+        "1": (3, "exact binomial", "0.000000", "1.000000", False),
+        "2": (1, "exact binomial", "0.000000", "1.000000", False),
+    }
+    note = "Exact binomial: tables 1, 2."
+    _preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
+    block = blocks["Tables: figures of the day and the banker's win rate"]
+    assert block[0][0].startswith("# Expected rate:") and block[0][0].endswith(note)
+    assert "each tail at most 2.5%" in block[0][0]
+    header, *rows = [r for r in block if not r[0].startswith("#")]
+    csv_rows = {r[0]: r for r in rows}
+    ws = openpyxl.load_workbook(_file(report, "xlsx"))["Tables"]
+    titles = [c.value for c in ws[1]]
+    for row in ws.iter_rows(min_row=2, values_only=True):
+        table = str(row[titles.index("Table")])
+        assert row[titles.index("95% method")] == csv_rows[table][header.index("method")] == "exact binomial"
+        assert f"{row[titles.index('95% low')]:.6f}" == csv_rows[table][header.index("low")] == rates[table]["low"]
+        assert f"{row[titles.index('95% high')]:.6f}" == csv_rows[table][header.index("high")] == rates[table]["high"]
+    text = pdf_text(_file(report, "pdf").read_bytes(), tmp_path, drawn_order=True)
+    if text is not None:
+        assert note in text and "exact binomial" in text
 
 
 # --------------------------------------------------------------------------- cagnotte count
