@@ -1320,5 +1320,5 @@ def test_a_coup_s_violation_reads_the_same_on_the_tablet_in_italian():
          "punta_third_value": 2, "required": "draw", "done": "stand"}  # fmt: skip
     with translation.override("it"):
         html = violation(v)
-    assert html.startswith("banchiere non ha tirato con 3 contro la terza carta della punta <span")
+    assert html.startswith("il banchiere non ha tirato con 3 contro la terza carta della punta <span")
     assert html.endswith("(banchiere alla Regola: tirare)") and "2♦" in html

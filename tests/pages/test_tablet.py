@@ -148,7 +148,7 @@ def test_a_whole_coup_with_a_reconstruction_through_the_tablet(client_for, game)
     assert coup.state == Coup.State.PENDING and coup.conforming is False
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Non-conforming coup" in page and "next card of the sabot" in page
-    assert "stood on 3, the punta having stood. The rule required: draw." in " ".join(page.split())
+    assert "banker stood on 3, the punta having stood (" in " ".join(page.split())
     assert post(client, game.session, "reconstruction-card", coup=coup.pk, rank="5", suit="H").status_code == 200
     coup.refresh_from_db()
     assert coup.state == Coup.State.SETTLED and coup.winner == "banker"  # 3 + 5 = 8 beats 5
@@ -689,8 +689,8 @@ def test_a_punta_s_violation_says_only_what_he_knew_when_he_decided(client_for, 
     post(client, game.session, "punta", coup=coup.pk, draws="true")
     post(client, game.session, "card", coup=coup.pk, rank="5", suit="D")
     assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
-    for language, said in (("en", "punta: drew on 6 with his two cards. The rule required: stand."),
-                           ("it", "punta: ha tirato avendo 6 con le sue due carte. La regola imponeva: stare.")):
+    for language, said in (("en", "punta drew on 6 (punta, banco solo: stand)."),
+                           ("it", "la punta ha tirato con 6 (punta, banco solo: stare).")):
         page = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
         violation = page[page.index('class="violations"') :]
         violation = " ".join(violation[: violation.index("</div>")].split())
