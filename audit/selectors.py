@@ -523,7 +523,14 @@ class _Batch:
             [_separator(c.head.name) for c in chunks],
         )
         expected = iter(unit)
+        checking = True
         for i, n, documents, hashes in _prefetched(cursor.stream(_FAST_SQL, params)):
+            # Once the unit's verdict is known, its other rows are read and left unchecked:
+            # leaving the stream makes psycopg cancel the statement still running, and a
+            # cancelled statement aborts the transaction that the event-by-event pass (and,
+            # on a worker, the next batch) then needs.
+            if not checking:
+                continue
             index = next(expected, None)
             # PostgreSQL returns the nested loop's rows in plan order.
             result = _check_chunk(self.chunks[index], n, documents, hashes, prefixes) if i == index else _FAILED
@@ -531,9 +538,9 @@ class _Batch:
             if result is _FAILED:
                 with self.lock:
                     self.stop = min(self.stop, index)
-                break
-            if index + 1 >= self.stop:
-                break
+                checking = False
+            elif index + 1 >= self.stop:
+                checking = False
 
 
 _END = object()

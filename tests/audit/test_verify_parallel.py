@@ -207,3 +207,30 @@ def test_unknown_names_are_refused_all_at_once(trail):
     with pytest.raises(ApplicationError) as refused:
         chain_verify(streams=["a", "nope", "zz", "nope"])
     assert refused.value.code == "unknown_stream" and refused.value.details == {"streams": ["nope", "zz"]}
+
+
+@pytest.mark.parametrize("workers", [1, PARALLEL])
+def test_a_break_early_in_a_long_query_is_named_not_raised(opened, tamper, monkeypatch, workers):
+    """The chunk query streams many chunks; the first one breaks. Leaving the stream there
+    made psycopg cancel the statement still running, and a cancelled statement aborts the
+    transaction: the event-by-event pass that names the break then failed ("current
+    transaction is aborted"), an error instead of a verdict (now and then, by timing). The
+    rest of the stream is read and not checked: no statement is ever cancelled."""
+    cancels = []
+    real = psycopg.Connection._try_cancel
+
+    def spy(self, *args, **kwargs):
+        cancels.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "_try_cancel", spy)
+    events = append("first", 3)
+    for n in range(40):  # 520 chunks of 5 kB: more than the socket holds while PostgreSQL sends
+        append(f"s{n:02d}", 13, blob="x" * 5000)
+    tamper("UPDATE audit_auditevent SET action = 'x' WHERE id = %s", (events[0].pk,))
+    for _ in range(5):
+        result = chain_verify(workers=workers, chunk_size=1)
+        assert not result.ok
+        assert (result.first_broken.stream, result.first_broken.seq, result.first_broken.reason) == (
+            "first", 1, "hash_mismatch")  # fmt: skip
+    assert cancels == []
