@@ -652,26 +652,37 @@ def test_the_kind_of_each_bet_is_said_in_the_pages_language(client_for, game):
     assert "<td>individual bet</td>" in english
 
 
-def test_a_violation_names_the_punta_third_card_as_the_pages_show_cards(client_for, game):
-    # the README's coup: the violation said "punta's third card 2S", every other card is "2♠"
-    client = client_for(game.capo)
-    post(client, game.session, "regola", patron=game.banker.pk, declared="true")
+def _banco_played_wrongly(client, game, cards, third) -> str:
+    """A banco by seat 2, the four cards, the punta drawing `third`, the banker standing:
+    the violations block of the tablet's page afterwards (whitespace folded)."""
     post(client, game.session, "coup-open")
     coup = Coup.objects.get(session=game.session)
     post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
     post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
-    for rank, suit in (("2", "H"), ("A", "S"), ("3", "C"), ("2", "D")):
-        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
-    post(client, game.session, "punta", coup=coup.pk, draws="true")
-    post(client, game.session, "card", coup=coup.pk, rank="2", suit="S")
+    for card in (*cards, "draw", third):
+        if card == "draw":
+            post(client, game.session, "punta", coup=coup.pk, draws="true")
+        else:
+            post(client, game.session, "card", coup=coup.pk, rank=card[:-1], suit=card[-1])
     assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
-    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    return _violations(client, game)
+
+
+def _violations(client, game, language: str = "en") -> str:
+    page = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
     violation = page[page.index('class="violations"') :]
-    violation = violation[: violation.index("</div>")]
+    return " ".join(violation[: violation.index("</div>")].split())
+
+
+def test_a_violation_names_the_punta_third_card_as_the_pages_show_cards(client_for, game):
+    # the README's coup: the violation said "punta's third card 2S", every other card is "2♠"
+    client = client_for(game.capo)
+    post(client, game.session, "regola", patron=game.banker.pk, declared="true")
+    violation = _banco_played_wrongly(client, game, ("2H", "AS", "3C", "2D"), "2S")
     assert "third card 2S" not in violation
     assert "punta's third card <span" in violation and "2♠" in violation
     # the banker saw the punta's third card, never his two: his total is not his violation's
-    assert "stood on 3 against the punta's third card" in " ".join(violation.split())
+    assert "stood on 3 against the punta's third card" in violation
     assert "punta 5" not in violation
 
 
@@ -679,21 +690,11 @@ def test_a_punta_s_violation_says_only_what_he_knew_when_he_decided(client_for, 
     """The punta decides on his two cards (RULES.md §2.5): his violation names his total, not
     the third card he then got nor the banker's total, which he could not know."""
     client = client_for(game.capo)
-    post(client, game.session, "coup-open")
-    coup = Coup.objects.get(session=game.session)
-    post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="banco")
-    post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
     # punta 6 (6H + KC), banker 2 (KS + 2D): the punta draws on 6, where he must stand
-    for rank, suit in (("6", "H"), ("K", "S"), ("K", "C"), ("2", "D")):
-        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
-    post(client, game.session, "punta", coup=coup.pk, draws="true")
-    post(client, game.session, "card", coup=coup.pk, rank="5", suit="D")
-    assert post(client, game.session, "banker-stand", coup=coup.pk).status_code == 200
+    _banco_played_wrongly(client, game, ("6H", "KS", "KC", "2D"), "5D")
     for language, said in (("en", "punta drew on 6 (punta, banco solo: stand)."),
                            ("it", "la punta ha tirato con 6 (punta, banco solo: stare).")):
-        page = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
-        violation = page[page.index('class="violations"') :]
-        violation = " ".join(violation[: violation.index("</div>")].split())
+        violation = _violations(client, game, language)
         assert said in violation, violation
         assert "5♦" not in violation and "banker" not in violation and "banchiere" not in violation
 
