@@ -61,10 +61,11 @@ REASONS = {
     "build_record_missing": gettext_lazy("The audit trail has no record of this report's build."),
     "summary_mismatch": gettext_lazy("The report's figures differ from those recorded when it was built."),
     "sealed_heads_altered": gettext_lazy(
-        "The report's sealed stream heads differ from those recorded when it was built: the report's row was edited."
+        "The report's sealed stream heads (%(stored)s) differ from the %(recorded)s recorded when it was built: "
+        "the report's row was edited."
     ),
     "levies_mismatch": gettext_lazy(
-        "Table %(table)s: the levies in the report differ from the coups the audit trail recorded."
+        "Table %(table)s, %(figure)s: %(in_report)s in the report, %(in_trail)s by the coups the audit trail recorded."
     ),
     "postings_mismatch": gettext_lazy(
         "Table %(table)s, session %(session)s, coup %(coup)s: the postings in the books differ from those the "
@@ -96,6 +97,11 @@ BREAKS = {
     "sealed_heads_altered": gettext_lazy(
         "a day's report no longer holds the sealed heads its build recorded: the report's row was edited"
     ),
+}
+# The two figures a levies_mismatch compares.
+LEVY_FIGURES = {
+    "levies_recorded": gettext_lazy("levies recorded"),
+    "expected_cagnotte": gettext_lazy("expected cagnotte (the house's postings)"),
 }
 # A coup's figures and winners, in a coup_mismatch said in words.
 COUP_FIELDS = {
@@ -323,9 +329,12 @@ def _explain(result: dict) -> dict:
     lines = []
     for reason in result["reasons"]:
         code = reason.get("code", "")
-        text = str(REASONS.get(code, code)) % {"format": (reason.get("format") or "").upper(),
-                                                "table": reason.get("table", ""), "session": reason.get("session", ""),
-                                                "coup": reason.get("coup", "")}  # fmt: skip
+        text = str(REASONS.get(code, code)) % {
+            "format": (reason.get("format") or "").upper(),
+            **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded")},
+            "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
+            **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
+        }
         if code == "postings_mismatch":
             text += " " + _postings_words(reason)
         elif code == "coup_mismatch":
@@ -339,6 +348,10 @@ def _explain(result: dict) -> dict:
             text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
+
+
+def _euros(cents) -> str:
+    return euros_exact(cents) if isinstance(cents, int) else ""
 
 
 def _coup_words(reason: dict) -> str:
@@ -366,11 +379,12 @@ def _coup_words(reason: dict) -> str:
 
 
 def _postings_words(reason: dict) -> str:
-    """The entries that differ, each side: "In the books: patron 12 (bettor) +60.00. In the
-    audit trail: patron 12 (bettor) +40.00." (the entries both sides share are left out)."""
+    """The entries that differ, each side: "In the books: Anna Rossi (patron 12, bettor)
+    +60.00. In the audit trail: Anna Rossi (patron 12, bettor) +40.00." (the entries both
+    sides share are left out)."""
 
     def entries(side: str) -> list[tuple]:
-        return [(p.get("patron"), p.get("role"), p.get("amount")) for p in reason.get(side) or []]
+        return [(p.get("patron"), p.get("role"), p.get("amount"), p.get("name")) for p in reason.get(side) or []]
 
     books, trail = entries("in_books"), entries("in_trail")
     only_books, only_trail = list(books), list(trail)
@@ -382,11 +396,17 @@ def _postings_words(reason: dict) -> str:
     def said(side: list[tuple]) -> str:
         if not side:
             return str(_("nothing"))
-        return "; ".join(
-            (_("the house (cagnotte) %(amount)s") if patron is None else _("patron %(patron)s (%(role)s) %(amount)s"))
-            % {"patron": patron, "role": ROLES.get(role, role), "amount": ("+" if amount > 0 else "") + euros_exact(amount)}
-            for patron, role, amount in side
-        )
+        parts = []
+        for patron, role, amount, name in side:
+            if patron is None:
+                template = _("the house (cagnotte) %(amount)s")
+            elif name:
+                template = _("%(name)s (patron %(patron)s, %(role)s) %(amount)s")
+            else:
+                template = _("patron %(patron)s (%(role)s) %(amount)s")
+            parts.append(template % {"name": name, "patron": patron, "role": ROLES.get(role, role),
+                                     "amount": ("+" if amount > 0 else "") + euros_exact(amount)})  # fmt: skip
+        return "; ".join(parts)
 
     return _("In the books: %(books)s. In the audit trail: %(trail)s.") % {
         "books": said(only_books), "trail": said(only_trail)}  # fmt: skip

@@ -23,6 +23,7 @@ class Column:
     key: str
     title: str
     kind: ColumnKind = "text"
+    width: int | None = None  # the XLSX column's width, for sentences (else by kind)
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ class _SectionWriter:
         ws = self.wb.create_sheet(self.names.take(title))
         self.sheets.append(ws.title)
         for i, column in enumerate(self.columns, 1):
-            width = _WIDTHS.get(column.kind, 28)
+            width = column.width or _WIDTHS.get(column.kind, 28)
             ws.column_dimensions[get_column_letter(i)].width = max(width, min(len(column.title) + 4, 50))
         ws.freeze_panes = "A2"
         header = []

@@ -70,6 +70,7 @@ def _who(user) -> str:
 
 CHUNK = 2000
 Z95 = 1.96
+PROSE = 70  # the XLSX width of a column of sentences (the violations, a coup's versions)
 # Below this n·p0·(1-p0) the banker's win rate is checked against the exact binomial region.
 EXACT_BELOW = 10
 TAIL95 = Fraction(1, 40)  # 2.5%: each tail of the exact two-sided 95% region
@@ -164,8 +165,12 @@ def _methods_text(per_table: dict[int, dict[str, Any]]) -> str:
     return " ".join(parts) or "No table decided a coup."
 
 
+_RULE_WORDS = {"regola_punta": "punta alla Regola", "regola_banker": "banker alla Regola", "banco_solo": "banco solo"}
+
+
 def _rules_text(rules: dict[str, bool]) -> str:
-    on = [name for name, value in rules.items() if value]
+    """The rules of the expectation in words: "punta alla Regola, banco solo"."""
+    on = [_RULE_WORDS.get(name, name) for name, value in rules.items() if value]
     return ", ".join(on) if on else "no Regola, bets for several"
 
 
@@ -194,8 +199,9 @@ def _listed(items: list, tick: Tick):
     return rows
 
 
-def _cols(*spec: tuple[str, str, str]) -> list[Column]:
-    return [Column(key, title, kind) for key, title, kind in spec]  # type: ignore[arg-type]
+def _cols(*spec: tuple) -> list[Column]:
+    """Columns from (key, title, kind) or (key, title, kind, XLSX width)."""
+    return [Column(*column) for column in spec]
 
 
 def build_document(
@@ -383,8 +389,8 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
             ("cards", "Cards as played", "text"), ("punta_draws", "Punta drew", "bool"),
             ("banker_draws", "Banker drew", "bool"), ("regola_punta", "Punta Regola", "bool"),
-            ("regola_banker", "Banker Regola", "bool"), ("violations", "Violations", "text"),
-            ("as_played", "As played", "text"), ("reconstruction", "Reconstruction (settled)", "text"),
+            ("regola_banker", "Banker Regola", "bool"), ("violations", "Violations", "text", PROSE),
+            ("as_played", "As played", "text", PROSE), ("reconstruction", "Reconstruction (settled)", "text", PROSE),
             ("next_cards", "Shoe cards drawn for it", "text"), ("winner", "Winner", "text"), ("levy", "Levy", "money"),
         ), _streamed(rs.non_conforming_rows(gaming_day_id=day_id), tick, nonconf)),
         Section("voided_cards", "Voided cards", _cols(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
+from floor.models import Patron
 from tables.models import Coup, Posting
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
         if stream not in heads:
             continue
         where = {"table": session.table.number, "session": session.number}
+        found: list[dict[str, Any]] = []  # this session's, in coup order once sorted
         numbers: dict[int, int] = {}
         results: dict[int, dict[str, Any]] = {}
         in_trail: dict[int, Counter[Entry]] = {}
@@ -84,7 +86,7 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
                     for field in RESULT
                     if (books or {}).get(field) != (trail or {}).get(field)
                 }
-                reasons.append({"code": "coup_mismatch", **where, "coup": numbers[coup],
+                found.append({"code": "coup_mismatch", **where, "coup": numbers[coup],
                                 "settled_in_books": books is not None, "settled_in_trail": trail is not None,
                                 "fields": fields})  # fmt: skip
         in_books: dict[int, Counter[Entry]] = {}
@@ -96,8 +98,21 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
             in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
         for coup in sorted(set(in_trail) | set(in_books)):
             if in_trail.get(coup) != in_books.get(coup):
-                reasons.append({
+                found.append({
                     "code": "postings_mismatch", **where, "coup": numbers.get(coup),
                     "in_books": _listed(in_books.get(coup)), "in_trail": _listed(in_trail.get(coup)),
                 })  # fmt: skip
+        reasons += sorted(found, key=lambda r: (r["coup"] or 0, r["code"] != "coup_mismatch"))
+    _name_patrons(reasons)
     return reasons
+
+
+def _name_patrons(reasons: list[dict[str, Any]]) -> None:
+    """Each posting entry of a postings_mismatch gets its patron's name ("name"; none for the
+    house), as the report names them: one query for them all."""
+    entries = [e for r in reasons if r["code"] == "postings_mismatch" for e in (*r["in_books"], *r["in_trail"])]
+    ids = {e["patron"] for e in entries if e["patron"] is not None}
+    names = {pk: f"{first} {last}" for pk, first, last in
+             Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip
+    for entry in entries:
+        entry["name"] = names.get(entry["patron"])
