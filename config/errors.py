@@ -6,6 +6,7 @@ unreachable dependency (PostgreSQL, Redis) is a 503 `service_unavailable` with R
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -86,8 +87,24 @@ _DRF_CODES: list[tuple[type[exceptions.APIException], str]] = [
 ]
 
 
+# A lone surrogate (U+D800..U+DFFF; any surrogate in a Python str is a lone one) is valid JSON
+# input ("\ud800") but no UTF-8 can encode it: an error echoing it ('"\ud800" is not a valid
+# choice.') crashed the JSON renderer, a 500. Echoed, it becomes U+FFFD.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encodable(v) for v in value]
+    return value
+
+
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
+    return {"error": {"code": code, "message": _encodable(message), "details": _encodable(details or {})}}
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -356,3 +356,26 @@ def test_a_list_body_is_invalid_input(world, commissario, api_client_for):
                                                 content_type="application/json")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize(
+    ("user", "method", "url", "payload", "code"),
+    [
+        # A ChoiceField echoes the value it refuses; without an Idempotency-Key (whose stored
+        # answer is cleaned) the JSON renderer could not encode the surrogate: a 500.
+        ("commissario", "post", lambda w: PATRONS,
+         json.dumps(patron_body()).replace('"id_card"', '"\\ud800"'), "invalid_input"),
+        ("commissario", "post", lambda w: PATRONS,
+         json.dumps(patron_body()).replace('"id_card"', '"x\\udfffy"'), "invalid_input"),
+    ],
+)
+def test_an_error_echoing_a_lone_surrogate_is_a_400_not_a_500(user, method, url, payload, code, world, role_user,
+                                                              api_client_for):
+    before = dump()
+    response = getattr(api_client_for(role_user(user)), method)(url(world), data=payload,
+                                                                content_type="application/json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert "\ufffd" in json.dumps(error, ensure_ascii=False)
+    assert dump() == before
