@@ -108,6 +108,15 @@ class JSONParser(parsers.JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         parser_context = parser_context or {}
         encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        # Django keeps any charset codecs knows, and codecs also holds transforms that are no
+        # text encoding: rot13 (str to str) crashed the reader, a 500; zlib or base64 would
+        # decode a body other than the one sent. Only a text encoding reads JSON.
+        try:
+            text_encoding = getattr(codecs.lookup(encoding), "_is_text_encoding", True)
+        except LookupError:
+            text_encoding = False
+        if not text_encoding:
+            raise ParseError(f"JSON parse error - {encoding} is not a text encoding")
         try:
             decoded = codecs.getreader(encoding)(stream)
             return json.load(decoded, parse_constant=json_strict_constant, parse_float=_finite_float)

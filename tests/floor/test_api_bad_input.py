@@ -379,3 +379,24 @@ def test_an_error_echoing_a_lone_surrogate_is_a_400_not_a_500(user, method, url,
     assert error["code"] == code
     assert "\ufffd" in json.dumps(error, ensure_ascii=False)
     assert dump() == before
+
+
+@pytest.mark.parametrize(
+    ("media_type", "charset"),
+    [
+        # codecs knows transforms that are no text encoding: rot13 (str to str) crashed the
+        # JSON reader, zlib raised zlib.error (500s); hex and base64 decoded another body.
+        *(("application/json", charset) for charset in ["rot13", "zlib", "hex", "base64"]),
+        ("application/x-www-form-urlencoded", "rot13"),
+        ("multipart/form-data", "zlib"),
+    ],
+)
+def test_a_charset_that_is_no_text_encoding_is_a_400(media_type, charset, world, commissario, api_client_for):
+    before = dump()
+    response = api_client_for(commissario).generic(
+        "POST", f"/api/sessions/{world.session.pk}/minimum/", b'{"minimum": 20000, "reason": "r"}',
+        content_type=f"{media_type}; charset={charset}", headers={"Idempotency-Key": "charset"},
+    )
+    assert 400 <= response.status_code < 500, response.content
+    assert response.json()["error"]["code"] in {"malformed_request", "invalid_input"}
+    assert dump() == before
