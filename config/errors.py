@@ -13,7 +13,8 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
@@ -161,3 +162,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             details = {"retry_after_seconds": int(exc.wait)}
     response.data = error_body(code, message, details)
     return response
+
+
+def bad_request(request, exception):
+    """Django's handler400, for what fails before any view: a Host header that is no allowed
+    host (DisallowedHost), a SuspiciousOperation raised by a middleware. An /api/ path gets
+    the API's error shape (it was Django's HTML page); the other pages keep Django's."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("malformed_request", "The request is malformed."), status=400)
+    return defaults.bad_request(request, exception)

@@ -21,6 +21,9 @@ def _login_first(view):
     return docs
 
 
+# A request refused before any view (a Host header not allowed...): on /api/, the error shape.
+handler400 = "config.errors.bad_request"
+
 urlpatterns = [
     # Operations (no auth: config/health.py; /metrics is access-controlled in config/metrics.py).
     path("healthz", healthz, name="healthz"),

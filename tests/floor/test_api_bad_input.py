@@ -400,3 +400,17 @@ def test_a_charset_that_is_no_text_encoding_is_a_400(media_type, charset, world,
     assert 400 <= response.status_code < 500, response.content
     assert response.json()["error"]["code"] in {"malformed_request", "invalid_input"}
     assert dump() == before
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil\x00", "a b"])
+def test_a_host_not_allowed_is_the_error_shape_on_the_api(host, world, commissario, api_client_for):
+    # Django's DisallowedHost, raised in a middleware before any view: its HTML 400 page.
+    before = dump()
+    response = api_client_for(commissario).post(
+        f"/api/sessions/{world.session.pk}/minimum/", {"minimum": 200_00, "reason": "r"}, format="json",
+        headers={"Host": host, "Idempotency-Key": "host"},
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == {"code": "malformed_request", "message": "The request is malformed.",
+                                        "details": {}}
+    assert dump() == before
