@@ -76,6 +76,19 @@ def test_get_raises_as_the_orm(commissario):
         by_pk.get(-5)
 
 
+@pytest.mark.parametrize("pk", [2**63, -(2**63) - 1, 10**25])
+def test_an_id_beyond_bigint_matches_nothing_as_with_the_orm(pk, table_session, commissario):
+    # PostgreSQL refused it ("bigint out of range"): GET /api/sessions/10**25/game/ was a 500.
+    by_pk = Prepared(lambda pk: Patron.objects.filter(pk=pk))
+    patron = PatronFactory(created_by=commissario)
+    assert list(Patron.objects.filter(pk=pk)) == by_pk.all(pk) == []
+    with pytest.raises(Patron.DoesNotExist):
+        by_pk.get(pk)
+    seats, beyond, found = prepared.read((SEATS, (table_session.pk,)), (SEATS, (pk,)), (by_pk, (patron.pk,)))
+    assert (seats, beyond, found) == (SEATS.all(table_session.pk), [], [patron])
+    assert by_pk.all(2**63 - 1) == []  # the edge itself is a bigint: asked, not skipped
+
+
 def test_refuses_what_it_cannot_replay(commissario):
     PatronFactory(created_by=commissario)
     with pytest.raises(ValueError, match="prefetch_related"):

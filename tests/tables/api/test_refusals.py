@@ -325,3 +325,21 @@ def test_a_form_body_without_the_decision_is_a_400_not_a_stand(game, tablet, clo
             url, body, content_type=content_type, headers={"Idempotency-Key": key}
         ))  # fmt: skip
     assert tablet.client.get(f"/api/coups/{closed}/").json()["punta_draws"] is None
+
+
+@pytest.mark.parametrize(
+    ("method", "tail", "body"),
+    [
+        ("get", "game/", None),
+        ("post", "coups/record/", {"cards": ["KH", "5S", "3C", "2D", "2S"]}),
+        ("post", "void-cards/", {"card": "AS", "reason": "seen"}),
+        ("post", "shoes/", {"number": "S-2"}),
+        ("post", "banks/", {"patron": 1, "amount": 100_00}),
+        ("post", "bars/", {"patron": 1, "reason": "faux tirage"}),
+    ],
+)
+@pytest.mark.parametrize("session_id", [2**63, 10**25])
+def test_a_session_id_beyond_bigint_is_a_404(method, tail, body, session_id, game, tablet, refused_api):
+    # The prepared queries sent it to PostgreSQL: "bigint out of range", a 500.
+    url = f"/api/sessions/{session_id}/{tail}"
+    refused_api(404, "not_found", lambda: tablet.get(url) if method == "get" else tablet.post(url, body))
