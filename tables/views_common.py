@@ -369,4 +369,12 @@ def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
     # ASCII digits only: int() also reads other scripts' digits (Arabic-Indic four is 4)
     if not _INT.fullmatch(text):
         raise BadForm("bad_input", _("A whole number is expected."), details={field: raw})
-    return int(text)
+    # Not int() of any length: past 4300 digits it raises ValueError (a 500), and nothing a
+    # form counts or names (an id is a 64-bit integer) comes near 19 digits.
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > MAX_INT_DIGITS:
+        raise BadForm("number_too_large", _("This number is too large."), details={field: raw})
+    return int(text[0] + digits if text[0] in "+-" and digits else digits or "0")
+
+
+MAX_INT_DIGITS = 19  # (2^63 - 1 has 19: a larger id is looked up, and matches nothing)
