@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http.request import RawPostDataException
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from rest_framework.response import Response
@@ -211,6 +213,8 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
     if any("\x00" in name or any("\x00" in value for value in values) for name, values in request.POST.lists()):
         # as the API refuses them (nothing stored: PostgreSQL and the audit trail hold no NUL)
         return Outcome(False, _("Null characters are not allowed."), "null_characters", 400)
+    if _not_utf8(request):  # Django reads it as U+FFFD: garbage the user never typed, written as his
+        return Outcome(False, _("The form was not sent as UTF-8 text: reload the page."), "bad_encoding", 400)
     twice = sorted(name for name, values in request.POST.lists() if len(values) > 1)
     if twice:  # every form field holds one value: a second one is not the user's entry
         return Outcome(False, _("A field was sent twice."), "field_repeated", 400)
@@ -242,6 +246,23 @@ def form_post(request: HttpRequest, run: Callable[[], str]) -> Outcome:
         except ApplicationError as exc:  # idempotency_key_reused: the key was sent with another form
             return Outcome(False, str(exc.message), exc.code, exc.status_code)
     return _outcome(response.data, response.status_code, replayed=response.headers.get(REPLAYED_HEADER) == "true")
+
+
+def _not_utf8(request: HttpRequest) -> bool:
+    """A form body whose names or values, percent-decoded, are not UTF-8 (a lone surrogate's
+    %ED%A0%80, Latin-1 bytes): a browser never sends one from our pages."""
+    if request.content_type != "application/x-www-form-urlencoded":
+        return False
+    try:
+        body = request.body
+    except RawPostDataException:  # (read as a stream: nothing to check here)
+        return False
+    for part in re.split(rb"[&=]", body):
+        try:
+            unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    return False
 
 
 def _outcome(body: dict[str, Any], status: int, *, replayed: bool) -> Outcome:
