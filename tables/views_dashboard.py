@@ -148,7 +148,8 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     seat_choice = request.GET.get("seat")
     tables = list(floor_selectors.table_list().filter(active=True))
     chosen = {}
-    if seat_table and (seat_choice or "").isascii() and (seat_choice or "").isdigit():
+    # (a seat's number: a few digits; int() of thousands raises, a 500)
+    if seat_table and (seat_choice or "").isascii() and (seat_choice or "").isdigit() and len(seat_choice) <= 4:
         chosen = {t.pk: int(seat_choice) for t in tables if seat_table == str(t.pk)}
     cards = _table_cards(tables, live, chosen)
     all_casinos = list(floor_selectors.casino_list())
