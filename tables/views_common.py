@@ -395,7 +395,7 @@ def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
     digits = text.lstrip("+-").lstrip("0")
     if len(digits) > MAX_INT_DIGITS:
         raise BadForm("number_too_large", _("This number is too large."), details={field: raw})
-    return int(text[0] + digits if text[0] in "+-" and digits else digits or "0")
+    return int(("-" if text.startswith("-") else "") + (digits or "0"))
 
 
 MAX_INT_DIGITS = 19  # (2^63 - 1 has 19: a larger id is looked up, and matches nothing)
