@@ -36,6 +36,7 @@ from floor.roles import Role, has_role
 from tables import report_selectors
 from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+from tables.wording import version_text, violations_text
 
 if TYPE_CHECKING:
     from floor.models import GamingDay
@@ -75,6 +76,14 @@ REASONS = {
         "Table %(table)s, session %(session)s, coup %(coup)s: the coup as the books hold it differs from the "
         "coup the audit trail recorded."
     ),
+    "bets_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, coup %(coup)s: the bets in the books differ from those the "
+        "audit trail recorded at rien ne va plus."
+    ),
+    "cards_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, shoe %(shoe)s (%(shoe_number)s), card %(position)s out of the "
+        "shoe: the card in the books differs from the one the audit trail recorded."
+    ),
     "books_mismatch": gettext_lazy(
         "A cagnotte count or a control register differs from what the audit trail recorded for it."
     ),
@@ -110,10 +119,30 @@ COUP_FIELDS = {
     "covered": gettext_lazy("Covered"),
     "cagnotte": gettext_lazy("Levy"),
     "banker_net": gettext_lazy("Banker's net"),
+    "punta": gettext_lazy("Punta"),
+    "cards": gettext_lazy("Cards"),
+    "punta_draws": gettext_lazy("Punta drew"),
+    "banker_draws": gettext_lazy("Banker drew"),
+    "regola_punta": gettext_lazy("Punta alla Regola"),
+    "regola_banker": gettext_lazy("Banker alla Regola"),
+    "banco_solo": gettext_lazy("Banco solo"),
+    "conforming": gettext_lazy("Conforming"),
+    "violations": gettext_lazy("Violations"),
+    "as_played": gettext_lazy("As played"),
+    "next_cards": gettext_lazy("Shoe cards drawn for the reconstruction"),
+    "settled": gettext_lazy("Settled on"),
 }
+MONEY_FIELDS = {"bank_amount", "covered", "cagnotte", "banker_net"}
+CARD_FIELDS = {"cards", "next_cards"}
 WINNERS = {"banker": gettext_lazy("banker"), "punta": gettext_lazy("punta"), "tie": gettext_lazy("tie")}
 # A posting's role, in a postings_mismatch said in words.
 ROLES = {"bettor": gettext_lazy("bettor"), "banker": gettext_lazy("banker")}
+# A bet's kind, in a bets_mismatch said in words.
+KINDS = {
+    "banco": gettext_lazy("banco solo"),
+    "avec_la_table": gettext_lazy("banco avec la table"),
+    "individual": gettext_lazy("individual"),
+}
 # The books' refusals (audit.reports.registers), by code.
 BOOK_REFUSALS = {
     "witness_must_differ": gettext_lazy("The witness must be another person than the counter."),
@@ -331,12 +360,17 @@ def _explain(result: dict) -> dict:
         code = reason.get("code", "")
         text = str(REASONS.get(code, code)) % {
             "format": (reason.get("format") or "").upper(),
-            **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded")},
+            **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
+                                                     "shoe_number", "position")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }
         if code == "postings_mismatch":
             text += " " + _postings_words(reason)
+        elif code == "bets_mismatch":
+            text += " " + _bets_words(reason)
+        elif code == "cards_mismatch":
+            text += " " + _cards_words(reason)
         elif code == "coup_mismatch":
             text += " " + _coup_words(reason)
         broken = reason.get("first_broken")
@@ -363,9 +397,27 @@ def _coup_words(reason: dict) -> str:
         return str(_("The audit trail has no settlement of it."))
 
     def shown(field: str, value) -> str:
-        if value is None:
-            return "—"
-        return str(WINNERS.get(value, value)) if field == "winner" else euros_exact(value)
+        if field == "winner":
+            return str(WINNERS.get(value, value)) if value else "—"
+        if field in MONEY_FIELDS:
+            return euros_exact(value) if isinstance(value, int) else "—"
+        if field == "punta":
+            return _("patron %(patron)s") % {"patron": value} if value is not None else "—"
+        if field in CARD_FIELDS:
+            return " ".join(str(c) for c in value) if value else str(_("none"))
+        if field == "violations":
+            try:
+                return violations_text(value) or str(_("none"))
+            except (KeyError, TypeError, AttributeError):  # edited into a shape no violation has
+                return str(value)
+        if field in ("as_played", "settled"):
+            try:
+                return version_text(value) or "—"
+            except (KeyError, TypeError, AttributeError):
+                return str(value)
+        if isinstance(value, bool):
+            return str(_("yes") if value else _("no"))
+        return "—" if value is None else str(value)
 
     return " ".join(
         _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
@@ -382,9 +434,18 @@ def _postings_words(reason: dict) -> str:
     """The entries that differ, each side: "In the books: Anna Rossi (patron 12, bettor)
     +60.00. In the audit trail: Anna Rossi (patron 12, bettor) +40.00." (the entries both
     sides share are left out)."""
+    return _entries_words(reason, "role", ROLES, signed=True)
 
+
+def _bets_words(reason: dict) -> str:
+    """The bets that differ, each side: "In the books: Anna Rossi (patron 12, individual)
+    80.00. In the audit trail: Anna Rossi (patron 12, individual) 50.00."."""
+    return _entries_words(reason, "kind", KINDS, signed=False)
+
+
+def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> str:
     def entries(side: str) -> list[tuple]:
-        return [(p.get("patron"), p.get("role"), p.get("amount"), p.get("name")) for p in reason.get(side) or []]
+        return [(p.get("patron"), p.get(label), p.get("amount"), p.get("name")) for p in reason.get(side) or []]
 
     books, trail = entries("in_books"), entries("in_trail")
     only_books, only_trail = list(books), list(trail)
@@ -404,12 +465,36 @@ def _postings_words(reason: dict) -> str:
                 template = _("%(name)s (patron %(patron)s, %(role)s) %(amount)s")
             else:
                 template = _("patron %(patron)s (%(role)s) %(amount)s")
-            parts.append(template % {"name": name, "patron": patron, "role": ROLES.get(role, role),
-                                     "amount": ("+" if amount > 0 else "") + euros_exact(amount)})  # fmt: skip
+            parts.append(template % {"name": name, "patron": patron, "role": labels.get(role, role),
+                                     "amount": ("+" if signed and amount > 0 else "") + euros_exact(amount)})  # fmt: skip
         return "; ".join(parts)
 
     return _("In the books: %(books)s. In the audit trail: %(trail)s.") % {
         "books": said(only_books), "trail": said(only_trail)}  # fmt: skip
+
+
+def _card_words(card: dict | None) -> str:
+    """A shoe card as a cards_mismatch gives it: "2S, dealt to the punta in coup 3", "QS,
+    voided (seen face up in the sabot)", or "no card"."""
+    if not card:
+        return str(_("no card"))
+    values = {"card": card.get("card"), "coup": card.get("coup") or "—", "reason": card.get("reason") or "—",
+              "side": WINNERS.get(card.get("side"), card.get("side") or "—")}  # fmt: skip
+    use = card.get("use")
+    if use == "dealt":
+        text = _("%(card)s, dealt to the %(side)s in coup %(coup)s") % values
+    elif use == "reconstruction":
+        text = _("%(card)s, drawn for the reconstruction of coup %(coup)s") % values
+    else:
+        return _("%(card)s, voided (%(reason)s)") % values
+    if card.get("voided"):
+        text += _(", then voided (%(reason)s)") % values
+    return text
+
+
+def _cards_words(reason: dict) -> str:
+    return _("In the books: %(books)s. In the audit trail: %(trail)s.") % {
+        "books": _card_words(reason.get("in_books")), "trail": _card_words(reason.get("in_trail"))}  # fmt: skip
 
 
 def _broken_words(broken: dict) -> str:

@@ -1,10 +1,15 @@
-"""Each settled coup and its postings against the `coup.settled` event that booked them.
+"""Each settled coup, its bets, its postings and the shoe's cards against the events that
+recorded them.
 
-The posting rows have no trigger and no chain; the event that the settlement wrote in the
-same transaction is hash-chained, and it lists the coup's postings (patron, role, amount).
-Money moved in SQL between two patrons of a coup, or between a bettor and the banker, keeps
-every coup summing to zero and every levy as it was: the report's other checks pass. This
-one compares the rows with the events, coup by coup, and names the coup."""
+The coup, bet, posting and shoe-card rows have no trigger and no chain; the events written
+in the same transactions are hash-chained, and they say what the rows hold: the bets at
+rien ne va plus, each card as it left the shoe (or was voided), the coup as played, and its
+settlement with its postings (patron, role, amount). Money moved in SQL between two patrons
+of a coup, or between a bettor and the banker, keeps every coup summing to zero and every
+levy as it was; a bet's amount or a card edited changes the report's bets, coups and cards
+sections with the money untouched: the report's other checks pass. This one replays each
+session's events as of the report's build and compares the rows with them, coup by coup and
+card by card, and names the coup or the card."""
 
 from __future__ import annotations
 
@@ -15,16 +20,28 @@ from typing import TYPE_CHECKING, Any
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
 from floor.models import Patron
-from tables.models import Coup, Posting
+from tables.models import Bet, Coup, Posting, Shoe, ShoeCard
 
 if TYPE_CHECKING:
     from audit.models import DayReport
+    from floor.models import TableSession
 
 CHUNK = 2000
 # The settled coup's figures that its `coup.settled` event records too.
 RESULT = ("winner", "bank_amount", "covered", "cagnotte", "banker_net")
+# What the `coup.played` event records of the coup as played (RULES.md §3.3).
+PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker", "banco_solo",
+          "conforming", "violations", "as_played")  # fmt: skip
+# Every field a coup_mismatch may name, in the order it names them.
+FIELDS = (*RESULT, "punta", *PLAYED, "next_cards", "settled")
+# The events the replay reads.
+ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "coup.rien_ne_va_plus",
+           "coup.played", "coup.settled")  # fmt: skip
+UNUSED = "unused by the reconstruction"  # the reason the settlement gives its void cards
+UNKNOWN = object()  # a figure the trail does not say (an event written before it said it)
 
 Entry = tuple[int | None, str, int]  # (patron id or None for the house, role, signed cents)
+Stake = tuple[int | None, str, int]  # (patron id, kind, cents)
 
 
 def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
@@ -37,13 +54,112 @@ def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
     ]
 
 
-def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
-    """For each coup of the day's sealed sessions, its row and its posting rows against its
-    `coup.settled` event (as of the report's build):
-    - `coup_mismatch`: the settled coup's winner, bank, covered stake, levy or banker's net
-      differ from the event's (`fields`: each one, in the books and in the trail), or a coup
-      is settled in one and not in the other;
-    - `postings_mismatch`: a posting changed, added or removed, or booked with no event.
+def _stakes(stakes: Counter[Stake] | None) -> list[dict[str, Any]]:
+    return [
+        {"patron": patron, "kind": kind, "amount": amount}
+        for (patron, kind, amount), n in sorted(
+            (stakes or Counter()).items(), key=lambda kv: (kv[0][0] or 0, kv[0])
+        )
+        for _ in range(n)
+    ]
+
+
+class _Trail:
+    """One session's events as of the report's build, replayed: what each row should hold."""
+
+    def __init__(self) -> None:
+        self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
+        self.postings: dict[int, Counter[Entry]] = {}
+        self.coups: dict[int, dict[str, Any]] = {}  # coup -> punta, PLAYED, next_cards, settled
+        self.bets: dict[int, Counter[Stake]] = {}  # coup -> the bets at rien ne va plus
+        self.cards: dict[tuple[int, int], dict[str, Any]] = {}  # (shoe, position) -> the card
+        self.dealt: dict[int, list[tuple[int, int]]] = {}  # coup -> its dealt cards, in shoe order
+        self.shoe: int | None = None  # the shoe in play as the events go
+
+    def read(self, stream: str, head: int) -> None:
+        events = AuditEvent.objects.filter(stream__name=stream, action__in=ACTIONS, seq__lte=head).order_by(
+            "seq"
+        )
+        rows = events.values_list("action", "subject_id", "payload_json")
+        for action, subject, doc in rows.iterator(chunk_size=CHUNK):
+            getattr(self, "_" + action.replace(".", "_"))(
+                int(subject) if subject.isdigit() else None, json.loads(doc)
+            )
+
+    def _coup(self, coup: int) -> dict[str, Any]:
+        return self.coups.setdefault(coup, {"next_cards": []})
+
+    def _shoe_loaded(self, shoe: int | None, payload: dict[str, Any]) -> None:
+        self.shoe = shoe
+
+    def _card(self, payload: dict[str, Any], use: str, **more: Any) -> tuple[int, int] | None:
+        if self.shoe is None or not isinstance(payload.get("position"), int):
+            return None
+        key = (self.shoe, payload["position"])
+        self.cards[key] = {"card": payload.get("card"), "use": use, "coup": payload.get("coup"),
+                           "side": "", "voided": False, "reason": "", **more}  # fmt: skip
+        return key
+
+    def _card_dealt(self, coup: int | None, payload: dict[str, Any]) -> None:
+        key = self._card(payload, ShoeCard.Use.DEALT, side=payload.get("side", ""))
+        if key is not None:
+            self.dealt.setdefault(payload.get("coup"), []).append(key)
+
+    def _card_voided(self, card: int | None, payload: dict[str, Any]) -> None:
+        self._card(payload, ShoeCard.Use.VOID, voided=True, reason=payload.get("reason", ""))
+
+    def _reconstruction_card(self, coup: int | None, payload: dict[str, Any]) -> None:
+        self._card(payload, ShoeCard.Use.RECONSTRUCTION)
+        self._coup(payload["coup"])["next_cards"].append(payload.get("card"))
+
+    def _coup_rien_ne_va_plus(self, coup: int | None, payload: dict[str, Any]) -> None:
+        if coup is None:
+            return
+        self._coup(coup)["punta"] = payload.get("punta", UNKNOWN)
+        self.bets[coup] = Counter(
+            (b.get("patron"), b.get("kind"), int(b.get("amount") or 0)) for b in payload.get("bets") or ()
+        )
+
+    def _coup_played(self, coup: int | None, payload: dict[str, Any]) -> None:
+        coup = int(payload["coup"])
+        played = self._coup(coup)
+        played.update({field: payload.get(field, UNKNOWN) for field in PLAYED})
+        settled = payload.get("settled") or {}
+        if settled.get("status") != "pending":
+            self._resolved(coup, settled)
+
+    def _coup_settled(self, coup: int | None, payload: dict[str, Any]) -> None:
+        coup = int(payload["coup"])
+        self.results[coup] = {field: payload.get(field) for field in RESULT}
+        self.postings[coup] = Counter(
+            (p.get("patron"), p.get("role"), int(p.get("amount") or 0)) for p in payload.get("postings") or ()
+        )
+        if "settled" not in self._coup(coup):  # settled on a reconstruction, after its coup.played
+            self._resolved(coup, payload.get("resolution", UNKNOWN))
+
+    def _resolved(self, coup: int, settled: Any) -> None:
+        """The version the coup was settled on; its void cards (drawn, unused by the
+        reconstruction, RULES.md §3.3) are the last ones dealt in the coup, voided."""
+        self._coup(coup)["settled"] = settled
+        void = len(settled.get("void_cards") or ()) if isinstance(settled, dict) else 0
+        dealt = self.dealt.get(coup, [])
+        for key in dealt[len(dealt) - void :] if void else ():
+            self.cards[key].update(voided=True, reason=UNUSED)
+        if settled is UNKNOWN:
+            for key in dealt:  # whether they were voided, the trail does not say
+                self.cards[key].update(voided=UNKNOWN, reason=UNKNOWN)
+
+
+def books_as_played(report: DayReport) -> list[dict[str, Any]]:
+    """For each session the report sealed, its rows against its events (as of the build):
+    - `coup_mismatch`: a settled coup's figures (winner, bank, covered stake, levy, banker's
+      net), its punta, its cards and draws, its Regola marks, its conformity, violations and
+      versions (as played, settled on) differ from the events' (`fields`: each one, in the
+      books and in the trail), or a coup is settled in one and not in the other;
+    - `bets_mismatch`: a settled coup's bets differ from those at its rien ne va plus;
+    - `postings_mismatch`: a posting changed, added or removed, or booked with no event;
+    - `cards_mismatch`: a card out of a shoe changed, added or removed (its code, what it
+      was used for, its coup and hand, whether and why it was voided).
     Read one session at a time, the events streamed: memory grows with a session's coups,
     never with the day's."""
     heads = {name: seq for name, seq, _ in (report.sealed_heads or [])}
@@ -51,66 +167,120 @@ def postings_as_played(report: DayReport) -> list[dict[str, Any]]:
         return []  # a report built before its heads were kept: nothing to hold the rows to
     reasons: list[dict[str, Any]] = []
     for session in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id):
-        stream = session.audit_stream
-        if stream not in heads:
-            continue
-        where = {"table": session.table.number, "session": session.number}
-        found: list[dict[str, Any]] = []  # this session's, in coup order once sorted
-        numbers: dict[int, int] = {}
-        results: dict[int, dict[str, Any]] = {}
-        in_trail: dict[int, Counter[Entry]] = {}
-        payloads = AuditEvent.objects.filter(
-            stream__name=stream, action="coup.settled", seq__lte=heads[stream]
-        ).values_list("payload_json", flat=True)
-        for doc in payloads.iterator(chunk_size=CHUNK):
-            payload = json.loads(doc)
-            coup = int(payload["coup"])
-            numbers[coup] = payload.get("number")
-            results[coup] = {field: payload.get(field) for field in RESULT}
-            in_trail[coup] = Counter(
-                (p.get("patron"), p.get("role"), int(p.get("amount") or 0))
-                for p in payload.get("postings") or ()
-            )
-        settled = Coup.objects.filter(session=session, state=Coup.State.SETTLED).values_list(
-            "pk", "number", *RESULT
-        )
-        booked: dict[int, dict[str, Any]] = {}
-        for coup, number, *values in settled.order_by("pk").iterator(chunk_size=CHUNK):
-            numbers[coup] = number
-            booked[coup] = dict(zip(RESULT, values, strict=True))
-        for coup in sorted(set(results) | set(booked)):
-            books, trail = booked.get(coup), results.get(coup)
-            if books != trail:
-                fields = {
-                    field: {"in_books": (books or {}).get(field), "in_trail": (trail or {}).get(field)}
-                    for field in RESULT
-                    if (books or {}).get(field) != (trail or {}).get(field)
-                }
-                found.append({"code": "coup_mismatch", **where, "coup": numbers[coup],
-                                "settled_in_books": books is not None, "settled_in_trail": trail is not None,
-                                "fields": fields})  # fmt: skip
-        in_books: dict[int, Counter[Entry]] = {}
-        rows = Posting.objects.filter(session=session).values_list(
-            "coup_id", "coup__number", "patron_id", "role", "amount"
-        )
-        for coup, number, patron, role, amount in rows.order_by("coup_id", "id").iterator(chunk_size=CHUNK):
-            numbers.setdefault(coup, number)
-            in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
-        for coup in sorted(set(in_trail) | set(in_books)):
-            if in_trail.get(coup) != in_books.get(coup):
-                found.append({
-                    "code": "postings_mismatch", **where, "coup": numbers.get(coup),
-                    "in_books": _listed(in_books.get(coup)), "in_trail": _listed(in_trail.get(coup)),
-                })  # fmt: skip
-        reasons += sorted(found, key=lambda r: (r["coup"] or 0, r["code"] != "coup_mismatch"))
+        if session.audit_stream in heads:
+            reasons += session_as_played(session, heads[session.audit_stream])
     _name_patrons(reasons)
     return reasons
 
 
+def session_as_played(session: TableSession, head: int) -> list[dict[str, Any]]:
+    """One session's rows against its events up to `head` (its stream's seq): the reasons
+    books_as_played gives, unnamed."""
+    where = {"table": session.table.number, "session": session.number}
+    trail = _Trail()
+    trail.read(session.audit_stream, head)
+    numbers: dict[int, int] = {}
+    books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
+    columns = (*RESULT, "punta_id", *PLAYED, "next_cards", "settled")
+    coups = Coup.objects.filter(session=session).values_list("pk", "number", "state", *columns)
+    for coup, number, state, *values in coups.order_by("pk").iterator(chunk_size=CHUNK):
+        numbers[coup] = number
+        if state == Coup.State.SETTLED:
+            books[coup] = dict(zip(FIELDS, values, strict=True))
+    found: list[dict[str, Any]] = []
+    for coup in sorted(set(trail.results) | set(books)):
+        row, event = books.get(coup), trail.results.get(coup)
+        in_trail = {**(event or {}), **trail.coups.get(coup, {})} if event is not None else None
+        fields = {
+            field: {"in_books": (row or {}).get(field), "in_trail": (in_trail or {}).get(field)}
+            for field in FIELDS
+            if row is not None and in_trail is not None and in_trail.get(field, UNKNOWN) is not UNKNOWN
+            and row.get(field) != in_trail[field]
+        }  # fmt: skip
+        if row is None or in_trail is None or fields:
+            found.append({"code": "coup_mismatch", **where, "coup": numbers.get(coup),
+                          "settled_in_books": row is not None, "settled_in_trail": in_trail is not None,
+                          "fields": fields})  # fmt: skip
+    found += _bets(session, trail, books, numbers, where)
+    found += _postings(session, trail, numbers, where)
+    found.sort(
+        key=lambda r: (
+            r["coup"] or 0,
+            ("coup_mismatch", "bets_mismatch", "postings_mismatch").index(r["code"]),
+        )
+    )
+    return found + _cards(session, trail, numbers, where)
+
+
+def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> list[dict[str, Any]]:
+    """The settled coups' bet rows against the bets their rien ne va plus recorded."""
+    in_books: dict[int, Counter[Stake]] = {coup: Counter() for coup in books}
+    rows = Bet.objects.filter(coup__session=session, coup__state=Coup.State.SETTLED).values_list(
+        "coup_id", "patron_id", "kind", "amount"
+    )
+    for coup, patron, kind, amount in rows.order_by("coup_id", "order").iterator(chunk_size=CHUNK):
+        in_books.setdefault(coup, Counter())[(patron, kind, amount)] += 1
+    return [
+        {"code": "bets_mismatch", **where, "coup": numbers.get(coup),
+         "in_books": _stakes(in_books.get(coup)), "in_trail": _stakes(trail.bets.get(coup))}
+        for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results})
+        if in_books.get(coup) != trail.bets.get(coup)
+    ]  # fmt: skip
+
+
+def _postings(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
+    in_books: dict[int, Counter[Entry]] = {}
+    rows = Posting.objects.filter(session=session).values_list(
+        "coup_id", "coup__number", "patron_id", "role", "amount"
+    )
+    for coup, number, patron, role, amount in rows.order_by("coup_id", "id").iterator(chunk_size=CHUNK):
+        numbers.setdefault(coup, number)
+        in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
+    return [
+        {"code": "postings_mismatch", **where, "coup": numbers.get(coup),
+         "in_books": _listed(in_books.get(coup)), "in_trail": _listed(trail.postings.get(coup))}
+        for coup in sorted(set(trail.postings) | set(in_books))
+        if trail.postings.get(coup) != in_books.get(coup)
+    ]  # fmt: skip
+
+
+def _cards(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
+    """The session's shoe cards against the card events, card by card in shoe order."""
+    shoes = dict(Shoe.objects.filter(session=session).values_list("pk", "seq"))
+    numbers_of = dict(Shoe.objects.filter(session=session).values_list("pk", "number"))
+    in_books: dict[tuple[int, int], dict[str, Any]] = {}
+    rows = ShoeCard.objects.filter(shoe__session=session).values_list(
+        "shoe_id", "position", "code", "use", "coup_id", "side", "voided", "void_reason"
+    )
+    for shoe, position, code, use, coup, side, voided, reason in rows.order_by(
+        "shoe_id", "position"
+    ).iterator(chunk_size=CHUNK):
+        in_books[(shoe, position)] = {"card": code, "use": use, "coup": coup, "side": side, "voided": voided,
+                                      "reason": reason}  # fmt: skip
+    found = []
+    for key in sorted(set(in_books) | set(trail.cards), key=lambda k: (shoes.get(k[0], 0), k[1])):
+        row, card = in_books.get(key), trail.cards.get(key)
+        if row is not None and card is not None:
+            card = {name: row[name] if value is UNKNOWN else value for name, value in card.items()}
+        if row != card:
+            found.append({"code": "cards_mismatch", **where, "shoe": shoes.get(key[0]),
+                          "shoe_number": numbers_of.get(key[0]), "position": key[1],
+                          "in_books": _card_said(row, numbers), "in_trail": _card_said(card, numbers)})  # fmt: skip
+    return found
+
+
+def _card_said(card: dict[str, Any] | None, numbers: dict[int, int]) -> dict[str, Any] | None:
+    """A card as a reason shows it: its coup by number, as the report does."""
+    if card is None:
+        return None
+    return {**card, "coup": numbers.get(card["coup"]) if card["coup"] is not None else None}
+
+
 def _name_patrons(reasons: list[dict[str, Any]]) -> None:
-    """Each posting entry of a postings_mismatch gets its patron's name ("name"; none for the
+    """Each posting or bet entry of a mismatch gets its patron's name ("name"; none for the
     house), as the report names them: one query for them all."""
-    entries = [e for r in reasons if r["code"] == "postings_mismatch" for e in (*r["in_books"], *r["in_trail"])]
+    entries = [e for r in reasons if r["code"] in ("postings_mismatch", "bets_mismatch")
+               for e in (*r["in_books"], *r["in_trail"])]  # fmt: skip
     ids = {e["patron"] for e in entries if e["patron"] is not None}
     names = {pk: f"{first} {last}" for pk, first, last in
              Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip

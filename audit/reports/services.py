@@ -43,7 +43,7 @@ from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
 
 from .builder import build_document
-from .ledger import postings_as_played
+from .ledger import books_as_played
 from .registers import books_stream, books_verify, day_counts
 
 if TYPE_CHECKING:
@@ -401,7 +401,7 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             # would hold the books to another trail (a stream dropped from them reads as a
             # table with no levies), so they are not run on such heads.
             reasons += _levies_as_played(report)
-            reasons += postings_as_played(report)
+            reasons += books_as_played(report)
         reasons += [
             {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
             for problem in books_verify(gaming_day_id=report.gaming_day_id)

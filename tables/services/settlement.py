@@ -152,6 +152,10 @@ def settle_coup(
             "postings": [{"patron": r.patron_id, "role": r.role, "amount": r.amount} for r in rows],
             "bank": {"old": old_amount, "new": bank.amount, "status": bank.status},
             "tie": coup.settlement["tie"],
+            # The version settled on, when it is a reconstruction (RULES.md §3.3): its
+            # `coup.played` may have recorded it pending (audit.reports.ledger holds the coup
+            # row and its void cards to it).
+            **({} if coup.conforming else {"resolution": coup.settled}),
         },
     )
     if winner == PUNTA:

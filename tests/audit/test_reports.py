@@ -31,7 +31,7 @@ from floor import services as floor_services
 from floor.models import GamingDay, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
-from tables.models import Coup, Posting
+from tables.models import Bet, Coup, Posting, ShoeCard
 from tests.audit.conftest import raw_sql, trigger_disabled
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
@@ -841,6 +841,52 @@ def test_a_coup_edited_or_unsettled_in_sql_is_caught(world, media, api, auditor,
     assert any(line.endswith(f"Covered: {(edited.covered + 5_00) / 100:.2f} in the books, "
                              f"{edited.covered / 100:.2f} in the audit trail.") for line in lines), lines  # fmt: skip
     assert any(line.endswith("The books do not hold it as settled.") for line in lines), lines
+
+
+def test_a_bet_and_a_card_edited_in_sql_are_said_on_the_desk(world, media, api, auditor,
+                                                             django_capture_on_commit_callbacks):
+    """A bet's amount and a voided card's reason edited: the money is untouched, so every
+    other check passes; verify names the coup's bets and the card, and the desk says both
+    sides of each."""
+    bet = Bet.objects.filter(coup__session__gaming_day=world.day).order_by("pk").first()
+    Bet.objects.filter(pk=bet.pk).update(amount=bet.amount + 1_00)
+    card = ShoeCard.objects.get(shoe__session__gaming_day=world.day, use="void")
+    ShoeCard.objects.filter(pk=card.pk).update(void_reason="dropped")
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    assert [(r["code"], r.get("coup"), r.get("position")) for r in body["reasons"]] == [
+        ("bets_mismatch", bet.coup.number, None), ("cards_mismatch", None, card.position)]  # fmt: skip
+    from audit.views import _explain
+
+    name = f"{bet.patron.first_name} {bet.patron.last_name}"
+    amount = f"{bet.amount / 100:.2f}"
+    bets_line, card_line = _explain(body)["lines"]
+    assert bets_line == (
+        f"Table 1, session 1, coup {bet.coup.number}: the bets in the books differ from those the audit trail "
+        f"recorded at rien ne va plus. In the books: {name} (patron {bet.patron_id}, individual) "
+        f"{(bet.amount + 1_00) / 100:.2f}. In the audit trail: {name} (patron {bet.patron_id}, individual) {amount}.")
+    assert card_line == (
+        f"Table 1, session 1, shoe 1 (S-1), card {card.position} out of the shoe: the card in the books differs "
+        "from the one the audit trail recorded. In the books: QS, voided (dropped). In the audit trail: QS, "
+        "voided (seen face up in the sabot).")  # fmt: skip
+
+
+def test_a_coup_version_edited_is_said_in_words(world, media, api, auditor, django_capture_on_commit_callbacks):
+    """The reconstructed coup's version settled on and its shoe card edited: the desk says each
+    version in the report's words, and the cards by their codes."""
+    coup = Coup.objects.get(session__gaming_day=world.day, conforming=False)
+    Coup.objects.filter(pk=coup.pk).update(next_cards=["5H"], settled={**coup.settled, "winner": "punta"})
+    close(world, django_capture_on_commit_callbacks)
+    body = api(auditor).post(f"/api/reports/{DayReport.objects.get(gaming_day=world.day).pk}/verify/").json()
+    [reason] = body["reasons"]
+    assert (reason["code"], set(reason["fields"])) == ("coup_mismatch", {"next_cards", "settled"})
+    from audit.views import _explain
+
+    [line] = _explain(body)["lines"]
+    assert "Shoe cards drawn for the reconstruction: 5H in the books, 4H in the audit trail." in line
+    assert "Settled on: punta 5 (KH 3C 2D), banker 7 (2S AS 4H): the punta wins in the books, " in line, line
 
 
 def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):

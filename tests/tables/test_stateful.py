@@ -48,12 +48,13 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.db import connection, transaction
-from django.db.models import Sum
+from django.db.models import Max, Sum
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from audit.models import AuditEvent
+from audit.reports.ledger import session_as_played
 from audit.selectors import chain_verify
 from config.errors import ApplicationError, NotAllowed
 from floor import services as floor_services
@@ -1633,6 +1634,10 @@ class TableMachine(RuleBasedStateMachine):
             if self.game is not None and sys.exc_info()[1] is None and not connection.needs_rollback:
                 result = chain_verify()
                 assert result.ok, result.first_broken
+                # Every coup, bet, posting and shoe card as the events recorded them (the
+                # auditor's verify, audit.reports.ledger): nothing the services wrote differs.
+                head = AuditEvent.objects.filter(stream__name=self.session.audit_stream).aggregate(m=Max("seq"))["m"]
+                assert session_as_played(self.session, head) == []
                 for p in self.players:
                     assert selectors.patron_balance(session=self.session, patron=p) == self.balance.get(
                         p.pk, 0

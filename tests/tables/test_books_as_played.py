@@ -1,0 +1,168 @@
+"""The auditor's verify holds each coup, bet, posting and shoe card to the events that
+recorded it (audit.reports.ledger). An honest session, whatever it went through
+(reconstructions pending and final, void cards, a card voided in the sabot, a new shoe, a
+chemmy-fi replay with a bet withdrawn and one changed), has nothing to say; a row edited in
+SQL is named, with both sides."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.models import Max
+
+from audit.models import AuditEvent
+from audit.reports.ledger import UNUSED, session_as_played
+from tables import services
+from tables.models import Bet, Coup, ShoeCard
+
+from .test_coups import BANKER_WINS, PUNTA_WINS, TIE
+
+pytestmark = pytest.mark.django_db
+
+
+def as_played(session) -> list[dict]:
+    head = AuditEvent.objects.filter(stream__name=session.audit_stream).aggregate(m=Max("seq"))["m"]
+    return session_as_played(session, head)
+
+
+@pytest.fixture
+def evening(game):
+    """A venezia session through every path that writes coups, bets and shoe cards."""
+    s, by = game.session, game.capo
+    services.regola_mark(session=s, by=by, patron=game.banker, declared=True)
+    # Banker alla Regola stood on 3 against a 2: pending, then the shoe's next card (4H).
+    pending = services.coup_record(session=s, by=by, cards=["KH", "2S", "3C", "AS", "2D"], punta_draws=True,
+                                   banker_draws=False, next_cards=["4H"],
+                                   bets=[{"patron": game.seat(2), "amount": 200_00}])  # fmt: skip
+    plain = services.coup_record(session=s, by=by, cards=BANKER_WINS, punta_draws=True,
+                                 bets=[{"patron": game.seat(2), "amount": 100_00},
+                                       {"patron": game.seat(5), "amount": 50_00}])  # fmt: skip
+    services.card_void(session=s, by=by, card="QS", reason="seen face up in the sabot")
+    # Banker alla Regola drew on 6 although the punta stood: his card is void (RULES example 4).
+    void = services.coup_record(session=s, by=by, cards=["4H", "3S", "3C", "3D", "9C"], punta_draws=False,
+                                bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    services.bank_open(session=s, by=by, patron=game.seat(3), amount=300_00)
+    services.shoe_load(session=s, by=by, number="S-reshuffled")
+    tie = services.coup_record(session=s, by=by, cards=TIE, punta_draws=False,
+                               bets=[{"patron": game.seat(4), "amount": 100_00}])  # fmt: skip
+    # Punta alla Regola stood on 4: the reconstruction asks the banker's decision, then a card.
+    services.regola_mark(session=s, by=by, patron=game.seat(2), declared=True)
+    decided = services.coup_record(session=s, by=by, cards=["2H", "KS", "2C", "5D", "9D"], punta_draws=False,
+                                   bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    services.reconstruction_decide(coup=decided, by=by, side="banker", draws=True)
+    services.reconstruction_card(coup=decided, by=by, card="3H")
+    coups = {name: Coup.objects.get(pk=c.pk) for name, c in
+             {"pending": pending, "plain": plain, "void": void, "tie": tie, "decided": decided}.items()}  # fmt: skip
+    assert [c.state for c in coups.values()] == ["settled"] * 5
+    assert coups["pending"].conforming is False and coups["pending"].next_cards == ["4H"]
+    assert coups["void"].settled["void_cards"] == ["9C"] and coups["decided"].next_cards == ["3H"]
+    return game, coups
+
+
+def test_an_honest_evening_has_nothing_to_say(evening):
+    game, _ = evening
+    assert ShoeCard.objects.filter(shoe__session=game.session, voided=True).count() == 2  # QS, 9C
+    assert as_played(game.session) == []
+
+
+def test_an_honest_chemmy_fi_replay_has_nothing_to_say(make_game):
+    """A tie replayed: a carried bet withdrawn, another changed by a new bet (RULES.md §3.2)."""
+    game = make_game("chemmy-fi")
+    s, by = game.session, game.capo
+    services.coup_record(session=s, by=by, cards=TIE, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 300_00},
+                               {"patron": game.seat(4), "amount": 200_00}]) # fmt: skip
+    replay = services.coup_open(session=s, by=by)
+    services.bet_withdraw(coup=replay, by=by, patron=game.seat(4))
+    services.bet_place(coup=replay, by=by, patron=game.seat(2), amount=500_00)
+    services.rien_ne_va_plus(coup=replay, by=by)
+    for card in PUNTA_WINS:
+        services.card_deal(coup=replay, by=by, card=card)
+    replay.refresh_from_db()
+    if replay.state == "dealing":
+        services.punta_declare(coup=replay, by=by, draws=False)
+        replay.refresh_from_db()
+    if replay.state == "dealing":
+        services.banker_decide(coup=replay, by=by, draws=False)
+        replay.refresh_from_db()
+    assert (replay.state, replay.covered) == ("settled", 500_00)
+    assert as_played(s) == []
+
+
+def test_a_bet_edited_in_sql_is_named_with_both_sides(evening):
+    """The bet's amount changed, its coup's covered stake and postings left alone: only the
+    bets differ from those at rien ne va plus."""
+    game, coups = evening
+    bet = Bet.objects.get(coup=coups["plain"], patron=game.seat(5))
+    Bet.objects.filter(pk=bet.pk).update(amount=80_00)
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["coup"]) == ("bets_mismatch", coups["plain"].number)
+    p2, p5 = game.seat(2).pk, game.seat(5).pk
+    assert reason["in_books"] == [{"patron": p2, "kind": "individual", "amount": 100_00},
+                                  {"patron": p5, "kind": "individual", "amount": 80_00}]  # fmt: skip
+    assert reason["in_trail"] == [{"patron": p2, "kind": "individual", "amount": 100_00},
+                                  {"patron": p5, "kind": "individual", "amount": 50_00}]  # fmt: skip
+
+
+def test_a_card_edited_in_the_coup_and_the_shoe_is_named(evening):
+    game, coups = evening
+    coup = coups["plain"]
+    card = ShoeCard.objects.get(coup=coup, code="2S")
+    ShoeCard.objects.filter(pk=card.pk).update(code="3S")
+    Coup.objects.filter(pk=coup.pk).update(cards=[*coup.cards[:4], "3S"])
+    reasons = as_played(game.session)
+    assert [(r["code"], r.get("coup"), r.get("position")) for r in reasons] == [
+        ("coup_mismatch", coup.number, None), ("cards_mismatch", None, card.position)]  # fmt: skip
+    assert reasons[0]["fields"] == {"cards": {"in_books": [*coup.cards[:4], "3S"], "in_trail": coup.cards}}
+    seen = {"use": "dealt", "coup": coup.number, "side": "punta", "voided": False, "reason": ""}
+    assert reasons[1]["in_books"] == {"card": "3S", **seen} and reasons[1]["in_trail"] == {"card": "2S", **seen}
+    assert (reasons[1]["shoe"], reasons[1]["shoe_number"]) == (1, "S-1")
+
+
+def test_a_void_card_unvoided_or_its_reason_changed_is_named(evening):
+    game, coups = evening
+    unused = ShoeCard.objects.get(coup=coups["void"], code="9C")
+    ShoeCard.objects.filter(pk=unused.pk).update(voided=False, void_reason="")
+    sabot = ShoeCard.objects.get(shoe__session=game.session, use="void")
+    ShoeCard.objects.filter(pk=sabot.pk).update(void_reason="dropped")
+    reasons = as_played(game.session)
+    assert [(r["code"], r["position"]) for r in reasons] == [
+        ("cards_mismatch", sabot.position), ("cards_mismatch", unused.position)]  # fmt: skip
+    assert (reasons[0]["in_books"]["reason"], reasons[0]["in_trail"]["reason"]) == (
+        "dropped", "seen face up in the sabot")  # fmt: skip
+    assert (reasons[1]["in_books"]["voided"], reasons[1]["in_trail"]["voided"]) == (False, True)
+    assert reasons[1]["in_trail"]["reason"] == UNUSED
+
+
+def test_a_card_deleted_or_added_is_named(evening):
+    game, _ = evening
+    last = ShoeCard.objects.filter(shoe__session=game.session).order_by("-shoe__seq", "-position").first()
+    ShoeCard.objects.filter(pk=last.pk).delete()
+    extra = ShoeCard.objects.create(shoe=last.shoe, position=last.position + 1, code="AH", use="void",
+                                    voided=True, void_reason="dropped", at=last.at, by=last.by)  # fmt: skip
+    reasons = as_played(game.session)
+    assert [(r["code"], r["shoe"], r["position"]) for r in reasons] == [
+        ("cards_mismatch", 2, last.position), ("cards_mismatch", 2, extra.position)]  # fmt: skip
+    assert reasons[0]["in_books"] is None and reasons[0]["in_trail"]["card"] == last.code
+    assert reasons[1]["in_trail"] is None and reasons[1]["in_books"]["card"] == "AH"
+
+
+@pytest.mark.parametrize(
+    ("coup", "edit", "fields"),
+    [
+        ("pending", lambda c: {"settled": {**c.settled, "winner": "punta"}}, {"settled"}),
+        ("pending", lambda c: {"next_cards": ["5H"]}, {"next_cards"}),
+        ("decided", lambda c: {"conforming": True, "violations": []}, {"conforming", "violations"}),
+        ("plain", lambda c: {"punta_id": c.bank.banker_id}, {"punta"}),
+        ("plain", lambda c: {"regola_banker": False, "banker_draws": True}, {"regola_banker", "banker_draws"}),
+        ("void", lambda c: {"as_played": {**c.as_played, "winner": "banker"}}, {"as_played"}),
+    ],
+)
+def test_a_coup_edited_in_sql_names_each_field(evening, coup, edit, fields):
+    game, coups = evening
+    row = coups[coup]
+    Coup.objects.filter(pk=row.pk).update(**edit(row))
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["coup"], set(reason["fields"])) == ("coup_mismatch", row.number, fields)
+    for field, sides in reason["fields"].items():
+        trail = getattr(row, "punta_id" if field == "punta" else field)
+        assert sides["in_trail"] == trail and sides["in_books"] != trail
