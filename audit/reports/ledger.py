@@ -246,8 +246,9 @@ def _postings(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[s
 
 def _cards(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
     """The session's shoe cards against the card events, card by card in shoe order."""
-    shoes = dict(Shoe.objects.filter(session=session).values_list("pk", "seq"))
-    numbers_of = dict(Shoe.objects.filter(session=session).values_list("pk", "number"))
+    shoes, numbers_of = {}, {}
+    for pk, seq, number in Shoe.objects.filter(session=session).values_list("pk", "seq", "number"):
+        shoes[pk], numbers_of[pk] = seq, number
     in_books: dict[tuple[int, int], dict[str, Any]] = {}
     rows = ShoeCard.objects.filter(shoe__session=session).values_list(
         "shoe_id", "position", "code", "use", "coup_id", "side", "voided", "void_reason"

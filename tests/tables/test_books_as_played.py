@@ -166,3 +166,27 @@ def test_a_coup_edited_in_sql_names_each_field(evening, coup, edit, fields):
     for field, sides in reason["fields"].items():
         trail = getattr(row, "punta_id" if field == "punta" else field)
         assert sides["in_trail"] == trail and sides["in_books"] != trail
+
+
+def test_its_queries_do_not_grow_with_the_coups(game):
+    """One query per kind of row and one for the events, however many coups the session had
+    (memory grows with a session's coups, never the queries)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def coup():
+        services.coup_record(session=game.session, by=game.capo, cards=BANKER_WINS, punta_draws=True,
+                             bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+
+    def counted() -> int:
+        head = AuditEvent.objects.filter(stream__name=game.session.audit_stream).aggregate(m=Max("seq"))["m"]
+        with CaptureQueriesContext(connection) as queries:
+            assert session_as_played(game.session, head) == []
+        return len(queries)
+
+    coup()
+    one = counted()
+    for _ in range(4):  # (a six-deck shoe holds six KH)
+        coup()
+    services.card_void(session=game.session, by=game.capo, card="QS", reason="dropped")
+    assert counted() == one
