@@ -280,6 +280,10 @@ class ReportVerifyOutput(serializers.Serializer):
         "`in_books`, `in_trail`), `cards_mismatch` (a shoe card's row differs from the card events that recorded "
         "it, or either is missing: `table`, `session`, `shoe`, `shoe_number`, `position`, `in_books`, "
         "`in_trail`, each the card, its use, coup, side and whether and why it was voided, or null), "
+        "`record_mismatch` (a register row differs from the events that recorded it, or either is missing: the "
+        "session's own row, a bank, a minimum change, a staff change, an interruption, a faux-tirage bar, an "
+        "annulled coup or a shoe: `table`, `session`, `record`, `number` or `at`, `in_books`, `in_trail`, "
+        "`fields`), "
         "`books_mismatch` (a "
         "cagnotte count or control register row differs from its events in the day's books stream: "
         "`count_not_as_recorded`, `register_not_as_recorded`, `count_missing`, `register_missing`).",

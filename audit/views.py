@@ -23,6 +23,8 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -107,6 +109,41 @@ BREAKS = {
         "a day's report no longer holds the sealed heads its build recorded: the report's row was edited"
     ),
 }
+# A record_mismatch's first sentence, by the kind of record (audit.reports.records).
+RECORDS = {
+    "session": gettext_lazy("Table %(table)s, session %(session)s: the session's row"),
+    "bank": gettext_lazy("Table %(table)s, session %(session)s, bank %(number)s"),
+    "minimum_change": gettext_lazy("Table %(table)s, session %(session)s, the minimum change of %(at)s"),
+    "staff_change": gettext_lazy("Table %(table)s, session %(session)s, the staff change of %(at)s"),
+    "interruption": gettext_lazy("Table %(table)s, session %(session)s, the interruption of %(at)s"),
+    "bar": gettext_lazy("Table %(table)s, session %(session)s, the faux-tirage bar of %(at)s"),
+    "annulled_coup": gettext_lazy("Table %(table)s, session %(session)s, annulled coup %(number)s"),
+    "shoe": gettext_lazy("Table %(table)s, session %(session)s, shoe %(number)s"),
+}
+# A register's fields, in a record_mismatch said in words.
+RECORD_FIELDS = {
+    "capo_partita": gettext_lazy("Capo Partita"), "changeur": gettext_lazy("Changeur"),
+    "shoe_number": gettext_lazy("Shoe at opening"), "minimum": gettext_lazy("Minimum"),
+    "maximum": gettext_lazy("Maximum"), "status": gettext_lazy("Status"), "opened_by": gettext_lazy("Opened by"),
+    "closed_at": gettext_lazy("Closed"), "closed_by": gettext_lazy("Closed by"), "number": gettext_lazy("Number"),
+    "banker": gettext_lazy("Banker"), "seat_number": gettext_lazy("Seat"), "origin": gettext_lazy("Origin"),
+    "turn_seat": gettext_lazy("Turn from seat"), "initial_amount": gettext_lazy("Initial bank"),
+    "raised": gettext_lazy("Put up since"), "amount": gettext_lazy("Last bank"),
+    "reserve_returned": gettext_lazy("Reserve returned"), "coups_completed": gettext_lazy("Coups"),
+    "end_reason": gettext_lazy("End"), "ended_by": gettext_lazy("Ended by"),
+    "old": gettext_lazy("Old minimum"), "new": gettext_lazy("New minimum"),
+    "old_maximum": gettext_lazy("Old maximum"), "new_maximum": gettext_lazy("New maximum"),
+    "reason": gettext_lazy("Reason"), "by": gettext_lazy("By"),
+    "old_capo_partita": gettext_lazy("Croupier before"), "new_capo_partita": gettext_lazy("Croupier after"),
+    "old_changeur": gettext_lazy("Changeur before"), "new_changeur": gettext_lazy("Changeur after"),
+    "interrupted_at": gettext_lazy("Interrupted"), "interrupted_by": gettext_lazy("Interrupted by"),
+    "resumed_at": gettext_lazy("Resumed"), "resumed_by": gettext_lazy("Resumed by"),
+    "resume_reason": gettext_lazy("Reason for resuming"), "patron": gettext_lazy("Patron"),
+    "coup": gettext_lazy("Coup"), "state": gettext_lazy("State"), "annul_reason": gettext_lazy("Reason"),
+    "annulled_by": gettext_lazy("Annulled by"), "seq": gettext_lazy("Shoe"), "decks": gettext_lazy("Decks"),
+    "loaded_by": gettext_lazy("Loaded by"), "finished": gettext_lazy("Finished"),
+    "finished_by": gettext_lazy("Finished by"),
+}  # fmt: skip
 # The two figures a levies_mismatch compares.
 LEVY_FIGURES = {
     "levies_recorded": gettext_lazy("levies recorded"),
@@ -119,6 +156,7 @@ COUP_FIELDS = {
     "covered": gettext_lazy("Covered"),
     "cagnotte": gettext_lazy("Levy"),
     "banker_net": gettext_lazy("Banker's net"),
+    "bank": gettext_lazy("Bank number"),
     "punta": gettext_lazy("Punta"),
     "cards": gettext_lazy("Cards"),
     "punta_draws": gettext_lazy("Punta drew"),
@@ -365,7 +403,9 @@ def _explain(result: dict) -> dict:
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }
-        if code == "postings_mismatch":
+        if code == "record_mismatch":
+            text = _record_words(reason)
+        elif code == "postings_mismatch":
             text += " " + _postings_words(reason)
         elif code == "bets_mismatch":
             text += " " + _bets_words(reason)
@@ -403,6 +443,8 @@ def _coup_words(reason: dict) -> str:
             return euros_exact(value) if isinstance(value, int) else "—"
         if field == "punta":
             return _("patron %(patron)s") % {"patron": value} if value is not None else "—"
+        if field == "bank":
+            return str(value) if value is not None else "—"
         if field in CARD_FIELDS:
             return " ".join(str(c) for c in value) if value else str(_("none"))
         if field == "violations":
@@ -419,12 +461,18 @@ def _coup_words(reason: dict) -> str:
             return str(_("yes") if value else _("no"))
         return "—" if value is None else str(value)
 
+    def named(field: str, values: dict, side: str) -> str:
+        name = (values.get("names") or {}).get(side)  # the punta's, as the report names him
+        if name:
+            return _("%(name)s (patron %(patron)s)") % {"name": name, "patron": values.get(side)}
+        return shown(field, values.get(side))
+
     return " ".join(
         _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
         % {
             "field": COUP_FIELDS.get(field, field),
-            "books": shown(field, values.get("in_books")),
-            "trail": shown(field, values.get("in_trail")),
+            "books": named(field, values, "in_books"),
+            "trail": named(field, values, "in_trail"),
         }
         for field, values in (reason.get("fields") or {}).items()
     )
@@ -471,6 +519,48 @@ def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> s
 
     return _("In the books: %(books)s. In the audit trail: %(trail)s.") % {
         "books": said(only_books), "trail": said(only_trail)}  # fmt: skip
+
+
+def _local_time(value) -> str:
+    """An ISO time as the desk shows times: the casino's, to the second."""
+    when = parse_datetime(value) if isinstance(value, str) else None
+    return timezone.localtime(when).strftime("%H:%M:%S") if when is not None else "—"
+
+
+def _record_words(reason: dict) -> str:
+    """"Table 1, session 1, bank 2: Last bank: 1.00 in the books, 1,950.00 in the audit trail."
+    per field that differs, or that the row is on one side only."""
+    head = str(RECORDS.get(reason.get("record"), reason.get("record"))) % {
+        "table": reason.get("table", ""), "session": reason.get("session", ""),
+        "number": reason.get("number") if reason.get("number") is not None else "—",
+        "at": _local_time(reason.get("at"))}  # fmt: skip
+    if not reason.get("in_books"):
+        return head + ": " + str(_("the books have no such row; the audit trail recorded it."))
+    if not reason.get("in_trail"):
+        return head + ": " + str(_("the audit trail has no record of this row in the books."))
+    from .reports.records import MONEY, TIMES
+
+    def shown(field: str, side: str, sides: dict) -> str:
+        value = sides.get(side)
+        name = (sides.get("names") or {}).get(side)
+        if value is None or value == "":
+            return "—"
+        if name:
+            return name
+        if field in MONEY and isinstance(value, int):
+            return euros_exact(value)
+        if field in TIMES:
+            return _local_time(value)
+        if isinstance(value, bool):
+            return str(_("yes") if value else _("no"))
+        return str(value)
+
+    said = _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
+    return head + ": " + " ".join(
+        said % {"field": RECORD_FIELDS.get(field, field), "books": shown(field, "in_books", sides),
+                "trail": shown(field, "in_trail", sides)}
+        for field, sides in (reason.get("fields") or {}).items()
+    )  # fmt: skip
 
 
 def _card_words(card: dict | None) -> str:

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
 from floor.models import Patron
-from tables.models import Bet, Coup, Posting, Shoe, ShoeCard
+from tables.models import Bank, Bet, Coup, Posting, Shoe, ShoeCard
+
+from .records import RECORD_ACTIONS, UNKNOWN, RecordTrail, name_records, records_as_played
 
 if TYPE_CHECKING:
     from audit.models import DayReport
@@ -33,12 +35,13 @@ RESULT = ("winner", "bank_amount", "covered", "cagnotte", "banker_net")
 PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker", "banco_solo",
           "conforming", "violations", "as_played")  # fmt: skip
 # Every field a coup_mismatch may name, in the order it names them.
-FIELDS = (*RESULT, "punta", *PLAYED, "next_cards", "settled")
+FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled")
 # The events the replay reads.
 ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "coup.rien_ne_va_plus",
-           "coup.played", "coup.settled")  # fmt: skip
+           "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
+# The session's own events in the day's stream.
+DAY_ACTIONS = ("table_session.opened", "table_session.closed")
 UNUSED = "unused by the reconstruction"  # the reason the settlement gives its void cards
-UNKNOWN = object()  # a figure the trail does not say (an event written before it said it)
 
 Entry = tuple[int | None, str, int]  # (patron id or None for the house, role, signed cents)
 Stake = tuple[int | None, str, int]  # (patron id, kind, cents)
@@ -64,10 +67,12 @@ def _stakes(stakes: Counter[Stake] | None) -> list[dict[str, Any]]:
     ]
 
 
-class _Trail:
+class _Trail(RecordTrail):
     """One session's events as of the report's build, replayed: what each row should hold."""
 
     def __init__(self) -> None:
+        super().__init__()
+        self.closing: list[tuple[int, dict[str, Any], int | None]] = []  # the session's close
         self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
         self.postings: dict[int, Counter[Entry]] = {}
         self.coups: dict[int, dict[str, Any]] = {}  # coup -> punta, PLAYED, next_cards, settled
@@ -77,20 +82,31 @@ class _Trail:
         self.shoe: int | None = None  # the shoe in play as the events go
 
     def read(self, stream: str, head: int) -> None:
-        events = AuditEvent.objects.filter(stream__name=stream, action__in=ACTIONS, seq__lte=head).order_by(
-            "seq"
-        )
-        rows = events.values_list("action", "subject_id", "payload_json")
-        for action, subject, doc in rows.iterator(chunk_size=CHUNK):
-            getattr(self, "_" + action.replace(".", "_"))(
-                int(subject) if subject.isdigit() else None, json.loads(doc)
-            )
+        events = AuditEvent.objects.filter(stream__name=stream, action__in=ACTIONS, seq__lte=head)
+        rows = events.order_by("seq").values_list("action", "subject_id", "payload_json", "actor_id", "at")
+        for action, subject, doc, actor, self.event_at in rows.iterator(chunk_size=CHUNK):
+            handler = getattr(self, "_" + action.replace(".", "_"))
+            handler(int(subject) if subject.isdigit() else None, json.loads(doc), actor)
+
+    def read_session_events(self, session: TableSession, head: int) -> None:
+        """The session's opening and closing, from the day's stream."""
+        events = AuditEvent.objects.filter(
+            stream__name=f"gaming_day:{session.gaming_day_id}", subject_type="floor.tablesession",
+            subject_id=str(session.pk), action__in=DAY_ACTIONS, seq__lte=head,
+        )  # fmt: skip
+        for action, doc, actor in events.order_by("seq").values_list("action", "payload_json", "actor_id"):
+            if action == "table_session.opened":
+                self.session_opened(session.pk, json.loads(doc), actor)
+            else:  # applied after the session's own events, which all come before its close
+                self.closing.append((session.pk, json.loads(doc), actor))
 
     def _coup(self, coup: int) -> dict[str, Any]:
         return self.coups.setdefault(coup, {"next_cards": []})
 
-    def _shoe_loaded(self, shoe: int | None, payload: dict[str, Any]) -> None:
+    def _shoe_loaded(self, shoe: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self.shoe = shoe
+        if shoe is not None:
+            self.shoe_loaded(shoe, payload, actor)
 
     def _card(self, payload: dict[str, Any], use: str, **more: Any) -> tuple[int, int] | None:
         if self.shoe is None or not isinstance(payload.get("position"), int):
@@ -100,19 +116,19 @@ class _Trail:
                            "side": "", "voided": False, "reason": "", **more}  # fmt: skip
         return key
 
-    def _card_dealt(self, coup: int | None, payload: dict[str, Any]) -> None:
+    def _card_dealt(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         key = self._card(payload, ShoeCard.Use.DEALT, side=payload.get("side", ""))
         if key is not None:
             self.dealt.setdefault(payload.get("coup"), []).append(key)
 
-    def _card_voided(self, card: int | None, payload: dict[str, Any]) -> None:
+    def _card_voided(self, card: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._card(payload, ShoeCard.Use.VOID, voided=True, reason=payload.get("reason", ""))
 
-    def _reconstruction_card(self, coup: int | None, payload: dict[str, Any]) -> None:
+    def _reconstruction_card(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._card(payload, ShoeCard.Use.RECONSTRUCTION)
         self._coup(payload["coup"])["next_cards"].append(payload.get("card"))
 
-    def _coup_rien_ne_va_plus(self, coup: int | None, payload: dict[str, Any]) -> None:
+    def _coup_rien_ne_va_plus(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if coup is None:
             return
         self._coup(coup)["punta"] = payload.get("punta", UNKNOWN)
@@ -120,7 +136,7 @@ class _Trail:
             (b.get("patron"), b.get("kind"), int(b.get("amount") or 0)) for b in payload.get("bets") or ()
         )
 
-    def _coup_played(self, coup: int | None, payload: dict[str, Any]) -> None:
+    def _coup_played(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         coup = int(payload["coup"])
         played = self._coup(coup)
         played.update({field: payload.get(field, UNKNOWN) for field in PLAYED})
@@ -128,7 +144,7 @@ class _Trail:
         if settled.get("status") != "pending":
             self._resolved(coup, settled)
 
-    def _coup_settled(self, coup: int | None, payload: dict[str, Any]) -> None:
+    def _coup_settled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         coup = int(payload["coup"])
         self.results[coup] = {field: payload.get(field) for field in RESULT}
         self.postings[coup] = Counter(
@@ -136,6 +152,8 @@ class _Trail:
         )
         if "settled" not in self._coup(coup):  # settled on a reconstruction, after its coup.played
             self._resolved(coup, payload.get("resolution", UNKNOWN))
+        self._coup(coup)["bank"] = self.bank_of.get(coup, UNKNOWN)
+        self.bank_settled(coup, payload)
 
     def _resolved(self, coup: int, settled: Any) -> None:
         """The version the coup was settled on; its void cards (drawn, unused by the
@@ -166,22 +184,29 @@ def books_as_played(report: DayReport) -> list[dict[str, Any]]:
     if not heads:
         return []  # a report built before its heads were kept: nothing to hold the rows to
     reasons: list[dict[str, Any]] = []
+    day = heads.get(f"gaming_day:{report.gaming_day_id}")
     for session in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id):
         if session.audit_stream in heads:
-            reasons += session_as_played(session, heads[session.audit_stream])
+            reasons += session_as_played(session, heads[session.audit_stream], day)
     _name_patrons(reasons)
+    name_records(reasons)
     return reasons
 
 
-def session_as_played(session: TableSession, head: int) -> list[dict[str, Any]]:
-    """One session's rows against its events up to `head` (its stream's seq): the reasons
-    books_as_played gives, unnamed."""
+def session_as_played(session: TableSession, head: int, day_head: int | None) -> list[dict[str, Any]]:
+    """One session's rows against its events up to `head` (its stream's seq), and its own
+    row against its opening and closing in the day's stream up to `day_head` (None: not
+    checked): the reasons books_as_played gives, unnamed."""
     where = {"table": session.table.number, "session": session.number}
     trail = _Trail()
+    if day_head is not None:
+        trail.read_session_events(session, day_head)
     trail.read(session.audit_stream, head)
+    for closed in trail.closing:
+        trail.session_closed(*closed)
     numbers: dict[int, int] = {}
     books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
-    columns = (*RESULT, "punta_id", *PLAYED, "next_cards", "settled")
+    columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled")
     coups = Coup.objects.filter(session=session).values_list("pk", "number", "state", *columns)
     for coup, number, state, *values in coups.order_by("pk").iterator(chunk_size=CHUNK):
         numbers[coup] = number
@@ -209,7 +234,20 @@ def session_as_played(session: TableSession, head: int) -> list[dict[str, Any]]:
             ("coup_mismatch", "bets_mismatch", "postings_mismatch").index(r["code"]),
         )
     )
-    return found + _cards(session, trail, numbers, where)
+    _bank_numbers(session, found)
+    return [*found, *_cards(session, trail, numbers, where),
+            *records_as_played(session, trail, where, numbers, own_row=day_head is not None)]  # fmt: skip
+
+
+def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:
+    """A coup's bank said by its number in the session, as the report does (a query only when
+    a coup's bank differs)."""
+    differ = [r["fields"]["bank"] for r in reasons if "bank" in r.get("fields", {})]
+    if differ:
+        numbers = dict(Bank.objects.filter(session=session).values_list("pk", "number"))
+        for sides in differ:
+            for side in ("in_books", "in_trail"):
+                sides[side] = numbers.get(sides[side], sides[side])
 
 
 def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> list[dict[str, Any]]:
@@ -279,7 +317,8 @@ def _card_said(card: dict[str, Any] | None, numbers: dict[int, int]) -> dict[str
 
 def _name_patrons(reasons: list[dict[str, Any]]) -> None:
     """Each posting or bet entry of a mismatch gets its patron's name ("name"; none for the
-    house), as the report names them: one query for them all."""
+    house), and a coup's punta both sides' ("names"), as the report names them: a query for
+    them all, and one for puntas not among them."""
     entries = [e for r in reasons if r["code"] in ("postings_mismatch", "bets_mismatch")
                for e in (*r["in_books"], *r["in_trail"])]  # fmt: skip
     ids = {e["patron"] for e in entries if e["patron"] is not None}
@@ -287,3 +326,10 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
              Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip
     for entry in entries:
         entry["name"] = names.get(entry["patron"])
+    puntas = [r["fields"]["punta"] for r in reasons if r["code"] == "coup_mismatch" and "punta" in r["fields"]]
+    ids = {v for sides in puntas for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)} - set(names)
+    if ids:
+        names.update({pk: f"{first} {last}" for pk, first, last in
+                      Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")})  # fmt: skip
+    for sides in puntas:
+        sides["names"] = {side: names.get(sides[side]) for side in ("in_books", "in_trail")}

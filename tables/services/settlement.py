@@ -150,7 +150,8 @@ def settle_coup(
             "conforming": coup.conforming,
             "settled_on": "reconstruction" if not coup.conforming else "as_played",
             "postings": [{"patron": r.patron_id, "role": r.role, "amount": r.amount} for r in rows],
-            "bank": {"old": old_amount, "new": bank.amount, "status": bank.status},
+            "bank": {"old": old_amount, "new": bank.amount, "status": bank.status,
+                     "reserve_returned": bank.reserve_returned},
             "tie": coup.settlement["tie"],
             # The version settled on, when it is a reconstruction (RULES.md §3.3): its
             # `coup.played` may have recorded it pending (audit.reports.ledger holds the coup

@@ -18,6 +18,7 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
+from django.utils import timezone
 from openpyxl.utils import get_column_letter
 
 from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport, ReportFile
@@ -28,10 +29,10 @@ from audit.services import record
 from audit.tasks import report_build
 from config.errors import ApplicationError
 from floor import services as floor_services
-from floor.models import GamingDay, Patron, Table, TableSession
+from floor.models import GamingDay, MinimumChange, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
-from tables.models import Bet, Coup, Posting, ShoeCard
+from tables.models import Bank, Bet, Coup, Posting, ShoeCard
 from tests.audit.conftest import raw_sql, trigger_disabled
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
@@ -887,6 +888,30 @@ def test_a_coup_version_edited_is_said_in_words(world, media, api, auditor, djan
     [line] = _explain(body)["lines"]
     assert "Shoe cards drawn for the reconstruction: 5H in the books, 4H in the audit trail." in line
     assert "Settled on: punta 5 (KH 3C 2D), banker 7 (2S AS 4H): the punta wins in the books, " in line, line
+
+
+def test_a_register_edited_in_sql_is_said_on_the_desk(world, media, api, auditor, django_capture_on_commit_callbacks):
+    """A minimum change's new minimum and a bank's last amount edited in SQL: no money moved
+    in a coup, so only the registers' check names them, on the API and in the desk's words."""
+    change = MinimumChange.objects.get(session=world.sessions[0])
+    MinimumChange.objects.filter(pk=change.pk).update(new=120_00, by=world.direzione)
+    bank = Bank.objects.get(session=world.sessions[0], number=1)
+    Bank.objects.filter(pk=bank.pk).update(amount=bank.amount + 500_00)
+    close(world, django_capture_on_commit_callbacks)
+    body = api(auditor).post(f"/api/reports/{DayReport.objects.get(gaming_day=world.day).pk}/verify/").json()
+    assert body["ok"] is False
+    assert [(r["code"], r["record"], set(r["fields"])) for r in body["reasons"]] == [
+        ("record_mismatch", "bank", {"amount"}), ("record_mismatch", "minimum_change", {"new", "by"})]  # fmt: skip
+    from audit.views import _explain
+    from tables.templatetags.chemin_ui import euros_exact
+
+    bank_line, change_line = _explain(body)["lines"]
+    assert bank_line == (f"Table 1, session 1, bank 1: Last bank: {euros_exact(bank.amount + 500_00)} in the books, "
+                         f"{euros_exact(bank.amount)} in the audit trail.")  # fmt: skip
+    at = timezone.localtime(change.at).strftime("%H:%M:%S")
+    assert change_line == (
+        f"Table 1, session 1, the minimum change of {at}: New minimum: 120.00 in the books, 150.00 in the audit "
+        f"trail. By: {world.direzione.username} in the books, {world.commissario.username} in the audit trail.")  # fmt: skip
 
 
 def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):

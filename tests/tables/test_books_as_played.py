@@ -11,23 +11,33 @@ from django.db.models import Max
 
 from audit.models import AuditEvent
 from audit.reports.ledger import UNUSED, session_as_played
+from floor import services as floor_services
+from floor.models import MinimumChange, SessionInterruption, StaffChange, TableSession
+from floor.roles import Role
 from tables import services
-from tables.models import Bet, Coup, ShoeCard
+from tables.models import Bank, Bet, Coup, FauxTirageBar, Shoe, ShoeCard
 
 from .test_coups import BANKER_WINS, PUNTA_WINS, TIE
 
 pytestmark = pytest.mark.django_db
 
 
+def head(stream: str) -> int | None:
+    return AuditEvent.objects.filter(stream__name=stream).aggregate(m=Max("seq"))["m"]
+
+
 def as_played(session) -> list[dict]:
-    head = AuditEvent.objects.filter(stream__name=session.audit_stream).aggregate(m=Max("seq"))["m"]
-    return session_as_played(session, head)
+    return session_as_played(session, head(session.audit_stream), head(f"gaming_day:{session.gaming_day_id}"))
 
 
 @pytest.fixture
-def evening(game):
-    """A venezia session through every path that writes coups, bets and shoe cards."""
+def evening(game, make_user):
+    """A venezia session through every path that writes coups, bets, shoe cards and the
+    session's registers: minimum changes, a relief, interruptions, a bar, an annulled coup, a
+    withdrawal, and the close that ends a running interruption."""
     s, by = game.session, game.capo
+    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=150_00, maximum=5000_00,
+                                        reason="busy evening")  # fmt: skip
     services.regola_mark(session=s, by=by, patron=game.banker, declared=True)
     # Banker alla Regola stood on 3 against a 2: pending, then the shoe's next card (4H).
     pending = services.coup_record(session=s, by=by, cards=["KH", "2S", "3C", "AS", "2D"], punta_draws=True,
@@ -50,9 +60,24 @@ def evening(game):
                                    bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
     services.reconstruction_decide(coup=decided, by=by, side="banker", draws=True)
     services.reconstruction_card(coup=decided, by=by, card="3H")
+    annulled = services.coup_open(session=s, by=by)
+    services.bet_place(coup=annulled, by=by, patron=game.seat(6), amount=150_00)
+    services.coup_annul(coup=annulled, by=by, reason="a card fell from the sabot")
+    services.faux_tirage_bar(session=s, by=by, patron=game.seat(7), reason="drew on 7")
+    floor_services.table_session_interrupt(session=s, by=game.commissario, reason="dispute")
+    floor_services.table_session_resume(session=s, by=game.commissario, reason="settled by the Direzione")
+    relief = make_user("capo_relief", Role.CAPO_PARTITA)
+    floor_services.table_session_staff_change(session=s, by=game.commissario, capo_partita=relief,
+                                              reason="break at 23:00")  # fmt: skip
+    services.bank_withdraw(bank=Bank.objects.get(session=s, status="active"), by=relief)
+    floor_services.table_session_interrupt(session=s, by=game.commissario, reason="end of the evening")
+    floor_services.table_session_close(session=s, by=game.commissario)
     coups = {name: Coup.objects.get(pk=c.pk) for name, c in
-             {"pending": pending, "plain": plain, "void": void, "tie": tie, "decided": decided}.items()}  # fmt: skip
-    assert [c.state for c in coups.values()] == ["settled"] * 5
+             {"pending": pending, "plain": plain, "void": void, "tie": tie, "decided": decided,
+              "annulled": annulled}.items()}  # fmt: skip
+    assert [c.state for c in coups.values()] == ["settled"] * 5 + ["annulled"]
+    game.session.refresh_from_db()
+    assert game.session.status == "closed" and game.session.interruptions.count() == 2
     assert coups["pending"].conforming is False and coups["pending"].next_cards == ["4H"]
     assert coups["void"].settled["void_cards"] == ["9C"] and coups["decided"].next_cards == ["3H"]
     return game, coups
@@ -179,9 +204,8 @@ def test_its_queries_do_not_grow_with_the_coups(game):
                              bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
 
     def counted() -> int:
-        head = AuditEvent.objects.filter(stream__name=game.session.audit_stream).aggregate(m=Max("seq"))["m"]
         with CaptureQueriesContext(connection) as queries:
-            assert session_as_played(game.session, head) == []
+            assert as_played(game.session) == []
         return len(queries)
 
     coup()
@@ -190,3 +214,71 @@ def test_its_queries_do_not_grow_with_the_coups(game):
         coup()
     services.card_void(session=game.session, by=game.capo, card="QS", reason="dropped")
     assert counted() == one
+
+
+@pytest.mark.parametrize(
+    ("kind", "rows", "edit", "field", "trail"),
+    [
+        ("session", lambda g: TableSession.objects.filter(pk=g.session.pk), {"minimum": 100_00}, "minimum", 150_00),
+        ("session", lambda g: TableSession.objects.filter(pk=g.session.pk), {"maximum": None}, "maximum", 5000_00),
+        ("bank", lambda g: Bank.objects.filter(session=g.session, number=1), {"amount": 1_00}, "amount", None),
+        ("bank", lambda g: Bank.objects.filter(session=g.session, number=2), {"end_reason": "lost"}, "end_reason",
+         "withdrawn"),
+        ("bank", lambda g: Bank.objects.filter(session=g.session, number=1), {"reserve_returned": 7_00},
+         "reserve_returned", None),
+        ("minimum_change", lambda g: MinimumChange.objects.filter(session=g.session), {"new": 120_00}, "new", 150_00),
+        ("staff_change", lambda g: StaffChange.objects.filter(session=g.session), {"reason": "lunch"}, "reason",
+         "break at 23:00"),
+        ("interruption", lambda g: SessionInterruption.objects.filter(session=g.session, reason="dispute"),
+         {"resume_reason": "none"}, "resume_reason", "settled by the Direzione"),
+        ("bar", lambda g: FauxTirageBar.objects.filter(session=g.session), {"reason": "nothing"}, "reason",
+         "drew on 7"),
+        ("annulled_coup", lambda g: Coup.objects.filter(session=g.session, state="annulled"),
+         {"annul_reason": "none"}, "annul_reason", "a card fell from the sabot"),
+        ("shoe", lambda g: Shoe.objects.filter(session=g.session, seq=1), {"number": "S-999"}, "number", "S-1"),
+        ("shoe", lambda g: Shoe.objects.filter(session=g.session, seq=2), {"finished_at": None}, "finished", True),
+    ],
+)
+def test_a_register_edited_in_sql_is_named(evening, kind, rows, edit, field, trail):
+    """Each register the report prints, edited in SQL: named by its kind, with the field as
+    the books hold it and as the trail recorded it."""
+    game, _ = evening
+    assert rows(game).count() == 1
+    rows(game).update(**edit)
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
+    if trail is not None:
+        assert reason["fields"][field]["in_trail"] == trail
+    assert reason["fields"][field]["in_books"] != reason["fields"][field]["in_trail"]
+
+
+def test_a_register_row_added_or_deleted_is_named(evening):
+    game, _ = evening
+    change = MinimumChange.objects.get(session=game.session)
+    MinimumChange.objects.filter(pk=change.pk).delete()
+    MinimumChange.objects.create(session=game.session, by=game.commissario, at=change.at, old=150_00, new=90_00,
+                                 reason="slipped in")  # fmt: skip
+    reasons = as_played(game.session)
+    assert [(r["record"], r["in_books"], r["in_trail"]) for r in reasons] == [
+        ("minimum_change", False, True), ("minimum_change", True, False)]  # fmt: skip
+    # The one not in the books said by the time its event was recorded; the other by its row's.
+    event = AuditEvent.objects.get(action="minimum.changed", payload_json__contains=f'"change":{change.pk}')
+    assert reasons[0]["at"] == event.at.isoformat() and reasons[1]["at"] == change.at.isoformat()
+
+
+def test_the_verify_names_the_punta_and_says_the_bank_by_its_number(evening):
+    """Through the report's naming pass: a coup's punta by his name, its bank by its number."""
+    from audit.reports.ledger import _name_patrons
+    from audit.views import _explain
+
+    game, coups = evening
+    coup = coups["plain"]
+    other = Bank.objects.get(session=game.session, number=2)
+    Coup.objects.filter(pk=coup.pk).update(punta=game.seat(5), bank=other)
+    reasons = as_played(game.session)
+    _name_patrons(reasons)
+    [line] = _explain({"reasons": reasons})["lines"]
+    p2, p5 = game.seat(2), game.seat(5)
+    assert line.endswith(
+        f"Bank number: 2 in the books, 1 in the audit trail. Punta: {p5.first_name} {p5.last_name} (patron {p5.pk}) "
+        f"in the books, {p2.first_name} {p2.last_name} (patron {p2.pk}) in the audit trail.")  # fmt: skip

@@ -84,7 +84,7 @@ def test_venezia_banker_win_cagnotte_to_the_cent(game):
     ]
     settled = AuditEvent.objects.filter(action="coup.settled").get()
     assert settled.payload["cagnotte"] == 26_70
-    assert settled.payload["bank"] == {"old": 1000_00, "new": 1506_63, "status": "active"}
+    assert settled.payload["bank"] == {"old": 1000_00, "new": 1506_63, "status": "active", "reserve_returned": 0}
 
 
 def test_table_rounding_and_unit_are_used(make_game):

@@ -1636,8 +1636,11 @@ class TableMachine(RuleBasedStateMachine):
                 assert result.ok, result.first_broken
                 # Every coup, bet, posting and shoe card as the events recorded them (the
                 # auditor's verify, audit.reports.ledger): nothing the services wrote differs.
-                head = AuditEvent.objects.filter(stream__name=self.session.audit_stream).aggregate(m=Max("seq"))["m"]
-                assert session_as_played(self.session, head) == []
+                heads = dict(AuditEvent.objects.filter(stream__name__in=(
+                    self.session.audit_stream, f"gaming_day:{self.session.gaming_day_id}")).values_list(
+                    "stream__name").annotate(m=Max("seq")).values_list("stream__name", "m"))  # fmt: skip
+                day = heads.get(f"gaming_day:{self.session.gaming_day_id}")
+                assert session_as_played(self.session, heads[self.session.audit_stream], day) == []
                 for p in self.players:
                     assert selectors.patron_balance(session=self.session, patron=p) == self.balance.get(
                         p.pk, 0

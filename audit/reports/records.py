@@ -1,0 +1,299 @@
+"""A session's registers against the events that recorded them: its banks (art. 71), its
+minimum changes, staff changes and interruptions (art. 70), its faux-tirage bars (art. 60),
+its annulled coups, its shoes, and the session's own row.
+
+Like the coups (audit.reports.ledger), these rows have no chain and the report prints them:
+a bank's last amount, a minimum change's figures, the reason of a bar or of an annulment
+edited in SQL went into the report with every other check passing. The events written in
+the same transactions say what each row holds; ledger's replay of the session's stream
+(and of the day's, for the session's opening and closing) gathers them here, and
+`records_as_played` names each row that differs: `record_mismatch`, with the record's kind,
+its number (a bank's, a coup's, a shoe's) or its time, and each field in the books and in
+the trail. Times are compared where the event recorded the row's own (interruptions, the
+session's close); elsewhere the event's time is its own and the row's is not held to it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from floor.models import MinimumChange, SessionInterruption, StaffChange, TableSession
+from tables.models import Bank, Coup, FauxTirageBar, Shoe
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+UNKNOWN = object()  # a figure the trail does not say (an event written before it said it)
+
+# Each record's fields, as the books' columns give them (name -> column).
+BOOKS: dict[str, dict[str, str]] = {
+    "session": {"capo_partita": "capo_partita_id", "changeur": "changeur_id", "shoe_number": "shoe_number",
+                "minimum": "minimum", "maximum": "maximum", "status": "status", "opened_by": "opened_by_id",
+                "closed_at": "closed_at", "closed_by": "closed_by_id"},
+    "bank": {"number": "number", "banker": "banker_id", "seat_number": "seat__seat_number", "origin": "origin",
+             "turn_seat": "turn_seat", "initial_amount": "initial_amount", "raised": "raised", "amount": "amount",
+             "reserve_returned": "reserve_returned", "coups_completed": "coups_completed", "status": "status",
+             "end_reason": "end_reason", "opened_by": "opened_by_id", "ended_by": "ended_by_id"},
+    "minimum_change": {"old": "old", "new": "new", "old_maximum": "old_maximum", "new_maximum": "new_maximum",
+                       "reason": "reason", "by": "by_id"},
+    "staff_change": {"old_capo_partita": "old_capo_partita_id", "new_capo_partita": "new_capo_partita_id",
+                     "old_changeur": "old_changeur_id", "new_changeur": "new_changeur_id", "reason": "reason",
+                     "by": "by_id"},
+    "interruption": {"interrupted_at": "interrupted_at", "interrupted_by": "interrupted_by_id", "reason": "reason",
+                     "resumed_at": "resumed_at", "resumed_by": "resumed_by_id", "resume_reason": "resume_reason"},
+    "bar": {"patron": "patron_id", "coup": "coup_id", "reason": "reason", "by": "by_id"},
+    "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_by": "annulled_by_id"},
+    "shoe": {"seq": "seq", "number": "number", "decks": "decks", "loaded_by": "loaded_by_id",
+             "finished": "finished", "finished_by": "finished_by_id"},
+}  # fmt: skip
+ORDER = tuple(BOOKS)
+# Where a record's rows are, and the column that tells it apart in words (else its time).
+MODELS = {"session": TableSession, "bank": Bank, "minimum_change": MinimumChange, "staff_change": StaffChange,
+          "interruption": SessionInterruption, "bar": FauxTirageBar, "annulled_coup": Coup, "shoe": Shoe}  # fmt: skip
+NUMBER = {"bank": "number", "annulled_coup": "number", "shoe": "seq"}
+AT = {"minimum_change": "at", "staff_change": "at", "interruption": "interrupted_at", "bar": "at"}
+TIMES = {"closed_at", "interrupted_at", "resumed_at"}
+# The fields that name a member of staff, or a patron (the reason gives their names too).
+USERS = {"capo_partita", "changeur", "opened_by", "closed_by", "ended_by", "by", "old_capo_partita",
+         "new_capo_partita", "old_changeur", "new_changeur", "interrupted_by", "resumed_by", "annulled_by",
+         "loaded_by", "finished_by"}  # fmt: skip
+PATRONS = {"banker", "patron"}
+MONEY = {"minimum", "maximum", "initial_amount", "raised", "amount", "reserve_returned", "old", "new",
+         "old_maximum", "new_maximum"}  # fmt: skip
+
+
+class RecordTrail:
+    """The record events' part of ledger's replay (mixed into its _Trail): for each record
+    (kind, row id), the fields the events say it holds. `self.bank_of` (coup -> bank) comes
+    from coup.opened."""
+
+    def __init__(self) -> None:
+        self.records: dict[tuple[str, int], dict[str, Any]] = {}
+        self.bank_of: dict[int, int] = {}
+        self.event_at: Any = None  # the time of the event being replayed
+
+    def record(self, kind: str, pk: Any, **fields: Any) -> dict[str, Any]:
+        row = self.records.setdefault((kind, int(pk)), {"_at": self.event_at})  # when it was first recorded
+        row.update(fields)
+        return row
+
+    # The session's opening and closing are in the day's stream (ledger reads them first).
+    def session_opened(self, session: int, payload: dict[str, Any], actor: int | None) -> None:
+        new = payload.get("new") or {}
+        self.record("session", session, opened_by=actor, status=new.get("status", UNKNOWN),
+                    **{f: new.get(f, UNKNOWN) for f in ("capo_partita", "changeur", "shoe_number", "minimum",
+                                                         "maximum")},
+                    closed_at=None, closed_by=None)  # fmt: skip
+
+    def session_closed(self, session: int, payload: dict[str, Any], actor: int | None) -> None:
+        new = payload.get("new") or {}
+        self.record("session", session, status=new.get("status", UNKNOWN), closed_at=new.get("closed_at", UNKNOWN),
+                    closed_by=actor)  # fmt: skip
+        ended = payload.get("interruption_ended")
+        if ended is not None:  # a running interruption ends with the session, at its time
+            self.record("interruption", ended, resumed_at=new.get("closed_at", UNKNOWN), resumed_by=actor,
+                        resume_reason="session closed")  # fmt: skip
+
+    def _minimum_changed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        fields = {f: payload.get(f, UNKNOWN) for f in ("old", "new", "old_maximum", "new_maximum", "reason")}
+        if payload.get("change") is not None:
+            self.record("minimum_change", payload["change"], by=actor, **fields)
+        if session is not None:
+            self.record("session", session, minimum=fields["new"], maximum=fields["new_maximum"])
+
+    def _table_session_staff_changed(
+        self, session: int | None, payload: dict[str, Any], actor: int | None
+    ) -> None:
+        old, new = payload.get("old") or {}, payload.get("new") or {}
+        if payload.get("change") is not None:
+            self.record("staff_change", payload["change"], by=actor, reason=payload.get("reason", UNKNOWN),
+                        **{f"{when}_{role}": side.get(role, UNKNOWN) for when, side in (("old", old), ("new", new))
+                           for role in ("capo_partita", "changeur")})  # fmt: skip
+        if session is not None:
+            self.record("session", session, capo_partita=new.get("capo_partita", UNKNOWN),
+                        changeur=new.get("changeur", UNKNOWN))  # fmt: skip
+
+    def _session_status(self, session: int | None, payload: dict[str, Any]) -> None:
+        if session is not None:
+            self.record("session", session, status=(payload.get("new") or {}).get("status", UNKNOWN))
+
+    def _table_session_interrupted(
+        self, session: int | None, payload: dict[str, Any], actor: int | None
+    ) -> None:
+        self._session_status(session, payload)
+        if payload.get("interruption") is not None:
+            self.record("interruption", payload["interruption"], interrupted_at=payload.get("at", UNKNOWN),
+                        interrupted_by=actor, reason=payload.get("reason", UNKNOWN), resumed_at=None,
+                        resumed_by=None, resume_reason="")  # fmt: skip
+
+    def _table_session_resumed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self._session_status(session, payload)
+        if payload.get("interruption") is not None:
+            self.record("interruption", payload["interruption"], resumed_at=payload.get("at", UNKNOWN),
+                        resumed_by=actor, resume_reason=payload.get("reason", UNKNOWN))  # fmt: skip
+
+    def _bank_opened(self, bank: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if bank is None:
+            return
+        amount = payload.get("amount", UNKNOWN)
+        self.record("bank", bank, number=payload.get("number", UNKNOWN), banker=payload.get("banker", UNKNOWN),
+                    seat_number=payload.get("seat_number", UNKNOWN), origin=payload.get("origin", UNKNOWN),
+                    turn_seat=payload.get("turn_seat", UNKNOWN), initial_amount=amount, amount=amount, raised=0,
+                    reserve_returned=0, coups_completed=0, status=Bank.Status.ACTIVE, end_reason="",
+                    opened_by=actor, ended_by=None)  # fmt: skip
+
+    def _bank_raised(self, bank: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if bank is None:
+            return
+        row = self.record("bank", bank, amount=payload.get("new", UNKNOWN))
+        added = payload.get("added")
+        row["raised"] = (
+            row.get("raised", 0) + added
+            if isinstance(added, int) and row.get("raised") is not UNKNOWN
+            else UNKNOWN
+        )
+
+    def _bank_ended(self, bank: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if bank is None:
+            return
+        self.record("bank", bank, status=Bank.Status.ENDED, end_reason=payload.get("end_reason", UNKNOWN),
+                    amount=payload.get("amount", UNKNOWN), coups_completed=payload.get("coups_completed", UNKNOWN),
+                    ended_by=actor)  # fmt: skip
+
+    _bank_lost = _bank_withdrawn = _bank_session_closed = _bank_ended
+
+    def bank_settled(self, coup: int, payload: dict[str, Any]) -> None:
+        """A coup settled: its bank's amount, status and reserve after it, one more coup."""
+        bank = self.bank_of.get(coup)
+        if bank is None:
+            return
+        after = payload.get("bank") or {}
+        row = self.record("bank", bank, amount=after.get("new", UNKNOWN), status=after.get("status", UNKNOWN),
+                          reserve_returned=after.get("reserve_returned", UNKNOWN))  # fmt: skip
+        done = row.get("coups_completed", UNKNOWN)
+        row["coups_completed"] = done + 1 if isinstance(done, int) else UNKNOWN
+
+    def _coup_opened(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if coup is not None and payload.get("bank") is not None:
+            self.bank_of[coup] = payload["bank"]
+
+    def _coup_annulled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if coup is not None:
+            self.record("annulled_coup", coup, state=Coup.State.ANNULLED, annul_reason=payload.get("reason", UNKNOWN),
+                        annulled_by=actor)  # fmt: skip
+
+    def _faux_tirage_barred(self, bar: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if bar is not None:
+            self.record("bar", bar, patron=payload.get("patron", UNKNOWN), coup=payload.get("coup", UNKNOWN),
+                        reason=payload.get("reason", UNKNOWN), by=actor)  # fmt: skip
+
+    def shoe_loaded(self, shoe: int, payload: dict[str, Any], actor: int | None) -> None:
+        previous = (payload.get("previous") or {}).get("shoe")
+        if previous is not None:  # the shoe it replaced ends as it is loaded
+            self.record("shoe", previous, finished=True, finished_by=actor)
+        self.record("shoe", shoe, seq=payload.get("seq", UNKNOWN), number=payload.get("number", UNKNOWN),
+                    decks=payload.get("decks", UNKNOWN), loaded_by=actor, finished=False, finished_by=None)  # fmt: skip
+
+    def _shoe_finished(self, shoe: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if shoe is not None:
+            self.record("shoe", shoe, finished=True, finished_by=actor)
+
+
+RECORD_ACTIONS = (
+    "minimum.changed", "table_session.staff_changed", "table_session.interrupted", "table_session.resumed",
+    "bank.opened", "bank.raised", "bank.lost", "bank.withdrawn", "bank.session_closed", "coup.opened",
+    "coup.annulled", "faux_tirage.barred", "shoe.finished",
+)  # fmt: skip
+
+
+def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, Any], Any, Any]]:
+    """(row id, fields, number, time) of each of the session's rows of this kind."""
+    columns = BOOKS[kind]
+    model = MODELS[kind]
+    if kind == "session":
+        rows = model.objects.filter(pk=session.pk)
+    elif kind == "annulled_coup":
+        rows = model.objects.filter(session=session, state=Coup.State.ANNULLED)
+    else:
+        rows = model.objects.filter(session=session)
+    if kind == "shoe":
+        from django.db.models import BooleanField, ExpressionWrapper, Q
+
+        rows = rows.annotate(
+            finished=ExpressionWrapper(Q(finished_at__isnull=False), output_field=BooleanField())
+        )
+    extra = [c for c in (NUMBER.get(kind), AT.get(kind)) if c]
+    for pk, *values in rows.order_by("pk").values_list("pk", *columns.values(), *extra):
+        fields = dict(zip(columns, values[: len(columns)], strict=True))
+        more = dict(zip(extra, values[len(columns) :], strict=True))
+        yield pk, fields, more.get(NUMBER.get(kind)), more.get(AT.get(kind))
+
+
+def _same(value: Any, expected: Any) -> bool:
+    if hasattr(value, "isoformat"):  # a time: the event recorded it as ISO 8601
+        return value.isoformat() == expected
+    return value == expected
+
+
+def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str, Any],
+                      coup_numbers: dict[int, int], *, own_row: bool = True) -> list[dict[str, Any]]:  # fmt: skip
+    """Each record of the session against the trail (a `record_mismatch` per row that
+    differs, or that one side has and the other not), in register order: the session, its
+    banks, its changes, interruptions, bars, annulled coups and shoes."""
+    found: list[dict[str, Any]] = []
+    for kind in ORDER if own_row else ORDER[1:]:
+        books = {pk: (fields, number, at) for pk, fields, number, at in _books(session, kind)}
+        trail_rows = {pk: row for (k, pk), row in trail.records.items() if k == kind}
+        if kind == "session":
+            trail_rows = {pk: row for pk, row in trail_rows.items() if pk == session.pk}
+        for pk in sorted(set(books) | set(trail_rows)):
+            fields, number, at = books.get(pk, (None, None, None))
+            expected = trail_rows.get(pk)
+            differ = {}
+            if fields is not None and expected is not None:
+                differ = {
+                    name: {"in_books": _shown(value), "in_trail": expected[name]}
+                    for name, value in fields.items()
+                    if expected.get(name, UNKNOWN) is not UNKNOWN and not _same(value, expected[name])
+                }
+            if fields is not None and expected is not None and not differ:
+                continue
+            if number is None and expected is not None:
+                number = expected.get(NUMBER.get(kind, ""))
+            if kind == "annulled_coup":
+                number = coup_numbers.get(pk, number)
+            if at is None and expected is not None:  # not in the books: the time it was recorded
+                at = expected.get("_at")
+            found.append({"code": "record_mismatch", **where, "record": kind, "number": number,
+                          "at": at.isoformat() if hasattr(at, "isoformat") else None,
+                          "in_books": fields is not None, "in_trail": expected is not None, "fields": differ})  # fmt: skip
+            if kind == "bar" and "coup" in differ:  # a coup said by its number, as the report does
+                for side in ("in_books", "in_trail"):
+                    value = differ["coup"][side]
+                    differ["coup"][side] = coup_numbers.get(value, value) if value is not None else None
+    return found
+
+
+def _shown(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def name_records(reasons: list[dict[str, Any]]) -> None:
+    """Each staff or patron field of a record_mismatch gets the names of both sides
+    ("names": {"in_books": ..., "in_trail": ...}), as the report names them: two queries for
+    them all, none when no such field differs."""
+    from django.contrib.auth import get_user_model
+
+    from floor.models import Patron
+
+    fields = [(name, sides) for r in reasons if r["code"] == "record_mismatch"
+              for name, sides in r["fields"].items() if name in USERS | PATRONS]  # fmt: skip
+    ids = {kind: {v for name, sides in fields if name in members
+                  for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)}
+           for kind, members in (("users", USERS), ("patrons", PATRONS))}  # fmt: skip
+    users = dict(get_user_model().objects.filter(pk__in=ids["users"]).values_list("pk", "username")) if ids[
+        "users"] else {}  # fmt: skip
+    patrons = {pk: f"{first} {last}" for pk, first, last in Patron.objects.filter(pk__in=ids["patrons"])
+               .values_list("pk", "first_name", "last_name")} if ids["patrons"] else {}  # fmt: skip
+    for name, sides in fields:
+        known = users if name in USERS else patrons
+        sides["names"] = {side: known.get(sides[side]) for side in ("in_books", "in_trail")}
