@@ -119,6 +119,10 @@ RECORDS = {
     "bar": gettext_lazy("Table %(table)s, session %(session)s, the faux-tirage bar of %(at)s"),
     "annulled_coup": gettext_lazy("Table %(table)s, session %(session)s, annulled coup %(number)s"),
     "shoe": gettext_lazy("Table %(table)s, session %(session)s, shoe %(number)s"),
+    "succession": gettext_lazy("Table %(table)s, session %(session)s, succession %(number)s"),
+    "auction": gettext_lazy("Table %(table)s, session %(session)s, the asta of succession %(number)s"),
+    "offer": gettext_lazy("Table %(table)s, session %(session)s, succession %(succession)s, offer %(number)s"),
+    "bid": gettext_lazy("Table %(table)s, session %(session)s, succession %(succession)s, the bid of %(at)s"),
 }
 # A register's fields, in a record_mismatch said in words.
 RECORD_FIELDS = {
@@ -143,6 +147,18 @@ RECORD_FIELDS = {
     "annulled_by": gettext_lazy("Annulled by"), "seq": gettext_lazy("Shoe"), "decks": gettext_lazy("Decks"),
     "loaded_by": gettext_lazy("Loaded by"), "finished": gettext_lazy("Finished"),
     "finished_by": gettext_lazy("Finished by"),
+    "previous_bank": gettext_lazy("Bank that ended"), "outgoing_banker": gettext_lazy("Outgoing banker"),
+    "kind": gettext_lazy("Offered as"), "floor": gettext_lazy("Continuation"),
+    "lapse_reason": gettext_lazy("Lapsed because"), "new_bank": gettext_lazy("New bank"),
+    "succession": gettext_lazy("Succession"), "bids_count": gettext_lazy("Bids"),
+    "winning_bid": gettext_lazy("Winning bid"),
+    # Where a field means another thing in another register:
+    "succession.amount": gettext_lazy("Bank offered"), "succession.reason": gettext_lazy("Why"),
+    "succession.ended_by": gettext_lazy("By"), "bid.seq": gettext_lazy("Order"), "bid.amount": gettext_lazy("Bid"),
+    "bid.by": gettext_lazy("Entered by"), "auction.status": gettext_lazy("Status"),
+    "order": gettext_lazy("Order"), "round": gettext_lazy("Round"), "amount_max": gettext_lazy("Up to"),
+    "answered_by": gettext_lazy("Entered by"), "offer.status": gettext_lazy("Answer"),
+    "offer.reason": gettext_lazy("Skipped because"), "offer.amount": gettext_lazy("Amount"),
 }  # fmt: skip
 # The two figures a levies_mismatch compares.
 LEVY_FIGURES = {
@@ -530,9 +546,11 @@ def _local_time(value) -> str:
 def _record_words(reason: dict) -> str:
     """"Table 1, session 1, bank 2: Last bank: 1.00 in the books, 1,950.00 in the audit trail."
     per field that differs, or that the row is on one side only."""
-    head = str(RECORDS.get(reason.get("record"), reason.get("record"))) % {
+    kind = reason.get("record")
+    head = str(RECORDS.get(kind, kind)) % {
         "table": reason.get("table", ""), "session": reason.get("session", ""),
         "number": reason.get("number") if reason.get("number") is not None else "—",
+        "succession": reason.get("succession") if reason.get("succession") is not None else "—",
         "at": _local_time(reason.get("at"))}  # fmt: skip
     if not reason.get("in_books"):
         return head + ": " + str(_("the books have no such row; the audit trail recorded it."))
@@ -557,7 +575,8 @@ def _record_words(reason: dict) -> str:
 
     said = _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
     return head + ": " + " ".join(
-        said % {"field": RECORD_FIELDS.get(field, field), "books": shown(field, "in_books", sides),
+        said % {"field": RECORD_FIELDS.get(f"{kind}.{field}") or RECORD_FIELDS.get(field, field),
+                "books": shown(field, "in_books", sides),
                 "trail": shown(field, "in_trail", sides)}
         for field, sides in (reason.get("fields") or {}).items()
     )  # fmt: skip

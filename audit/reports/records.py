@@ -1,6 +1,8 @@
 """A session's registers against the events that recorded them: its banks (art. 71), its
 minimum changes, staff changes and interruptions (art. 70), its faux-tirage bars (art. 60),
-its annulled coups, its shoes, and the session's own row.
+its annulled coups, its shoes, its successions, astas and bids (RULES.md §5; not yet the
+successions' offers, which their events record as lists of changes), and the session's own
+row.
 
 Like the coups (audit.reports.ledger), these rows have no chain and the report prints them:
 a bank's last amount, a minimum change's figures, the reason of a bar or of an annulment
@@ -17,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from floor.models import MinimumChange, SessionInterruption, StaffChange, TableSession
-from tables.models import Bank, Coup, FauxTirageBar, Shoe
+from tables.models import Auction, Bank, Bid, Coup, FauxTirageBar, Shoe, Succession, SuccessionOffer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -44,21 +46,40 @@ BOOKS: dict[str, dict[str, str]] = {
     "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_by": "annulled_by_id"},
     "shoe": {"seq": "seq", "number": "number", "decks": "decks", "loaded_by": "loaded_by_id",
              "finished": "finished", "finished_by": "finished_by_id"},
+    "succession": {"number": "number", "previous_bank": "previous_bank__number",
+                   "outgoing_banker": "outgoing_banker_id", "reason": "reason", "kind": "kind", "amount": "amount",
+                   "floor": "floor", "status": "status", "lapse_reason": "lapse_reason",
+                   "new_bank": "new_bank__number", "ended_by": "ended_by_id"},
+    "auction": {"succession": "succession__number", "status": "status", "bids_count": "bids_count",
+                "winning_bid": "winning_bid__seq", "opened_by": "opened_by_id", "closed_by": "closed_by_id"},
+    "offer": {"succession": "succession__number", "order": "order", "round": "round", "patron": "patron_id",
+              "seat_number": "seat_number", "amount_max": "amount_max", "status": "status", "reason": "reason",
+              "amount": "amount", "answered_by": "answered_by_id"},
+    "bid": {"succession": "auction__succession__number", "seq": "seq", "patron": "patron_id",
+            "seat_number": "seat_number", "standing": "standing", "amount": "amount", "by": "by_id"},
 }  # fmt: skip
 ORDER = tuple(BOOKS)
 # Where a record's rows are, and the column that tells it apart in words (else its time).
 MODELS = {"session": TableSession, "bank": Bank, "minimum_change": MinimumChange, "staff_change": StaffChange,
-          "interruption": SessionInterruption, "bar": FauxTirageBar, "annulled_coup": Coup, "shoe": Shoe}  # fmt: skip
-NUMBER = {"bank": "number", "annulled_coup": "number", "shoe": "seq"}
-AT = {"minimum_change": "at", "staff_change": "at", "interruption": "interrupted_at", "bar": "at"}
+          "interruption": SessionInterruption, "bar": FauxTirageBar, "annulled_coup": Coup, "shoe": Shoe,
+          "succession": Succession, "offer": SuccessionOffer, "auction": Auction, "bid": Bid}  # fmt: skip
+NUMBER = {"bank": "number", "annulled_coup": "number", "shoe": "seq", "succession": "number",
+          "auction": "succession__number", "offer": "order"}  # fmt: skip
+AT = {
+    "minimum_change": "at",
+    "staff_change": "at",
+    "interruption": "interrupted_at",
+    "bar": "at",
+    "bid": "at",
+}
 TIMES = {"closed_at", "interrupted_at", "resumed_at"}
 # The fields that name a member of staff, or a patron (the reason gives their names too).
 USERS = {"capo_partita", "changeur", "opened_by", "closed_by", "ended_by", "by", "old_capo_partita",
          "new_capo_partita", "old_changeur", "new_changeur", "interrupted_by", "resumed_by", "annulled_by",
          "loaded_by", "finished_by"}  # fmt: skip
-PATRONS = {"banker", "patron"}
+PATRONS = {"banker", "patron", "outgoing_banker"}
 MONEY = {"minimum", "maximum", "initial_amount", "raised", "amount", "reserve_returned", "old", "new",
-         "old_maximum", "new_maximum"}  # fmt: skip
+         "old_maximum", "new_maximum", "floor", "amount_max"}  # fmt: skip
 
 
 class RecordTrail:
@@ -70,9 +91,12 @@ class RecordTrail:
         self.records: dict[tuple[str, int], dict[str, Any]] = {}
         self.bank_of: dict[int, int] = {}
         self.event_at: Any = None  # the time of the event being replayed
+        self.bid_seq: dict[int, Any] = {}  # bid -> its order in its asta
+        self.auction_of_bids: dict[int, Any] = {}  # auction -> its succession's number
 
-    def record(self, kind: str, pk: Any, **fields: Any) -> dict[str, Any]:
-        row = self.records.setdefault((kind, int(pk)), {"_at": self.event_at})  # when it was first recorded
+    def record(self, kind: str, pk: Any, /, **fields: Any) -> dict[str, Any]:
+        key = pk if isinstance(pk, tuple) else int(pk)  # an offer: (its succession, its order)
+        row = self.records.setdefault((kind, key), {"_at": self.event_at})  # when it was first recorded
         row.update(fields)
         return row
 
@@ -197,11 +221,102 @@ class RecordTrail:
         if shoe is not None:
             self.record("shoe", shoe, finished=True, finished_by=actor)
 
+    # Successions and the asta (RULES.md §5): banks and successions said by their numbers in
+    # the session, as the report does; a bid by its order in its asta.
+    def _bank_number(self, bank: Any) -> Any:
+        row = self.records.get(("bank", bank)) if isinstance(bank, int) else None
+        return row.get("number", UNKNOWN) if row is not None else UNKNOWN
+
+    def _succession_started(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if succ is None:
+            return
+        self.record("succession", succ, number=payload.get("number", UNKNOWN),
+                    previous_bank=self._bank_number(payload.get("previous_bank")),
+                    outgoing_banker=payload.get("outgoing_banker", UNKNOWN), reason=payload.get("reason", UNKNOWN),
+                    kind=payload.get("kind", UNKNOWN), amount=payload.get("amount", UNKNOWN),
+                    floor=payload.get("floor", UNKNOWN), status=Succession.Status.OFFERING, lapse_reason="",
+                    new_bank=None, ended_by=None)  # fmt: skip
+        number = self.records[("succession", succ)]["number"]
+        for offer in payload.get("offers") or ():
+            if isinstance(offer, dict) and isinstance(offer.get("order"), int):
+                self.record("offer", (succ, offer["order"]), succession=number, answered_by=None,
+                            **{f: offer.get(f, UNKNOWN) for f in ("order", "round", "patron", "seat_number",
+                                                                   "amount_max", "status", "reason", "amount")})  # fmt: skip
+
+    def _offers_changed(self, payload: dict[str, Any], actor: int | None) -> None:
+        """The offers an answer, a departure, a lapse or the asta's opening changed, as the
+        event lists them (tables.services.succession._save)."""
+        succ = payload.get("succession")
+        if not isinstance(succ, int):
+            return
+        for change in payload.get("changes") or ():
+            if isinstance(change, dict) and isinstance(change.get("order"), int):
+                self.record("offer", (succ, change["order"]), answered_by=actor,
+                            **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount")})  # fmt: skip
+
+    def _succession_offer_passed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self._offers_changed(payload, actor)
+
+    _succession_offer_claimed = _succession_offer_accepted = _succession_offers_skipped = (
+        _succession_offer_passed
+    )
+
+    def _succession_unclaimed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if succ is not None:
+            self.record("succession", succ, status=Succession.Status.UNCLAIMED)
+
+    def _succession_taken(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if succ is not None:
+            self.record("succession", succ, status=Succession.Status.TAKEN,
+                        new_bank=self._bank_number(payload.get("bank")), ended_by=actor)  # fmt: skip
+
+    def _succession_lapsed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self._offers_changed(payload, actor)
+        if succ is not None:
+            self.record("succession", succ, status=Succession.Status.LAPSED,
+                        lapse_reason=payload.get("reason", UNKNOWN), ended_by=actor)  # fmt: skip
+
+    def _succession_number(self, succ: Any) -> Any:
+        row = self.records.get(("succession", succ)) if isinstance(succ, int) else None
+        return row.get("number", UNKNOWN) if row is not None else UNKNOWN
+
+    def _auction_opened(self, auction: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self._offers_changed(payload, actor)
+        if auction is None:
+            return
+        number = self._succession_number(payload.get("succession"))
+        self.record("auction", auction, succession=number, status=Auction.Status.OPEN, bids_count=0,
+                    winning_bid=None, opened_by=actor, closed_by=None)  # fmt: skip
+        if isinstance(payload.get("succession"), int):
+            self.record("succession", payload["succession"], status=Succession.Status.AUCTION)
+        self.auction_of_bids[auction] = number
+
+    def _auction_bid(self, bid: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if bid is None:
+            return
+        auction = payload.get("auction")
+        self.record("bid", bid, succession=self.auction_of_bids.get(auction, UNKNOWN),
+                    seq=payload.get("seq", UNKNOWN), patron=payload.get("patron", UNKNOWN),
+                    seat_number=payload.get("seat_number", UNKNOWN), standing=payload.get("standing", UNKNOWN),
+                    amount=payload.get("amount", UNKNOWN), by=actor)  # fmt: skip
+        self.bid_seq[bid] = payload.get("seq", UNKNOWN)
+        if isinstance(auction, int):
+            self.record("auction", auction, bids_count=payload.get("seq", UNKNOWN))
+
+    def _auction_closed(self, auction: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if auction is None:
+            return
+        winning = payload.get("winning_bid", UNKNOWN)
+        self.record("auction", auction, status=Auction.Status.CLOSED, closed_by=actor,
+                    winning_bid=self.bid_seq.get(winning, UNKNOWN) if isinstance(winning, int) else winning)  # fmt: skip
+
 
 RECORD_ACTIONS = (
     "minimum.changed", "table_session.staff_changed", "table_session.interrupted", "table_session.resumed",
     "bank.opened", "bank.raised", "bank.lost", "bank.withdrawn", "bank.session_closed", "coup.opened",
-    "coup.annulled", "faux_tirage.barred", "shoe.finished",
+    "coup.annulled", "faux_tirage.barred", "shoe.finished", "succession.started", "succession.unclaimed",
+    "succession.taken", "succession.lapsed", "auction.opened", "auction.bid", "auction.closed",
+    "succession.offer_passed", "succession.offer_claimed", "succession.offer_accepted", "succession.offers_skipped",
 )  # fmt: skip
 
 
@@ -213,6 +328,10 @@ def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, An
         rows = model.objects.filter(pk=session.pk)
     elif kind == "annulled_coup":
         rows = model.objects.filter(session=session, state=Coup.State.ANNULLED)
+    elif kind == "bid":
+        rows = model.objects.filter(auction__session=session)
+    elif kind == "offer":
+        rows = model.objects.filter(succession__session=session)
     else:
         rows = model.objects.filter(session=session)
     if kind == "shoe":
@@ -222,7 +341,10 @@ def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, An
             finished=ExpressionWrapper(Q(finished_at__isnull=False), output_field=BooleanField())
         )
     extra = [c for c in (NUMBER.get(kind), AT.get(kind)) if c]
-    for pk, *values in rows.order_by("pk").values_list("pk", *columns.values(), *extra):
+    key = ("succession_id", "order") if kind == "offer" else ("pk",)
+    for row in rows.order_by(*key).values_list(*key, *columns.values(), *extra):
+        ids, values = row[: len(key)], row[len(key) :]
+        pk = tuple(ids) if kind == "offer" else ids[0]
         fields = dict(zip(columns, values[: len(columns)], strict=True))
         more = dict(zip(extra, values[len(columns) :], strict=True))
         yield pk, fields, more.get(NUMBER.get(kind)), more.get(AT.get(kind))
@@ -258,12 +380,16 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
             if fields is not None and expected is not None and not differ:
                 continue
             if number is None and expected is not None:
-                number = expected.get(NUMBER.get(kind, ""))
+                number = expected.get("succession" if kind == "auction" else NUMBER.get(kind, ""))
             if kind == "annulled_coup":
                 number = coup_numbers.get(pk, number)
             if at is None and expected is not None:  # not in the books: the time it was recorded
                 at = expected.get("_at")
-            found.append({"code": "record_mismatch", **where, "record": kind, "number": number,
+            if kind in ("offer", "bid"):  # said within its succession, as the report does
+                where_in = {"succession": (fields or expected or {}).get("succession")}
+            else:
+                where_in = {}
+            found.append({"code": "record_mismatch", **where, **where_in, "record": kind, "number": number,
                           "at": at.isoformat() if hasattr(at, "isoformat") else None,
                           "in_books": fields is not None, "in_trail": expected is not None, "fields": differ})  # fmt: skip
             if kind == "bar" and "coup" in differ:  # a coup said by its number, as the report does

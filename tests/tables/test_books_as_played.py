@@ -282,3 +282,70 @@ def test_the_verify_names_the_punta_and_says_the_bank_by_its_number(evening):
     assert line.endswith(
         f"Bank number: 2 in the books, 1 in the audit trail. Punta: {p5.first_name} {p5.last_name} (patron {p5.pk}) "
         f"in the books, {p2.first_name} {p2.last_name} (patron {p2.pk}) in the audit trail.")  # fmt: skip
+
+
+@pytest.fixture
+def asta(make_game):
+    """venezia, four seats: the bank lost and passed by all (the asta: two bids, the higher
+    wins), then lost again and accepted in turn."""
+    from tables.models import Succession
+
+    game = make_game("venezia", seated=4, min_seats_to_start=2)
+    s, by = game.session, game.capo
+    services.coup_record(session=s, by=by, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    first = Succession.objects.get(session=s)
+    for patron in (game.seat(2), game.seat(3), game.seat(4)):
+        services.offer_pass(succession=first, by=by, patron=patron)
+    auction = services.auction_open(session=s, by=game.commissario)
+    services.auction_bid(auction=auction, by=by, patron=game.seat(3), amount=300_00)
+    services.auction_bid(auction=auction, by=by, patron=game.seat(4), amount=400_00)
+    services.auction_close(auction=auction, by=by)
+    services.coup_record(session=s, by=by, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    second = Succession.objects.get(session=s, number=2)
+    offer = second.offers.filter(status="pending").order_by("order").first()
+    services.offer_accept(succession=second, by=by, patron=offer.patron, amount=200_00)
+    assert list(Succession.objects.filter(session=s).order_by("number").values_list("status", flat=True)) == [
+        "taken", "taken"]  # fmt: skip
+    return game
+
+
+def test_an_honest_asta_has_nothing_to_say(asta):
+    assert as_played(asta.session) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "model", "filters", "edit", "field"),
+    [
+        ("succession", "Succession", {"number": 1}, {"lapse_reason": "no_bids"}, "lapse_reason"),
+        ("succession", "Succession", {"number": 2}, {"amount": 1_00}, "amount"),
+        ("auction", "Auction", {}, {"winning_bid": None}, "winning_bid"),
+        ("bid", "Bid", {"seq": 2}, {"amount": 500_00}, "amount"),
+    ],
+)
+def test_a_succession_an_asta_or_a_bid_edited_is_named(asta, kind, model, filters, edit, field):
+    from django.apps import apps
+
+    rows = apps.get_model("tables", model).objects.filter(**filters)
+    rows = rows.filter(auction__session=asta.session) if model == "Bid" else rows.filter(session=asta.session)
+    assert rows.count() == 1
+    rows.update(**edit)
+    [reason] = as_played(asta.session)
+    assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
+
+
+def test_an_offer_edited_is_named_within_its_succession(asta):
+    """The first succession's first offer said passed when it was: accepted in SQL."""
+    from audit.views import _explain
+    from tables.models import SuccessionOffer
+
+    offer = SuccessionOffer.objects.filter(succession__session=asta.session, succession__number=1).order_by("order")[0]
+    assert offer.status == "passed"
+    SuccessionOffer.objects.filter(pk=offer.pk).update(status="accepted", amount=500_00)
+    [reason] = as_played(asta.session)
+    assert (reason["record"], reason["succession"], reason["number"], set(reason["fields"])) == (
+        "offer", 1, offer.order, {"status", "amount"})  # fmt: skip
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.startswith(f"Table {asta.session.table.number}, session 1, succession 1, offer {offer.order}: "
+                           "Answer: accepted in the books, passed in the audit trail.")  # fmt: skip
