@@ -282,7 +282,7 @@ class ReportVerifyOutput(serializers.Serializer):
         "`in_trail`, each the card, its use, coup, side and whether and why it was voided, or null), "
         "`record_mismatch` (a register row differs from the events that recorded it, or either is missing: the "
         "session's own row, a bank, a minimum change, a staff change, an interruption, a faux-tirage bar, an "
-        "annulled coup, a shoe, a succession, an asta or a bid: `table`, `session`, `record`, `number` or `at`, "
+        "annulled coup, a shoe, a succession, an offer of the bank, an asta or a bid: `table`, `session`, `record`, `number` or `at`, "
         "`in_books`, `in_trail`, "
         "`fields`), "
         "`books_mismatch` (a "

@@ -1,8 +1,7 @@
 """A session's registers against the events that recorded them: its banks (art. 71), its
 minimum changes, staff changes and interruptions (art. 70), its faux-tirage bars (art. 60),
-its annulled coups, its shoes, its successions, astas and bids (RULES.md §5; not yet the
-successions' offers, which their events record as lists of changes), and the session's own
-row.
+its annulled coups, its shoes, its successions with their offers, astas and bids (RULES.md
+§5), and the session's own row.
 
 Like the coups (audit.reports.ledger), these rows have no chain and the report prints them:
 a bank's last amount, a minimum change's figures, the reason of a bar or of an annulment
@@ -12,13 +11,17 @@ the same transactions say what each row holds; ledger's replay of the session's 
 `records_as_played` names each row that differs: `record_mismatch`, with the record's kind,
 its number (a bank's, a coup's, a shoe's) or its time, and each field in the books and in
 the trail. Times are compared where the event recorded the row's own (interruptions, the
-session's close); elsewhere the event's time is its own and the row's is not held to it."""
+session's close); elsewhere the event's time is its own and the row's is not held to it. An
+offer's lower bound (the terms it was answered on) is not in the events and is not held."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from floor.models import MinimumChange, SessionInterruption, StaffChange, TableSession
+from django.contrib.auth import get_user_model
+from django.db.models import BooleanField, ExpressionWrapper, Q
+
+from floor.models import MinimumChange, Patron, SessionInterruption, StaffChange, TableSession
 from tables.models import Auction, Bank, Bid, Coup, FauxTirageBar, Shoe, Succession, SuccessionOffer
 
 if TYPE_CHECKING:
@@ -335,8 +338,6 @@ def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, An
     else:
         rows = model.objects.filter(session=session)
     if kind == "shoe":
-        from django.db.models import BooleanField, ExpressionWrapper, Q
-
         rows = rows.annotate(
             finished=ExpressionWrapper(Q(finished_at__isnull=False), output_field=BooleanField())
         )
@@ -359,8 +360,10 @@ def _same(value: Any, expected: Any) -> bool:
 def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str, Any],
                       coup_numbers: dict[int, int], *, own_row: bool = True) -> list[dict[str, Any]]:  # fmt: skip
     """Each record of the session against the trail (a `record_mismatch` per row that
-    differs, or that one side has and the other not), in register order: the session, its
-    banks, its changes, interruptions, bars, annulled coups and shoes."""
+    differs, or that one side has and the other not), in the order of BOOKS: the session,
+    its banks, changes, interruptions, bars, annulled coups, shoes, successions, astas,
+    offers and bids. `own_row`: whether the trail holds the session's opening and close (the
+    day's stream was read)."""
     found: list[dict[str, Any]] = []
     for kind in ORDER if own_row else ORDER[1:]:
         books = {pk: (fields, number, at) for pk, fields, number, at in _books(session, kind)}
@@ -389,13 +392,13 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
                 where_in = {"succession": (fields or expected or {}).get("succession")}
             else:
                 where_in = {}
-            found.append({"code": "record_mismatch", **where, **where_in, "record": kind, "number": number,
-                          "at": at.isoformat() if hasattr(at, "isoformat") else None,
-                          "in_books": fields is not None, "in_trail": expected is not None, "fields": differ})  # fmt: skip
             if kind == "bar" and "coup" in differ:  # a coup said by its number, as the report does
                 for side in ("in_books", "in_trail"):
                     value = differ["coup"][side]
                     differ["coup"][side] = coup_numbers.get(value, value) if value is not None else None
+            found.append({"code": "record_mismatch", **where, **where_in, "record": kind, "number": number,
+                          "at": at.isoformat() if hasattr(at, "isoformat") else None,
+                          "in_books": fields is not None, "in_trail": expected is not None, "fields": differ})  # fmt: skip
     return found
 
 
@@ -407,10 +410,6 @@ def name_records(reasons: list[dict[str, Any]]) -> None:
     """Each staff or patron field of a record_mismatch gets the names of both sides
     ("names": {"in_books": ..., "in_trail": ...}), as the report names them: two queries for
     them all, none when no such field differs."""
-    from django.contrib.auth import get_user_model
-
-    from floor.models import Patron
-
     fields = [(name, sides) for r in reasons if r["code"] == "record_mismatch"
               for name, sides in r["fields"].items() if name in USERS | PATRONS]  # fmt: skip
     ids = {kind: {v for name, sides in fields if name in members
