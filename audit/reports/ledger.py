@@ -73,6 +73,7 @@ class _Trail(RecordTrail):
     def __init__(self) -> None:
         super().__init__()
         self.closing: list[tuple[int, dict[str, Any], int | None]] = []  # the session's close
+        self.annulled: set[int] = set()  # the coups annulled before their cards
         self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
         self.postings: dict[int, Counter[Entry]] = {}
         self.coups: dict[int, dict[str, Any]] = {}  # coup -> punta, PLAYED, next_cards, settled
@@ -135,6 +136,16 @@ class _Trail(RecordTrail):
         self.bets[coup] = Counter(
             (b.get("patron"), b.get("kind"), int(b.get("amount") or 0)) for b in payload.get("bets") or ()
         )
+
+    def _coup_annulled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        """An annulled coup: its register row (records), and the bets it gave back."""
+        super()._coup_annulled(coup, payload, actor)
+        if coup is not None:
+            self.annulled.add(coup)
+            self.bets[coup] = Counter(
+                (b.get("patron"), b.get("kind"), int(b.get("amount") or 0))
+                for b in payload.get("bets_returned") or ()
+            )
 
     def _coup_played(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         coup = int(payload["coup"])
@@ -251,9 +262,11 @@ def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:
 
 
 def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> list[dict[str, Any]]:
-    """The settled coups' bet rows against the bets their rien ne va plus recorded."""
+    """The settled coups' bet rows against the bets their rien ne va plus recorded; the
+    annulled coups' against the bets their annulment gave back."""
     in_books: dict[int, Counter[Stake]] = {coup: Counter() for coup in books}
-    rows = Bet.objects.filter(coup__session=session, coup__state=Coup.State.SETTLED).values_list(
+    ended = (Coup.State.SETTLED, Coup.State.ANNULLED)
+    rows = Bet.objects.filter(coup__session=session, coup__state__in=ended).values_list(
         "coup_id", "patron_id", "kind", "amount"
     )
     for coup, patron, kind, amount in rows.order_by("coup_id", "order").iterator(chunk_size=CHUNK):
@@ -261,8 +274,8 @@ def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> li
     return [
         {"code": "bets_mismatch", **where, "coup": numbers.get(coup),
          "in_books": _stakes(in_books.get(coup)), "in_trail": _stakes(trail.bets.get(coup))}
-        for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results})
-        if in_books.get(coup) != trail.bets.get(coup)
+        for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results or c in trail.annulled})
+        if (in_books.get(coup) or Counter()) != (trail.bets.get(coup) or Counter())  # none and no bets alike
     ]  # fmt: skip
 
 
@@ -326,8 +339,12 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
              Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip
     for entry in entries:
         entry["name"] = names.get(entry["patron"])
-    puntas = [r["fields"]["punta"] for r in reasons if r["code"] == "coup_mismatch" and "punta" in r["fields"]]
-    ids = {v for sides in puntas for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)} - set(names)
+    puntas = [
+        r["fields"]["punta"] for r in reasons if r["code"] == "coup_mismatch" and "punta" in r["fields"]
+    ]
+    ids = {v for sides in puntas for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)} - set(
+        names
+    )
     if ids:
         names.update({pk: f"{first} {last}" for pk, first, last in
                       Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")})  # fmt: skip

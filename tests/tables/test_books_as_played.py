@@ -349,3 +349,17 @@ def test_an_offer_edited_is_named_within_its_succession(asta):
     [line] = _explain({"reasons": [reason]})["lines"]
     assert line.startswith(f"Table {asta.session.table.number}, session 1, succession 1, offer {offer.order}: "
                            "Answer: accepted in the books, passed in the audit trail.")  # fmt: skip
+
+
+def test_an_annulled_coups_bets_are_held_to_what_it_gave_back(evening):
+    """The report's annulled section counts the bets each annulled coup gave back: a bet
+    added to it in SQL is named against the coup.annulled event's list."""
+    game, coups = evening
+    annulled = coups["annulled"]
+    bet = Bet.objects.get(coup=annulled)
+    Bet.objects.create(coup=annulled, patron=game.seat(8), seat=bet.seat, kind="individual", amount=5_00,
+                       order=2, at=bet.at, by=bet.by)  # fmt: skip
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["coup"]) == ("bets_mismatch", annulled.number)
+    assert sorted(b["amount"] for b in reason["in_books"]) == [5_00, 150_00]
+    assert [b["amount"] for b in reason["in_trail"]] == [150_00]
