@@ -78,6 +78,10 @@ REASONS = {
         "Table %(table)s, session %(session)s, coup %(coup)s: the coup as the books hold it differs from the "
         "coup the audit trail recorded."
     ),
+    "event_unreadable": gettext_lazy(
+        "Table %(table)s, session %(session)s: the audit event %(seq)s of stream %(stream)s (%(action)s) does not "
+        "hold what its action records; the rows it recorded are not checked against it."
+    ),
     "bets_mismatch": gettext_lazy(
         "Table %(table)s, session %(session)s, coup %(coup)s: the bets in the books differ from those the "
         "audit trail recorded at rien ne va plus."
@@ -415,7 +419,7 @@ def _explain(result: dict) -> dict:
         text = str(REASONS.get(code, code)) % {
             "format": (reason.get("format") or "").upper(),
             **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
-                                                     "shoe_number", "position")},
+                                                     "shoe_number", "position", "seq", "stream", "action")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }

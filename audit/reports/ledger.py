@@ -47,11 +47,16 @@ Entry = tuple[int | None, str, int]  # (patron id or None for the house, role, s
 Stake = tuple[int | None, str, int]  # (patron id, kind, cents)
 
 
+def _id(value: Any) -> int:
+    """A patron id to sort by (the house, or a value no patron has, first)."""
+    return value if isinstance(value, int) else 0
+
+
 def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
     return [
         {"patron": patron, "role": role, "amount": amount}
         for (patron, role, amount), n in sorted(
-            (entries or Counter()).items(), key=lambda kv: (kv[0][1], kv[0][0] or 0, kv[0][2])
+            (entries or Counter()).items(), key=lambda kv: (str(kv[0][1]), _id(kv[0][0]), kv[0][2])
         )
         for _ in range(n)
     ]
@@ -61,7 +66,7 @@ def _stakes(stakes: Counter[Stake] | None) -> list[dict[str, Any]]:
     return [
         {"patron": patron, "kind": kind, "amount": amount}
         for (patron, kind, amount), n in sorted(
-            (stakes or Counter()).items(), key=lambda kv: (kv[0][0] or 0, kv[0])
+            (stakes or Counter()).items(), key=lambda kv: (_id(kv[0][0]), str(kv[0][1]), kv[0][2])
         )
         for _ in range(n)
     ]
@@ -72,7 +77,8 @@ class _Trail(RecordTrail):
 
     def __init__(self) -> None:
         super().__init__()
-        self.closing: list[tuple[int, dict[str, Any], int | None]] = []  # the session's close
+        self.closing: list[tuple] = []  # the session's close, replayed after its own events
+        self.unreadable: list[dict[str, Any]] = []  # events whose payload cannot be replayed
         self.annulled: set[int] = set()  # the coups annulled before their cards
         self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
         self.postings: dict[int, Counter[Entry]] = {}
@@ -84,10 +90,25 @@ class _Trail(RecordTrail):
 
     def read(self, stream: str, head: int) -> None:
         events = AuditEvent.objects.filter(stream__name=stream, action__in=ACTIONS, seq__lte=head)
-        rows = events.order_by("seq").values_list("action", "subject_id", "payload_json", "actor_id", "at")
-        for action, subject, doc, actor, self.event_at in rows.iterator(chunk_size=CHUNK):
+        rows = events.order_by("seq").values_list(
+            "seq", "action", "subject_id", "payload_json", "actor_id", "at"
+        )
+        for seq, action, subject, doc, actor, self.event_at in rows.iterator(chunk_size=CHUNK):
             handler = getattr(self, "_" + action.replace(".", "_"))
-            handler(int(subject) if subject.isdigit() else None, json.loads(doc), actor)
+            self._apply(stream, seq, action, handler, int(subject) if subject.isdigit() else None, doc, actor)
+
+    def _apply(self, stream: str, seq: int, action: str, handler, subject, doc: str, actor) -> None:
+        """One event replayed. An event whose payload is not what its action writes (not
+        JSON, a key missing, a figure of another type: rewritten, its chain rebuilt) is not
+        a verdict to crash on: it is named (`event_unreadable`) and the rows it recorded are
+        held to the events around it only."""
+        try:
+            payload = json.loads(doc)
+            if not isinstance(payload, dict):
+                raise TypeError("not an object")
+            handler(subject, payload, actor)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self.unreadable.append({"stream": stream, "seq": seq, "action": action})
 
     def read_session_events(self, session: TableSession, head: int) -> None:
         """The session's opening and closing, from the day's stream."""
@@ -95,11 +116,14 @@ class _Trail(RecordTrail):
             stream__name=f"gaming_day:{session.gaming_day_id}", subject_type="floor.tablesession",
             subject_id=str(session.pk), action__in=DAY_ACTIONS, seq__lte=head,
         )  # fmt: skip
-        for action, doc, actor in events.order_by("seq").values_list("action", "payload_json", "actor_id"):
+        stream = f"gaming_day:{session.gaming_day_id}"
+        for seq, action, doc, actor in events.order_by("seq").values_list(
+            "seq", "action", "payload_json", "actor_id"
+        ):
             if action == "table_session.opened":
-                self.session_opened(session.pk, json.loads(doc), actor)
+                self._apply(stream, seq, action, self.session_opened, session.pk, doc, actor)
             else:  # applied after the session's own events, which all come before its close
-                self.closing.append((session.pk, json.loads(doc), actor))
+                self.closing.append((stream, seq, action, self.session_closed, session.pk, doc, actor))
 
     def _coup(self, coup: int) -> dict[str, Any]:
         return self.coups.setdefault(coup, {"next_cards": []})
@@ -214,7 +238,7 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
         trail.read_session_events(session, day_head)
     trail.read(session.audit_stream, head)
     for closed in trail.closing:
-        trail.session_closed(*closed)
+        trail._apply(*closed)
     numbers: dict[int, int] = {}
     books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
     columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled")
@@ -246,7 +270,8 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
         )
     )
     _bank_numbers(session, found)
-    return [*found, *_cards(session, trail, numbers, where),
+    unreadable = [{"code": "event_unreadable", **where, **event} for event in trail.unreadable]
+    return [*unreadable, *found, *_cards(session, trail, numbers, where),
             *records_as_played(session, trail, where, numbers, own_row=day_head is not None)]  # fmt: skip
 
 
