@@ -321,6 +321,24 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
     return reasons
 
 
+def _whole(value: Any) -> int:
+    """A figure of a stored document or payload as an integer; 0 when it holds none."""
+    try:
+        return int(value or 0)
+    except (ValueError, TypeError):
+        return 0
+
+
+def _levy(doc: str) -> int:
+    """A coup.settled event's levy; 0 when its payload cannot say it (rewritten: the ledger
+    names the event, event_unreadable)."""
+    try:
+        payload = json.loads(doc)
+    except ValueError:
+        return 0
+    return _whole(payload.get("cagnotte")) if isinstance(payload, dict) else 0
+
+
 def _levies_as_played(report: DayReport) -> list[dict[str, Any]]:
     """Each table's levies in the report against the levies of the `coup.settled` events in
     its sessions' sealed chains (as of the build). The report's figures come from the coup
@@ -339,13 +357,16 @@ def _levies_as_played(report: DayReport) -> list[dict[str, Any]]:
             stream__name=stream, action="coup.settled", seq__lte=heads[stream]
         ).values_list("payload_json", flat=True)
         # Streamed in chunks: a day of a million coups is read once, never held whole.
-        levies = sum(int(json.loads(doc).get("cagnotte") or 0) for doc in payloads.iterator(chunk_size=2000))
+        levies = sum(_levy(doc) for doc in payloads.iterator(chunk_size=2000))
         in_trail[session.table.number] = in_trail.get(session.table.number, 0) + levies
     reasons = []
     # The levies of the coups and the expected cagnotte (the house postings): one figure when
     # nothing was edited, both recorded by each coup's settlement.
     for figure in ("levies_recorded", "expected_cagnotte"):
-        in_report = {int(number): int((figures or {}).get(figure) or 0) for number, figures in tables.items()}
+        in_report = {
+            _whole(number): _whole((figures or {}).get(figure) if isinstance(figures, dict) else None)
+            for number, figures in tables.items()
+        }  # (a summary edited into other shapes is summary_mismatch's to name: no error here)
         reasons += [
             {"code": "levies_mismatch", "table": number, "figure": figure, "in_report": in_report.get(number, 0),
              "in_trail": in_trail.get(number, 0)}

@@ -914,6 +914,26 @@ def test_a_register_edited_in_sql_is_said_on_the_desk(world, media, api, auditor
         f"trail. By: {world.direzione.username} in the books, {world.commissario.username} in the audit trail.")  # fmt: skip
 
 
+def test_a_payload_rewritten_into_garbage_gets_a_verdict_not_an_error(closed, api, auditor):
+    """A coup.settled event's payload rewritten into text that is not JSON: the chain says
+    it was changed, the ledger names the event, and the levies check counts it as nothing;
+    the answer is a verdict (200), never a 500."""
+    report = DayReport.objects.get(gaming_day=closed.day)
+    event = AuditEvent.objects.filter(stream__name=closed.sessions[0].audit_stream, action="coup.settled").first()
+    with trigger_disabled():
+        AuditEvent.objects.filter(pk=event.pk).update(payload_json="not json")
+    r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
+    assert r.status_code == 200 and r.json()["ok"] is False
+    codes = [reason["code"] for reason in r.json()["reasons"]]
+    assert {"chain_broken", "event_unreadable", "levies_mismatch"} <= set(codes), codes
+    from django.test import Client
+
+    desk = Client()
+    desk.force_login(auditor)
+    page = desk.post(f"/desk/reports/{report.pk}/verify/")
+    assert page.status_code == 200 and "does not hold what its action records" in page.content.decode()
+
+
 def test_an_honest_report_has_no_levies_mismatch(closed, api, auditor):
     report = DayReport.objects.get(gaming_day=closed.day)
     assert sum(t["levies_recorded"] for t in report.summary["tables"].values()) > 0
