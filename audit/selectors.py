@@ -874,6 +874,22 @@ def sealed_head_changes(heads: Iterable[Iterable[Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _count(recorded: Any) -> Any:
+    """The count of sealed heads a build recorded ("?" when its record is not one)."""
+    return recorded.get("count") if isinstance(recorded, Mapping) else "?"
+
+
+def _object(text: str) -> dict[str, Any]:
+    """A stored payload as the object its action writes; {} for anything else (a payload
+    rewritten into text that is not JSON, or into JSON that is not an object), which then
+    records no seal and no heads: the checks that read it say so, rather than fail."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _sealed_head_problem() -> BrokenEvent | None:
     """The first head a built report sealed that the trail no longer holds as sealed: the
     chains alone cannot show a tail deleted with its head moved back, or a stream rewritten
@@ -891,7 +907,7 @@ def _sealed_head_problem() -> BrokenEvent | None:
                 subject_id=str(pk),
             ).order_by("-seq").values_list("pk", "seq", "payload_json").first()
         )  # fmt: skip
-        payload = json.loads(built[2]) if built else {}
+        payload = _object(built[2]) if built else {}
         kept = payload.get("sealed_heads")
         if not heads and kept is None:
             continue  # built before its heads were kept
@@ -903,7 +919,7 @@ def _sealed_head_problem() -> BrokenEvent | None:
                                "report.built event recorded: the report's row was edited")  # fmt: skip
         if heads_altered(heads, kept):
             return BrokenEvent(*where_built, SEALED_HEADS_ALTERED, (
-                f"{report}: its sealed heads ({len(heads or [])}) are not the {kept.get('count')} its report.built "
+                f"{report}: its sealed heads ({len(heads or [])}) are not the {_count(kept)} its report.built "
                 "event recorded: the report's row was edited"))  # fmt: skip
         if seal_of(heads or []) != seal:
             return BrokenEvent(*where_built, REPORT_SEAL_ALTERED, f"{report}: its sealed heads do not hash to its "
@@ -938,8 +954,10 @@ def heads_digest(heads: Iterable[Iterable[Any]]) -> dict[str, Any]:
 def heads_altered(heads: Iterable[Iterable[Any]] | None, recorded: Mapping[str, Any] | None) -> bool:
     """Whether a report's sealed heads differ from what its build recorded (heads_digest);
     False when the build recorded nothing of them (an event from before the record)."""
-    if not isinstance(recorded, Mapping):
+    if recorded is None:
         return False
+    if not isinstance(recorded, Mapping):  # recorded, but not as a build records it: rewritten
+        return True
     return heads_digest(heads or []) != {"count": recorded.get("count"), "sha256": recorded.get("sha256")}
 
 

@@ -423,16 +423,16 @@ def _explain(result: dict) -> dict:
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }
-        if code == "record_mismatch":
-            text = _record_words(reason)
-        elif code == "postings_mismatch":
-            text += " " + _postings_words(reason)
-        elif code == "bets_mismatch":
-            text += " " + _bets_words(reason)
-        elif code == "cards_mismatch":
-            text += " " + _cards_words(reason)
-        elif code == "coup_mismatch":
-            text += " " + _coup_words(reason)
+        details = {"record_mismatch": _record_words, "postings_mismatch": _postings_words,
+                   "bets_mismatch": _bets_words, "cards_mismatch": _cards_words, "coup_mismatch": _coup_words}  # fmt: skip
+        if code in details:
+            try:
+                said = details[code](reason)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                # Values a rewritten event put there that no row holds (a list for a card):
+                # the first sentence stands, the details are in the API's answer.
+                said = _("Its details are not all values the books hold; the API's answer lists them.")
+            text = said if code == "record_mismatch" and reason.get("record") in RECORDS else f"{text} {said}"
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)

@@ -239,6 +239,10 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
     trail.read(session.audit_stream, head)
     for closed in trail.closing:
         trail._apply(*closed)
+    if day_head is None:  # the close is in the day's stream, unread: what it ended is not known
+        for (kind, _), row in trail.records.items():
+            if kind == "interruption" and row.get("resumed_at") is None:
+                row.update(resumed_at=UNKNOWN, resumed_by=UNKNOWN, resume_reason=UNKNOWN)
     numbers: dict[int, int] = {}
     books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
     columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled")
@@ -283,7 +287,8 @@ def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:
         numbers = dict(Bank.objects.filter(session=session).values_list("pk", "number"))
         for sides in differ:
             for side in ("in_books", "in_trail"):
-                sides[side] = numbers.get(sides[side], sides[side])
+                if isinstance(sides[side], int):
+                    sides[side] = numbers.get(sides[side], sides[side])
 
 
 def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> list[dict[str, Any]]:
@@ -350,7 +355,8 @@ def _card_said(card: dict[str, Any] | None, numbers: dict[int, int]) -> dict[str
     """A card as a reason shows it: its coup by number, as the report does."""
     if card is None:
         return None
-    return {**card, "coup": numbers.get(card["coup"]) if card["coup"] is not None else None}
+    coup = card["coup"]
+    return {**card, "coup": numbers.get(coup) if isinstance(coup, int) else coup}
 
 
 def _name_patrons(reasons: list[dict[str, Any]]) -> None:
@@ -359,11 +365,11 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
     them all, and one for puntas not among them."""
     entries = [e for r in reasons if r["code"] in ("postings_mismatch", "bets_mismatch")
                for e in (*r["in_books"], *r["in_trail"])]  # fmt: skip
-    ids = {e["patron"] for e in entries if e["patron"] is not None}
+    ids = {e["patron"] for e in entries if isinstance(e["patron"], int)}
     names = {pk: f"{first} {last}" for pk, first, last in
              Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip
     for entry in entries:
-        entry["name"] = names.get(entry["patron"])
+        entry["name"] = names.get(entry["patron"]) if isinstance(entry["patron"], int) else None
     puntas = [
         r["fields"]["punta"] for r in reasons if r["code"] == "coup_mismatch" and "punta" in r["fields"]
     ]
@@ -374,4 +380,5 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
         names.update({pk: f"{first} {last}" for pk, first, last in
                       Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")})  # fmt: skip
     for sides in puntas:
-        sides["names"] = {side: names.get(sides[side]) for side in ("in_books", "in_trail")}
+        sides["names"] = {side: names.get(sides[side]) if isinstance(sides[side], int) else None
+                          for side in ("in_books", "in_trail")}  # fmt: skip

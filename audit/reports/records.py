@@ -200,7 +200,7 @@ class RecordTrail:
         row["coups_completed"] = done + 1 if isinstance(done, int) else UNKNOWN
 
     def _coup_opened(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
-        if coup is not None and payload.get("bank") is not None:
+        if coup is not None and isinstance(payload.get("bank"), int):
             self.bank_of[coup] = payload["bank"]
 
     def _coup_annulled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
@@ -395,7 +395,7 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
             if kind == "bar" and "coup" in differ:  # a coup said by its number, as the report does
                 for side in ("in_books", "in_trail"):
                     value = differ["coup"][side]
-                    differ["coup"][side] = coup_numbers.get(value, value) if value is not None else None
+                    differ["coup"][side] = coup_numbers.get(value, value) if isinstance(value, int) else value
             found.append({"code": "record_mismatch", **where, **where_in, "record": kind, "number": number,
                           "at": at.isoformat() if hasattr(at, "isoformat") else None,
                           "in_books": fields is not None, "in_trail": expected is not None, "fields": differ})  # fmt: skip
@@ -421,4 +421,5 @@ def name_records(reasons: list[dict[str, Any]]) -> None:
                .values_list("pk", "first_name", "last_name")} if ids["patrons"] else {}  # fmt: skip
     for name, sides in fields:
         known = users if name in USERS else patrons
-        sides["names"] = {side: known.get(sides[side]) for side in ("in_books", "in_trail")}
+        sides["names"] = {side: known.get(sides[side]) if isinstance(sides[side], int) else None
+                          for side in ("in_books", "in_trail")}  # fmt: skip

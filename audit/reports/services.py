@@ -299,9 +299,15 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
     )
     if event is None:
         return [{"code": "build_record_missing"}]
-    built = event.payload
+    try:
+        built = event.payload
+    except ValueError:
+        built = None
+    if not isinstance(built, dict):  # rewritten into something no build writes
+        return [{"code": "build_record_unreadable", "event": event.pk}]
     reasons: list[dict[str, Any]] = []
-    recorded = dict(built.get("files", {}))
+    files_recorded = built.get("files")
+    recorded = dict(files_recorded) if isinstance(files_recorded, dict) else {}
     for entry in files:
         sha = recorded.pop(entry["format"], None)
         if entry["ok"] and sha != entry["sha256"]:  # (a file that fails against its row is a reason already)
@@ -315,7 +321,8 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
     recorded_heads = built.get("sealed_heads")  # absent from the events of builds before it was kept
     if heads_altered(report.sealed_heads, recorded_heads):
         reasons.append({"code": "sealed_heads_altered", "stored": len(report.sealed_heads or []),
-                        "recorded": recorded_heads.get("count"), "event": event.pk})  # fmt: skip
+                        "recorded": recorded_heads.get("count") if isinstance(recorded_heads, dict) else None,
+                        "event": event.pk})  # fmt: skip
     if built.get("expected_cagnotte") != (report.summary or {}).get("expected_cagnotte"):
         reasons.append({"code": "summary_mismatch", "event": event.pk})
     return reasons

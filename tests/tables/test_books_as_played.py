@@ -390,3 +390,12 @@ def test_an_unreadable_event_is_named_not_a_crash(evening):
         f"Table {game.session.table.number}, session 1: the audit event {rnvp.seq} of stream "
         f"{game.session.audit_stream} (coup.rien_ne_va_plus) does not hold what its action records; the rows it "
         "recorded are not checked against it.")  # fmt: skip
+
+
+def test_without_the_days_stream_an_interruption_ended_by_the_close_is_not_held(game):
+    """The close that ends a running interruption is in the day's stream: read without it,
+    the interruption's end is unknown, not said to differ."""
+    floor_services.table_session_interrupt(session=game.session, by=game.commissario, reason="dispute")
+    floor_services.table_session_close(session=game.session, by=game.commissario)
+    assert session_as_played(game.session, head(game.session.audit_stream), None) == []
+    assert as_played(game.session) == []
