@@ -52,22 +52,18 @@ def _id(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _listed(entries: Counter[Entry] | None) -> list[dict[str, Any]]:
-    return [
-        {"patron": patron, "role": role, "amount": amount}
-        for (patron, role, amount), n in sorted(
-            (entries or Counter()).items(), key=lambda kv: (str(kv[0][1]), _id(kv[0][0]), kv[0][2])
-        )
-        for _ in range(n)
-    ]
+def _listed(entries: Counter[Entry] | Counter[Stake] | None, label: str) -> list[dict[str, Any]]:
+    """A coup's postings (label "role": by role, then patron) or bets ("kind": by patron) as
+    the reason lists them, each as many times as it occurs."""
+    by_role = label == "role"
 
+    def order(item: tuple) -> tuple:
+        (patron, second, amount), _ = item
+        return (str(second), _id(patron), amount) if by_role else (_id(patron), str(second), amount)
 
-def _stakes(stakes: Counter[Stake] | None) -> list[dict[str, Any]]:
     return [
-        {"patron": patron, "kind": kind, "amount": amount}
-        for (patron, kind, amount), n in sorted(
-            (stakes or Counter()).items(), key=lambda kv: (_id(kv[0][0]), str(kv[0][1]), kv[0][2])
-        )
+        {"patron": patron, label: second, "amount": amount}
+        for (patron, second, amount), n in sorted((entries or Counter()).items(), key=order)
         for _ in range(n)
     ]
 
@@ -303,7 +299,7 @@ def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> li
         in_books.setdefault(coup, Counter())[(patron, kind, amount)] += 1
     return [
         {"code": "bets_mismatch", **where, "coup": numbers.get(coup),
-         "in_books": _stakes(in_books.get(coup)), "in_trail": _stakes(trail.bets.get(coup))}
+         "in_books": _listed(in_books.get(coup), "kind"), "in_trail": _listed(trail.bets.get(coup), "kind")}
         for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results or c in trail.annulled})
         if (in_books.get(coup) or Counter()) != (trail.bets.get(coup) or Counter())  # none and no bets alike
     ]  # fmt: skip
@@ -319,7 +315,7 @@ def _postings(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[s
         in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
     return [
         {"code": "postings_mismatch", **where, "coup": numbers.get(coup),
-         "in_books": _listed(in_books.get(coup)), "in_trail": _listed(trail.postings.get(coup))}
+         "in_books": _listed(in_books.get(coup), "role"), "in_trail": _listed(trail.postings.get(coup), "role")}
         for coup in sorted(set(trail.postings) | set(in_books))
         if trail.postings.get(coup) != in_books.get(coup)
     ]  # fmt: skip
