@@ -160,7 +160,8 @@ RECORD_FIELDS = {
     "succession.amount": gettext_lazy("Bank offered"), "succession.reason": gettext_lazy("Why"),
     "succession.ended_by": gettext_lazy("By"), "bid.seq": gettext_lazy("Order"), "bid.amount": gettext_lazy("Bid"),
     "bid.by": gettext_lazy("Entered by"), "auction.status": gettext_lazy("Status"),
-    "order": gettext_lazy("Order"), "round": gettext_lazy("Round"), "amount_max": gettext_lazy("Up to"),
+    "order": gettext_lazy("Order"), "round": gettext_lazy("Round"), "amount_min": gettext_lazy("From"),
+    "amount_max": gettext_lazy("Up to"),
     "answered_by": gettext_lazy("Entered by"), "offer.status": gettext_lazy("Answer"),
     "offer.reason": gettext_lazy("Skipped because"), "offer.amount": gettext_lazy("Amount"),
 }  # fmt: skip

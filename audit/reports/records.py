@@ -12,7 +12,8 @@ the same transactions say what each row holds; ledger's replay of the session's 
 its number (a bank's, a coup's, a shoe's) or its time, and each field in the books and in
 the trail. Times are compared where the event recorded the row's own (interruptions, the
 session's close); elsewhere the event's time is its own and the row's is not held to it. An
-offer's lower bound (the terms it was answered on) is not in the events and is not held."""
+offer's lower bound (the terms it was answered on) is held where its events say it (those
+written since they do)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ BOOKS: dict[str, dict[str, str]] = {
     "auction": {"succession": "succession__number", "status": "status", "bids_count": "bids_count",
                 "winning_bid": "winning_bid__seq", "opened_by": "opened_by_id", "closed_by": "closed_by_id"},
     "offer": {"succession": "succession__number", "order": "order", "round": "round", "patron": "patron_id",
-              "seat_number": "seat_number", "amount_max": "amount_max", "status": "status", "reason": "reason",
+              "seat_number": "seat_number", "amount_min": "amount_min", "amount_max": "amount_max",
+              "status": "status", "reason": "reason",
               "amount": "amount", "answered_by": "answered_by_id"},
     "bid": {"succession": "auction__succession__number", "seq": "seq", "patron": "patron_id",
             "seat_number": "seat_number", "standing": "standing", "amount": "amount", "by": "by_id"},
@@ -82,7 +84,7 @@ USERS = {"capo_partita", "changeur", "opened_by", "closed_by", "ended_by", "by",
          "loaded_by", "finished_by"}  # fmt: skip
 PATRONS = {"banker", "patron", "outgoing_banker"}
 MONEY = {"minimum", "maximum", "initial_amount", "raised", "amount", "reserve_returned", "old", "new",
-         "old_maximum", "new_maximum", "floor", "amount_max"}  # fmt: skip
+         "old_maximum", "new_maximum", "floor", "amount_min", "amount_max"}  # fmt: skip
 
 
 class RecordTrail:
@@ -244,7 +246,8 @@ class RecordTrail:
             if isinstance(offer, dict) and isinstance(offer.get("order"), int):
                 self.record("offer", (succ, offer["order"]), succession=number, answered_by=None,
                             **{f: offer.get(f, UNKNOWN) for f in ("order", "round", "patron", "seat_number",
-                                                                   "amount_max", "status", "reason", "amount")})  # fmt: skip
+                                                                   "amount_min", "amount_max", "status", "reason",
+                                                                   "amount")})  # fmt: skip
 
     def _offers_changed(self, payload: dict[str, Any], actor: int | None) -> None:
         """The offers an answer, a departure, a lapse or the asta's opening changed, as the
@@ -255,7 +258,7 @@ class RecordTrail:
         for change in payload.get("changes") or ():
             if isinstance(change, dict) and isinstance(change.get("order"), int):
                 self.record("offer", (succ, change["order"]), answered_by=actor,
-                            **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount")})  # fmt: skip
+                            **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount", "amount_min")})  # fmt: skip
 
     def _succession_offer_passed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._offers_changed(payload, actor)

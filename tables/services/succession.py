@@ -187,9 +187,10 @@ def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User
             changed, ["status", "reason", "amount", "amount_min", "answered_at", "answered_by"]
         )
     return [
-        {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount}
+        {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount,
+         "amount_min": r.amount_min}
         for r in changed
-    ]
+    ]  # fmt: skip
 
 
 def _rows(succ: Succession) -> list[SuccessionOffer]:
@@ -393,7 +394,7 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
     unanswered = SuccessionOffer.objects.filter(
         succession=succ, status__in=(SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)
     )
-    skipped = list(unanswered.order_by("order").values_list("order", "patron_id", "amount"))
+    skipped = list(unanswered.order_by("order").values_list("order", "patron_id", "amount", "amount_min"))
     if skipped:
         unanswered.update(
             status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=now(), answered_by=by
@@ -402,8 +403,9 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
             **data,
             "changes": [
                 # (a claim keeps its amount on the row, as a claim skipped otherwise does: so here)
-                {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": amount}
-                for order, patron, amount in skipped
+                {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": amount,
+                 "amount_min": amount_min}
+                for order, patron, amount, amount_min in skipped
             ],
         }
     audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})

@@ -322,13 +322,16 @@ def test_an_honest_asta_has_nothing_to_say(asta):
         ("succession", "Succession", {"number": 2}, {"amount": 1_00}, "amount"),
         ("auction", "Auction", {}, {"winning_bid": None}, "winning_bid"),
         ("bid", "Bid", {"seq": 2}, {"amount": 500_00}, "amount"),
+        ("offer", "SuccessionOffer", {"succession__number": 2, "status": "accepted"}, {"amount_min": 1_00},
+         "amount_min"),
     ],
 )
 def test_a_succession_an_asta_or_a_bid_edited_is_named(asta, kind, model, filters, edit, field):
     from django.apps import apps
 
     rows = apps.get_model("tables", model).objects.filter(**filters)
-    rows = rows.filter(auction__session=asta.session) if model == "Bid" else rows.filter(session=asta.session)
+    session = {"Bid": "auction__session", "SuccessionOffer": "succession__session"}.get(model, "session")
+    rows = rows.filter(**{session: asta.session})
     assert rows.count() == 1
     rows.update(**edit)
     [reason] = as_played(asta.session)
