@@ -47,6 +47,7 @@ from .api_reports import CONTENT_TYPES
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
 from .permissions import AUDIT_READERS
 from .reports import registers
+from .reports.records import MONEY, TIMES
 from .reports.selectors import report_list
 from .reports.services import report_verify
 from .selectors import chain_verify
@@ -561,7 +562,6 @@ def _record_words(reason: dict) -> str:
         return head + ": " + str(_("the books have no such row; the audit trail recorded it."))
     if not reason.get("in_trail"):
         return head + ": " + str(_("the audit trail has no record of this row in the books."))
-    from .reports.records import MONEY, TIMES
 
     def shown(field: str, side: str, sides: dict) -> str:
         value = sides.get(side)

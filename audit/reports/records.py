@@ -368,9 +368,12 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
     offers and bids. `own_row`: whether the trail holds the session's opening and close (the
     day's stream was read)."""
     found: list[dict[str, Any]] = []
+    by_kind: dict[str, dict[Any, dict[str, Any]]] = {}
+    for (k, pk), row in trail.records.items():
+        by_kind.setdefault(k, {})[pk] = row
     for kind in ORDER if own_row else ORDER[1:]:
         books = {pk: (fields, number, at) for pk, fields, number, at in _books(session, kind)}
-        trail_rows = {pk: row for (k, pk), row in trail.records.items() if k == kind}
+        trail_rows = by_kind.get(kind, {})
         if kind == "session":
             trail_rows = {pk: row for pk, row in trail_rows.items() if pk == session.pk}
         for pk in sorted(set(books) | set(trail_rows)):
