@@ -85,6 +85,7 @@ def _count_payload(count: CagnotteCount) -> dict[str, Any]:
         "witness": count.witness_id,
         "corrects": count.corrects_id,
         "note": count.note,
+        "counted_at": count.counted_at.isoformat(),  # the row's time (the event has its own)
     }
 
 
@@ -401,7 +402,8 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
         reg.save(update_fields=["second_signer", "second_signed_at"])
         slot = "second"
     record(stream=books_stream(day.pk), actor=by, action="control_register.signed", subject=reg,
-           data={"old": None, "new": {"register": reg.pk, "signature": slot, "total": reg.total}})  # fmt: skip
+           data={"old": None, "new": {"register": reg.pk, "signature": slot, "total": reg.total,
+                                      "signed_at": now.isoformat()}})  # fmt: skip
     if reg.signed:
         last = DayReport.objects.filter(gaming_day=day).order_by("-version").values_list("version", flat=True).first()
         report = DayReport.objects.create(
@@ -439,11 +441,33 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
     return reg
 
 
+_UNSAID = object()  # a signature's time its event did not record (written before it did)
+
+
+def _replay_books(counts: dict, registers: dict, action: str, subject: str, actor: Any, payload: Any) -> None:
+    """One books event: what the count or register it recorded holds after it."""
+    if action in ("cagnotte.counted", "cagnotte.count_corrected"):
+        counts[subject] = payload["new"]
+    elif action in ("control_register.prepared", "control_register.updated", "control_register.corrected"):
+        signed = registers.get(subject, {"signers": [None, None], "signed_at": [None, None]})
+        if action == "control_register.updated":  # a first signature on figures no longer in force is withdrawn
+            signed = {"signers": [None, None], "signed_at": [None, None]}
+        registers[subject] = {"figures": payload["new"], "signers": signed["signers"],
+                              "signed_at": signed["signed_at"]}  # fmt: skip
+    elif action == "control_register.signed" and subject in registers:
+        slot = 0 if payload["new"]["signature"] == "first" else 1
+        signed_at = payload["new"].get("signed_at", _UNSAID)
+        registers[subject]["signers"][slot] = actor
+        registers[subject]["signed_at"][slot] = signed_at
+
+
 def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
     """The day's counts and control registers as their events in the day's books stream
     say they are: every row was written by an event, and holds what the last event about it
-    recorded (figures, witness, note, signers). The stream is hash-chained, the rows are not:
-    an edit made behind the services (in SQL) shows here. One problem per row, [] if none."""
+    recorded (figures, witness, note, signers, and the times the report prints: a count's,
+    each signature's, where its event records the row's own, as those written since do).
+    The stream is hash-chained, the rows are not: an edit made behind the services (in SQL)
+    shows here. One problem per row, [] if none."""
     counts: dict[str, dict[str, Any]] = {}
     registers: dict[str, dict[str, Any]] = {}
     events = (
@@ -452,26 +476,27 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
         .values_list("action", "subject_id", "actor_id", "payload_json")
     )
     for action, subject, actor, payload_json in events.iterator():
-        payload = json.loads(payload_json)
-        if action in ("cagnotte.counted", "cagnotte.count_corrected"):
-            counts[subject] = payload["new"]
-        elif action in ("control_register.prepared", "control_register.updated", "control_register.corrected"):
-            signers = registers.get(subject, {}).get("signers", [None, None])
-            if action == "control_register.updated":
-                signers = [None, None]  # a first signature on figures no longer in force is withdrawn
-            registers[subject] = {"figures": payload["new"], "signers": signers}
-        elif action == "control_register.signed" and subject in registers:
-            slot = 0 if payload["new"]["signature"] == "first" else 1
-            registers[subject]["signers"][slot] = actor
+        try:
+            _replay_books(counts, registers, action, subject, actor, json.loads(payload_json))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # Not what its action writes (rewritten): replayed as nothing, so the row it
+            # recorded is named as not as recorded (and the chain check names the event).
+            continue
     problems: list[dict[str, Any]] = []
     for count in CagnotteCount.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
         recorded = counts.pop(str(count.pk), None)
-        if recorded != json.loads(json.dumps(_count_payload(count))):
+        row = json.loads(json.dumps(_count_payload(count)))
+        if isinstance(recorded, dict) and "counted_at" not in recorded:  # written before it said it
+            del row["counted_at"]
+        if recorded != row:
             problems.append({"code": "count_not_as_recorded", "count": count.pk, "table": count.table_id})
     for reg in ControlRegister.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
         recorded = registers.pop(str(reg.pk), None)
+        times = [None if t is None else t.isoformat() for t in (reg.first_signed_at, reg.second_signed_at)]
+        if recorded is not None:  # a signature whose event did not say its time: not held to one
+            times = [t if said is not _UNSAID else _UNSAID for t, said in zip(times, recorded["signed_at"], strict=True)]
         now = {"figures": json.loads(json.dumps(_register_payload(reg))),
-               "signers": [reg.first_signer_id, reg.second_signer_id]}  # fmt: skip
+               "signers": [reg.first_signer_id, reg.second_signer_id], "signed_at": times}  # fmt: skip
         if recorded != now:
             problems.append({"code": "register_not_as_recorded", "register": reg.pk})
     problems += [{"code": "count_missing", "count": int(pk)} for pk in counts]
