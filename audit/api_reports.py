@@ -270,7 +270,8 @@ class ReportVerifyOutput(serializers.Serializer):
         "heads are not those the `report.built` event recorded, by count and digest: rewritten or emptied), "
         "`levies_mismatch` (a table's levies "
         "in the report differ from its sessions' `coup.settled` events as of the build), `coup_mismatch` (a settled "
-        "coup's winner, bank, covered stake, levy or banker's net differ from its `coup.settled` event, its punta "
+        "coup's winner, bank, covered stake, levy, banker's net or time of settlement differ from its `coup.settled` "
+        "event, its punta "
         "from its `coup.rien_ne_va_plus`, its cards, draws, Regola marks, conformity, violations and versions from "
         "its `coup.played`, `reconstruction.card` and `coup.settled` events, or it is "
         "settled on one side only: `table`, `session`, `coup`, `fields`), `bets_mismatch` (a settled coup's bet "
@@ -285,12 +286,12 @@ class ReportVerifyOutput(serializers.Serializer):
         "and its chain rebuilt: `table`, `session`, `stream`, `seq`, `action`; the rows it recorded are held to "
         "the other events only), "
         "`record_mismatch` (a register row differs from the events that recorded it, or either is missing: the "
-        "session's own row, a bank, a minimum change, a staff change, an interruption, a faux-tirage bar, an "
-        "annulled coup, a shoe, a succession, an offer of the bank, an asta or a bid: `table`, `session`, `record`, `number` or `at`, "
-        "`in_books`, `in_trail`, "
-        "`fields`), "
+        "day's own row (`record` `day`, its date, opening and close; no `table` nor `session`), the session's own row, a bank, a minimum change, a staff change, an interruption, a faux-tirage bar, an "
+        "annulled coup, a shoe, a succession, an offer of the bank, an asta or a bid, its times included where its "
+        "events record them: `table`, `session`, `record`, `number` or `at`, `in_books`, `in_trail`, `fields`), "
         "`books_mismatch` (a "
-        "cagnotte count or control register row differs from its events in the day's books stream: "
+        "cagnotte count or control register row differs from its events in the day's books stream, the count's "
+        "and the signatures' times included where the events record them: "
         "`count_not_as_recorded`, `register_not_as_recorded`, `count_missing`, `register_missing`).",
     )
 

@@ -13,6 +13,7 @@ Views stay thin: parse, authorize, one service or selector, render."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,7 @@ BREAKS = {
 }
 # A record_mismatch's first sentence, by the kind of record (audit.reports.records).
 RECORDS = {
+    "day": gettext_lazy("The gaming day's row"),
     "session": gettext_lazy("Table %(table)s, session %(session)s: the session's row"),
     "bank": gettext_lazy("Table %(table)s, session %(session)s, bank %(number)s"),
     "minimum_change": gettext_lazy("Table %(table)s, session %(session)s, the minimum change of %(at)s"),
@@ -151,7 +153,11 @@ RECORD_FIELDS = {
     "coup": gettext_lazy("Coup"), "state": gettext_lazy("State"), "annul_reason": gettext_lazy("Reason"),
     "annulled_by": gettext_lazy("Annulled by"), "seq": gettext_lazy("Shoe"), "decks": gettext_lazy("Decks"),
     "loaded_by": gettext_lazy("Loaded by"), "finished": gettext_lazy("Finished"),
-    "finished_by": gettext_lazy("Finished by"),
+    "finished_by": gettext_lazy("Finished by"), "opened_at": gettext_lazy("Opened"), "date": gettext_lazy("Date"),
+    "bank.opened_at": gettext_lazy("Bank opened"), "bank.ended_at": gettext_lazy("Bank ended"),
+    "succession.ended_at": gettext_lazy("Succession ended"), "annulled_at": gettext_lazy("Annulled"),
+    "loaded_at": gettext_lazy("Loaded"), "finished_at": gettext_lazy("Finished at"),
+    "started_at": gettext_lazy("Started"), "answered_at": gettext_lazy("Answered at"), "at": gettext_lazy("Time"),
     "previous_bank": gettext_lazy("Bank that ended"), "outgoing_banker": gettext_lazy("Outgoing banker"),
     "kind": gettext_lazy("Offered as"), "floor": gettext_lazy("Continuation"),
     "lapse_reason": gettext_lazy("Lapsed because"), "new_bank": gettext_lazy("New bank"),
@@ -191,6 +197,7 @@ COUP_FIELDS = {
     "as_played": gettext_lazy("As played"),
     "next_cards": gettext_lazy("Shoe cards drawn for the reconstruction"),
     "settled": gettext_lazy("Settled on"),
+    "settled_at": gettext_lazy("Settled at"),
 }
 MONEY_FIELDS = {"bank_amount", "covered", "cagnotte", "banker_net"}
 CARD_FIELDS = {"cards", "next_cards"}
@@ -458,7 +465,7 @@ def _coup_words(reason: dict) -> str:
     if not reason.get("settled_in_trail"):
         return str(_("The audit trail has no settlement of it."))
 
-    def shown(field: str, value) -> str:
+    def shown(field: str, value, sides: dict) -> str:
         if field == "winner":
             return str(WINNERS.get(value, value)) if value else "—"
         if field in MONEY_FIELDS:
@@ -479,6 +486,8 @@ def _coup_words(reason: dict) -> str:
                 return version_text(value) or "—"
             except (KeyError, TypeError, AttributeError):
                 return str(value)
+        if field == "settled_at":
+            return _moment(value, sides)
         if isinstance(value, bool):
             return str(_("yes") if value else _("no"))
         return "—" if value is None else str(value)
@@ -487,7 +496,7 @@ def _coup_words(reason: dict) -> str:
         name = (values.get("names") or {}).get(side)  # the punta's, as the report names him
         if name:
             return _("%(name)s (patron %(patron)s)") % {"name": name, "patron": values.get(side)}
-        return shown(field, values.get(side))
+        return shown(field, values.get(side), values)
 
     return " ".join(
         _("%(field)s: %(books)s in the books, %(trail)s in the audit trail.")
@@ -543,10 +552,30 @@ def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> s
         "books": said(only_books), "trail": said(only_trail)}  # fmt: skip
 
 
+def _aware(value) -> datetime | None:
+    """An ISO time with its offset (a rewritten event's may be anything: then None)."""
+    try:
+        when = parse_datetime(value) if isinstance(value, str) else value
+    except ValueError:  # well formed, no such date ("2026-13-45T00:00:00")
+        return None
+    return when if isinstance(when, datetime) and when.utcoffset() is not None else None
+
+
 def _local_time(value) -> str:
     """An ISO time as the desk shows times: the casino's, to the second."""
-    when = parse_datetime(value) if isinstance(value, str) else None
+    when = _aware(value)
     return timezone.localtime(when).strftime("%H:%M:%S") if when is not None else "—"
+
+
+def _moment(value, sides: dict) -> str:
+    """A time a mismatch names, in the casino's zone: its date and time to the second, and
+    to the microsecond when both sides say the same second."""
+    when = _aware(value)
+    if when is None:
+        return "—" if value is None else str(value)
+    books, trail = _aware(sides.get("in_books")), _aware(sides.get("in_trail"))
+    fine = books is not None and trail is not None and books.replace(microsecond=0) == trail.replace(microsecond=0)
+    return timezone.localtime(when).strftime("%Y-%m-%d %H:%M:%S" + (".%f" if fine else ""))
 
 
 def _record_words(reason: dict) -> str:
@@ -573,7 +602,7 @@ def _record_words(reason: dict) -> str:
         if field in MONEY and isinstance(value, int):
             return euros_exact(value)
         if field in TIMES:
-            return _local_time(value)
+            return _moment(value, sides)
         if isinstance(value, bool):
             return str(_("yes") if value else _("no"))
         return str(value)

@@ -291,7 +291,8 @@ def gaming_day_open(*, casino: Casino, by: User, date: dt.date | None = None) ->
         )
     checks = run_before_gaming_day_open(casino=casino, date=date, by=by)
     day = GamingDay.objects.create(casino=casino, date=date, opened_at=timezone.now(), opened_by=by)
-    data = {"casino": casino.pk, "date": date.isoformat(), "old": {"open": False}, "new": {"open": True}}
+    data = {"casino": casino.pk, "date": date.isoformat(), "old": {"open": False},
+            "new": {"open": True, "opened_at": day.opened_at.isoformat()}}  # fmt: skip
     if checks:
         data["checks"] = checks
     record(stream=day.audit_stream, actor=by, action="gaming_day.opened", subject=day, data=data)
@@ -518,6 +519,7 @@ def table_session_open(
         opened_at=timezone.now(),
         opened_by=by,
     )
+    at = session.opened_at
     record(
         stream=day.audit_stream,
         actor=by,
@@ -534,6 +536,7 @@ def table_session_open(
                 "shoe_number": shoe_number,
                 "minimum": minimum,
                 "maximum": maximum,
+                "opened_at": at.isoformat(),
             },
         },
     )
@@ -687,7 +690,7 @@ def table_minimum_change(
         subject=session,
         data={
             "change": change.pk, "old": old, "new": minimum, "old_maximum": old_maximum,
-            "new_maximum": new_maximum, "reason": reason,
+            "new_maximum": new_maximum, "reason": reason, "at": now.isoformat(),
         },
     )  # fmt: skip
     return session
@@ -749,6 +752,7 @@ def table_session_staff_change(
         data={
             "change": change.pk,
             "reason": reason,
+            "at": now.isoformat(),
             "old": old,
             "new": {"capo_partita": new_capo.pk, "changeur": new_changeur.pk},
         },

@@ -22,7 +22,7 @@ from floor import selectors as floor_selectors
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting, Shoe, ShoeCard
 
-from .records import RECORD_ACTIONS, UNKNOWN, RecordTrail, name_records, records_as_played
+from .records import RECORD_ACTIONS, UNKNOWN, RecordTrail, day_as_played, name_records, records_as_played
 
 if TYPE_CHECKING:
     from audit.models import DayReport
@@ -35,7 +35,7 @@ RESULT = ("winner", "bank_amount", "covered", "cagnotte", "banker_net")
 PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker", "banco_solo",
           "conforming", "violations", "as_played")  # fmt: skip
 # Every field a coup_mismatch may name, in the order it names them.
-FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled")
+FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled", "settled_at")
 # The events the replay reads.
 ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "coup.rien_ne_va_plus",
            "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
@@ -178,6 +178,7 @@ class _Trail(RecordTrail):
     def _coup_settled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         coup = int(payload["coup"])
         self.results[coup] = {field: payload.get(field) for field in RESULT}
+        self.results[coup]["settled_at"] = payload.get("at", UNKNOWN)  # the row's time (not said before)
         self.postings[coup] = Counter(
             (p.get("patron"), p.get("role"), int(p.get("amount") or 0)) for p in payload.get("postings") or ()
         )
@@ -216,6 +217,8 @@ def books_as_played(report: DayReport) -> list[dict[str, Any]]:
         return []  # a report built before its heads were kept: nothing to hold the rows to
     reasons: list[dict[str, Any]] = []
     day = heads.get(f"gaming_day:{report.gaming_day_id}")
+    if day is not None:
+        reasons += day_as_played(report.gaming_day, day)
     for session in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id):
         if session.audit_stream in heads:
             reasons += session_as_played(session, heads[session.audit_stream], day)
@@ -241,12 +244,13 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
                 row.update(resumed_at=UNKNOWN, resumed_by=UNKNOWN, resume_reason=UNKNOWN)
     numbers: dict[int, int] = {}
     books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
-    columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled")
+    columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled", "settled_at")
     coups = Coup.objects.filter(session=session).values_list("pk", "number", "state", *columns)
     for coup, number, state, *values in coups.order_by("pk").iterator(chunk_size=CHUNK):
         numbers[coup] = number
         if state == Coup.State.SETTLED:
             books[coup] = dict(zip(FIELDS, values, strict=True))
+            books[coup]["settled_at"] = _iso(books[coup]["settled_at"])  # as the event says it
     found: list[dict[str, Any]] = []
     for coup in sorted(set(trail.results) | set(books)):
         row, event = books.get(coup), trail.results.get(coup)
@@ -273,6 +277,10 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
     unreadable = [{"code": "event_unreadable", **where, **event} for event in trail.unreadable]
     return [*unreadable, *found, *_cards(session, trail, numbers, where),
             *records_as_played(session, trail, where, numbers, own_row=day_head is not None)]  # fmt: skip
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:

@@ -10,19 +10,20 @@ the same transactions say what each row holds; ledger's replay of the session's 
 (and of the day's, for the session's opening and closing) gathers them here, and
 `records_as_played` names each row that differs: `record_mismatch`, with the record's kind,
 its number (a bank's, a coup's, a shoe's) or its time, and each field in the books and in
-the trail. Times are compared where the event recorded the row's own (interruptions, the
-session's close); elsewhere the event's time is its own and the row's is not held to it. An
-offer's lower bound (the terms it was answered on) is held where its events say it (those
-written since they do)."""
+the trail. The times the report prints are held to the row's own time, which each event
+records beside its own (`at`); an event written before it did (and an offer's lower bound,
+the terms it was answered on, before its events said it) leaves that field unheld."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from floor.models import MinimumChange, Patron, SessionInterruption, StaffChange, TableSession
+from audit.models import AuditEvent
+from floor.models import GamingDay, MinimumChange, Patron, SessionInterruption, StaffChange, TableSession
 from tables.models import Auction, Bank, Bid, Coup, FauxTirageBar, Shoe, Succession, SuccessionOffer
 
 if TYPE_CHECKING:
@@ -32,38 +33,44 @@ UNKNOWN = object()  # a figure the trail does not say (an event written before i
 
 # Each record's fields, as the books' columns give them (name -> column).
 BOOKS: dict[str, dict[str, str]] = {
+    "day": {"date": "date", "opened_at": "opened_at", "opened_by": "opened_by_id", "closed_at": "closed_at",
+            "closed_by": "closed_by_id"},
     "session": {"capo_partita": "capo_partita_id", "changeur": "changeur_id", "shoe_number": "shoe_number",
-                "minimum": "minimum", "maximum": "maximum", "status": "status", "opened_by": "opened_by_id",
-                "closed_at": "closed_at", "closed_by": "closed_by_id"},
+                "minimum": "minimum", "maximum": "maximum", "status": "status", "opened_at": "opened_at",
+                "opened_by": "opened_by_id", "closed_at": "closed_at", "closed_by": "closed_by_id"},
     "bank": {"number": "number", "banker": "banker_id", "seat_number": "seat__seat_number", "origin": "origin",
              "turn_seat": "turn_seat", "initial_amount": "initial_amount", "raised": "raised", "amount": "amount",
              "reserve_returned": "reserve_returned", "coups_completed": "coups_completed", "status": "status",
-             "end_reason": "end_reason", "opened_by": "opened_by_id", "ended_by": "ended_by_id"},
+             "end_reason": "end_reason", "opened_at": "opened_at", "opened_by": "opened_by_id",
+             "ended_at": "ended_at", "ended_by": "ended_by_id"},
     "minimum_change": {"old": "old", "new": "new", "old_maximum": "old_maximum", "new_maximum": "new_maximum",
-                       "reason": "reason", "by": "by_id"},
+                       "reason": "reason", "at": "at", "by": "by_id"},
     "staff_change": {"old_capo_partita": "old_capo_partita_id", "new_capo_partita": "new_capo_partita_id",
                      "old_changeur": "old_changeur_id", "new_changeur": "new_changeur_id", "reason": "reason",
-                     "by": "by_id"},
+                     "at": "at", "by": "by_id"},
     "interruption": {"interrupted_at": "interrupted_at", "interrupted_by": "interrupted_by_id", "reason": "reason",
                      "resumed_at": "resumed_at", "resumed_by": "resumed_by_id", "resume_reason": "resume_reason"},
-    "bar": {"patron": "patron_id", "coup": "coup_id", "reason": "reason", "by": "by_id"},
-    "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_by": "annulled_by_id"},
-    "shoe": {"seq": "seq", "number": "number", "decks": "decks", "loaded_by": "loaded_by_id",
-             "finished": "finished", "finished_by": "finished_by_id"},
+    "bar": {"patron": "patron_id", "coup": "coup_id", "reason": "reason", "at": "at", "by": "by_id"},
+    "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_at": "annulled_at",
+                      "annulled_by": "annulled_by_id"},
+    "shoe": {"seq": "seq", "number": "number", "decks": "decks", "loaded_at": "loaded_at",
+             "loaded_by": "loaded_by_id", "finished": "finished", "finished_at": "finished_at",
+             "finished_by": "finished_by_id"},
     "succession": {"number": "number", "previous_bank": "previous_bank__number",
                    "outgoing_banker": "outgoing_banker_id", "reason": "reason", "kind": "kind", "amount": "amount",
-                   "floor": "floor", "status": "status", "lapse_reason": "lapse_reason",
-                   "new_bank": "new_bank__number", "ended_by": "ended_by_id"},
+                   "floor": "floor", "status": "status", "lapse_reason": "lapse_reason", "started_at": "started_at",
+                   "new_bank": "new_bank__number", "ended_at": "ended_at", "ended_by": "ended_by_id"},
     "auction": {"succession": "succession__number", "status": "status", "bids_count": "bids_count",
-                "winning_bid": "winning_bid__seq", "opened_by": "opened_by_id", "closed_by": "closed_by_id"},
+                "winning_bid": "winning_bid__seq", "opened_at": "opened_at", "opened_by": "opened_by_id",
+                "closed_at": "closed_at", "closed_by": "closed_by_id"},
     "offer": {"succession": "succession__number", "order": "order", "round": "round", "patron": "patron_id",
               "seat_number": "seat_number", "amount_min": "amount_min", "amount_max": "amount_max",
               "status": "status", "reason": "reason",
-              "amount": "amount", "answered_by": "answered_by_id"},
+              "amount": "amount", "answered_at": "answered_at", "answered_by": "answered_by_id"},
     "bid": {"succession": "auction__succession__number", "seq": "seq", "patron": "patron_id",
-            "seat_number": "seat_number", "standing": "standing", "amount": "amount", "by": "by_id"},
+            "seat_number": "seat_number", "standing": "standing", "amount": "amount", "at": "at", "by": "by_id"},
 }  # fmt: skip
-ORDER = tuple(BOOKS)
+ORDER = tuple(kind for kind in BOOKS if kind != "day")  # a session's (the day's: day_as_played)
 # Where a record's rows are, and the column that tells it apart in words (else its time).
 MODELS = {"session": TableSession, "bank": Bank, "minimum_change": MinimumChange, "staff_change": StaffChange,
           "interruption": SessionInterruption, "bar": FauxTirageBar, "annulled_coup": Coup, "shoe": Shoe,
@@ -77,7 +84,8 @@ AT = {
     "bar": "at",
     "bid": "at",
 }
-TIMES = {"closed_at", "interrupted_at", "resumed_at"}
+TIMES = {"opened_at", "closed_at", "ended_at", "interrupted_at", "resumed_at", "at", "annulled_at", "loaded_at",
+         "finished_at", "started_at", "answered_at"}  # fmt: skip
 # The fields that name a member of staff, or a patron (the reason gives their names too).
 USERS = {"capo_partita", "changeur", "opened_by", "closed_by", "ended_by", "by", "old_capo_partita",
          "new_capo_partita", "old_changeur", "new_changeur", "interrupted_by", "resumed_by", "annulled_by",
@@ -109,6 +117,7 @@ class RecordTrail:
     def session_opened(self, session: int, payload: dict[str, Any], actor: int | None) -> None:
         new = payload.get("new") or {}
         self.record("session", session, opened_by=actor, status=new.get("status", UNKNOWN),
+                    opened_at=new.get("opened_at", UNKNOWN),
                     **{f: new.get(f, UNKNOWN) for f in ("capo_partita", "changeur", "shoe_number", "minimum",
                                                          "maximum")},
                     closed_at=None, closed_by=None)  # fmt: skip
@@ -123,7 +132,7 @@ class RecordTrail:
                         resume_reason="session closed")  # fmt: skip
 
     def _minimum_changed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
-        fields = {f: payload.get(f, UNKNOWN) for f in ("old", "new", "old_maximum", "new_maximum", "reason")}
+        fields = {f: payload.get(f, UNKNOWN) for f in ("old", "new", "old_maximum", "new_maximum", "reason", "at")}
         if payload.get("change") is not None:
             self.record("minimum_change", payload["change"], by=actor, **fields)
         if session is not None:
@@ -135,6 +144,7 @@ class RecordTrail:
         old, new = payload.get("old") or {}, payload.get("new") or {}
         if payload.get("change") is not None:
             self.record("staff_change", payload["change"], by=actor, reason=payload.get("reason", UNKNOWN),
+                        at=payload.get("at", UNKNOWN),
                         **{f"{when}_{role}": side.get(role, UNKNOWN) for when, side in (("old", old), ("new", new))
                            for role in ("capo_partita", "changeur")})  # fmt: skip
         if session is not None:
@@ -168,7 +178,7 @@ class RecordTrail:
                     seat_number=payload.get("seat_number", UNKNOWN), origin=payload.get("origin", UNKNOWN),
                     turn_seat=payload.get("turn_seat", UNKNOWN), initial_amount=amount, amount=amount, raised=0,
                     reserve_returned=0, coups_completed=0, status=Bank.Status.ACTIVE, end_reason="",
-                    opened_by=actor, ended_by=None)  # fmt: skip
+                    opened_at=payload.get("at", UNKNOWN), opened_by=actor, ended_at=None, ended_by=None)  # fmt: skip
 
     def _bank_raised(self, bank: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if bank is None:
@@ -186,7 +196,7 @@ class RecordTrail:
             return
         self.record("bank", bank, status=Bank.Status.ENDED, end_reason=payload.get("end_reason", UNKNOWN),
                     amount=payload.get("amount", UNKNOWN), coups_completed=payload.get("coups_completed", UNKNOWN),
-                    ended_by=actor)  # fmt: skip
+                    ended_at=payload.get("at", UNKNOWN), ended_by=actor)  # fmt: skip
 
     _bank_lost = _bank_withdrawn = _bank_session_closed = _bank_ended
 
@@ -208,23 +218,25 @@ class RecordTrail:
     def _coup_annulled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if coup is not None:
             self.record("annulled_coup", coup, state=Coup.State.ANNULLED, annul_reason=payload.get("reason", UNKNOWN),
-                        annulled_by=actor)  # fmt: skip
+                        annulled_at=payload.get("at", UNKNOWN), annulled_by=actor)  # fmt: skip
 
     def _faux_tirage_barred(self, bar: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if bar is not None:
             self.record("bar", bar, patron=payload.get("patron", UNKNOWN), coup=payload.get("coup", UNKNOWN),
-                        reason=payload.get("reason", UNKNOWN), by=actor)  # fmt: skip
+                        reason=payload.get("reason", UNKNOWN), at=payload.get("at", UNKNOWN), by=actor)  # fmt: skip
 
     def shoe_loaded(self, shoe: int, payload: dict[str, Any], actor: int | None) -> None:
         previous = (payload.get("previous") or {}).get("shoe")
+        at = payload.get("at", UNKNOWN)
         if previous is not None:  # the shoe it replaced ends as it is loaded
-            self.record("shoe", previous, finished=True, finished_by=actor)
+            self.record("shoe", previous, finished=True, finished_at=at, finished_by=actor)
         self.record("shoe", shoe, seq=payload.get("seq", UNKNOWN), number=payload.get("number", UNKNOWN),
-                    decks=payload.get("decks", UNKNOWN), loaded_by=actor, finished=False, finished_by=None)  # fmt: skip
+                    decks=payload.get("decks", UNKNOWN), loaded_at=at, loaded_by=actor, finished=False,
+                    finished_at=None, finished_by=None)  # fmt: skip
 
     def _shoe_finished(self, shoe: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if shoe is not None:
-            self.record("shoe", shoe, finished=True, finished_by=actor)
+            self.record("shoe", shoe, finished=True, finished_at=payload.get("at", UNKNOWN), finished_by=actor)
 
     # Successions and the asta (RULES.md §5): banks and successions said by their numbers in
     # the session, as the report does; a bid by its order in its asta.
@@ -240,11 +252,11 @@ class RecordTrail:
                     outgoing_banker=payload.get("outgoing_banker", UNKNOWN), reason=payload.get("reason", UNKNOWN),
                     kind=payload.get("kind", UNKNOWN), amount=payload.get("amount", UNKNOWN),
                     floor=payload.get("floor", UNKNOWN), status=Succession.Status.OFFERING, lapse_reason="",
-                    new_bank=None, ended_by=None)  # fmt: skip
+                    started_at=payload.get("at", UNKNOWN), new_bank=None, ended_at=None, ended_by=None)  # fmt: skip
         number = self.records[("succession", succ)]["number"]
         for offer in payload.get("offers") or ():
             if isinstance(offer, dict) and isinstance(offer.get("order"), int):
-                self.record("offer", (succ, offer["order"]), succession=number, answered_by=None,
+                self.record("offer", (succ, offer["order"]), succession=number, answered_at=None, answered_by=None,
                             **{f: offer.get(f, UNKNOWN) for f in ("order", "round", "patron", "seat_number",
                                                                    "amount_min", "amount_max", "status", "reason",
                                                                    "amount")})  # fmt: skip
@@ -258,7 +270,8 @@ class RecordTrail:
         for change in payload.get("changes") or ():
             if isinstance(change, dict) and isinstance(change.get("order"), int):
                 self.record("offer", (succ, change["order"]), answered_by=actor,
-                            **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount", "amount_min")})  # fmt: skip
+                            **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount", "amount_min",
+                                                                   "answered_at")})  # fmt: skip
 
     def _succession_offer_passed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._offers_changed(payload, actor)
@@ -274,13 +287,15 @@ class RecordTrail:
     def _succession_taken(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if succ is not None:
             self.record("succession", succ, status=Succession.Status.TAKEN,
-                        new_bank=self._bank_number(payload.get("bank")), ended_by=actor)  # fmt: skip
+                        new_bank=self._bank_number(payload.get("bank")), ended_at=payload.get("at", UNKNOWN),
+                        ended_by=actor)  # fmt: skip
 
     def _succession_lapsed(self, succ: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._offers_changed(payload, actor)
         if succ is not None:
             self.record("succession", succ, status=Succession.Status.LAPSED,
-                        lapse_reason=payload.get("reason", UNKNOWN), ended_by=actor)  # fmt: skip
+                        lapse_reason=payload.get("reason", UNKNOWN), ended_at=payload.get("at", UNKNOWN),
+                        ended_by=actor)  # fmt: skip
 
     def _succession_number(self, succ: Any) -> Any:
         row = self.records.get(("succession", succ)) if isinstance(succ, int) else None
@@ -292,7 +307,8 @@ class RecordTrail:
             return
         number = self._succession_number(payload.get("succession"))
         self.record("auction", auction, succession=number, status=Auction.Status.OPEN, bids_count=0,
-                    winning_bid=None, opened_by=actor, closed_by=None)  # fmt: skip
+                    winning_bid=None, opened_at=payload.get("at", UNKNOWN), opened_by=actor, closed_at=None,
+                    closed_by=None)  # fmt: skip
         if isinstance(payload.get("succession"), int):
             self.record("succession", payload["succession"], status=Succession.Status.AUCTION)
         self.auction_of_bids[auction] = number
@@ -304,7 +320,7 @@ class RecordTrail:
         self.record("bid", bid, succession=self.auction_of_bids.get(auction, UNKNOWN),
                     seq=payload.get("seq", UNKNOWN), patron=payload.get("patron", UNKNOWN),
                     seat_number=payload.get("seat_number", UNKNOWN), standing=payload.get("standing", UNKNOWN),
-                    amount=payload.get("amount", UNKNOWN), by=actor)  # fmt: skip
+                    amount=payload.get("amount", UNKNOWN), at=payload.get("at", UNKNOWN), by=actor)  # fmt: skip
         self.bid_seq[bid] = payload.get("seq", UNKNOWN)
         if isinstance(auction, int):
             self.record("auction", auction, bids_count=payload.get("seq", UNKNOWN))
@@ -313,7 +329,8 @@ class RecordTrail:
         if auction is None:
             return
         winning = payload.get("winning_bid", UNKNOWN)
-        self.record("auction", auction, status=Auction.Status.CLOSED, closed_by=actor,
+        self.record("auction", auction, status=Auction.Status.CLOSED, closed_at=payload.get("at", UNKNOWN),
+                    closed_by=actor,
                     winning_bid=self.bid_seq.get(winning, UNKNOWN) if isinstance(winning, int) else winning)  # fmt: skip
 
 
@@ -324,6 +341,35 @@ RECORD_ACTIONS = (
     "succession.taken", "succession.lapsed", "auction.opened", "auction.bid", "auction.closed",
     "succession.offer_passed", "succession.offer_claimed", "succession.offer_accepted", "succession.offers_skipped",
 )  # fmt: skip
+
+
+def day_as_played(day: GamingDay, head: int) -> list[dict[str, Any]]:
+    """The gaming day's own row (its date, opening and close, printed on the report's first
+    page) against its `gaming_day.opened` and `gaming_day.closed` events up to `head`: a
+    `record_mismatch` of record "day" when a field differs. Its times are held where the
+    events record the row's own (the close always has; the opening since it does)."""
+    expected: dict[str, Any] = {}
+    events = AuditEvent.objects.filter(stream__name=day.audit_stream, seq__lte=head,
+                                       action__in=("gaming_day.opened", "gaming_day.closed"))  # fmt: skip
+    for action, doc, actor in events.order_by("seq").values_list("action", "payload_json", "actor_id"):
+        try:
+            payload = json.loads(doc)
+            new = payload.get("new") or {}
+            if action == "gaming_day.opened":
+                expected.update(date=payload.get("date", UNKNOWN), opened_at=new.get("opened_at", UNKNOWN),
+                                opened_by=actor, closed_at=None, closed_by=None)  # fmt: skip
+            else:
+                expected.update(closed_at=new.get("closed_at", UNKNOWN), closed_by=actor)
+        except (ValueError, TypeError, AttributeError):  # named by the chain checks if rewritten
+            expected.update(dict.fromkeys(BOOKS["day"], UNKNOWN))
+    books = dict(zip(BOOKS["day"], GamingDay.objects.filter(pk=day.pk).values_list(*BOOKS["day"].values()).get(),
+                     strict=True))  # fmt: skip
+    differ = {name: {"in_books": _shown(value), "in_trail": expected[name]} for name, value in books.items()
+              if expected.get(name, UNKNOWN) is not UNKNOWN and not _same(value, expected[name])}  # fmt: skip
+    if not differ:
+        return []
+    return [{"code": "record_mismatch", "record": "day", "number": None, "at": _shown(books["opened_at"]),
+             "in_books": True, "in_trail": bool(expected), "fields": differ}]  # fmt: skip
 
 
 def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, Any], Any, Any]]:
@@ -344,13 +390,14 @@ def _books(session: TableSession, kind: str) -> Iterable[tuple[int, dict[str, An
         rows = rows.annotate(
             finished=ExpressionWrapper(Q(finished_at__isnull=False), output_field=BooleanField())
         )
-    extra = [c for c in (NUMBER.get(kind), AT.get(kind)) if c]
+    extra = [c for c in (NUMBER.get(kind), AT.get(kind)) if c and c not in columns.values()]
     key = ("succession_id", "order") if kind == "offer" else ("pk",)
     for row in rows.order_by(*key).values_list(*key, *columns.values(), *extra):
         ids, values = row[: len(key)], row[len(key) :]
         pk = tuple(ids) if kind == "offer" else ids[0]
         fields = dict(zip(columns, values[: len(columns)], strict=True))
-        more = dict(zip(extra, values[len(columns) :], strict=True))
+        more = {**dict(zip(columns.values(), values, strict=False)), **dict(zip(extra, values[len(columns) :],
+                                                                                 strict=True))}  # fmt: skip
         yield pk, fields, more.get(NUMBER.get(kind)), more.get(AT.get(kind))
 
 

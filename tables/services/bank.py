@@ -174,6 +174,7 @@ def open_bank_row(
         opened_by=by,
     )
     prepared.insert([bank])
+    at = bank.opened_at
     audit(
         session,
         by,
@@ -187,6 +188,7 @@ def open_bank_row(
             "amount": amount,
             "origin": origin,
             "turn_seat": turn_seat,
+            "at": at.isoformat(),
         },
     )
     return bank
@@ -272,6 +274,7 @@ def _end(session: TableSession, bank: Bank, by: User, reason: str) -> None:
             "initial_amount": bank.initial_amount,
             "coups_completed": bank.coups_completed,
             "end_reason": reason,
+            "at": bank.ended_at.isoformat(),
         },
     )
 

@@ -1030,6 +1030,7 @@ def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
         locked.state, locked.annulled_at, locked.annulled_by, locked.annul_reason = (
             Coup.State.ANNULLED, now(), by, reason
         )
+        at = locked.annulled_at
         prepared.update(locked, ["state", "annulled_at", "annulled_by", "annul_reason"])
         audit(
             session,
@@ -1043,6 +1044,7 @@ def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
                 "bank_amount": locked.bank_amount,
                 "was": was,
                 "reason": reason,
+                "at": at.isoformat(),
                 "bets_returned": [{"patron": b.patron_id, "kind": b.kind, "amount": b.amount} for b in bets],
                 "banco_calls": [c.patron_id for c in calls],
             },

@@ -73,15 +73,14 @@ def faux_tirage_bar(*, session: TableSession, by: User, patron: Patron, reason: 
             "patron_not_at_table", "The patron has not played at this table.", details={"patron": patron.pk}
         )
     coup = coup_in_play(session)
-    bar = FauxTirageBar.objects.create(
-        session=session, patron=patron, coup=coup, reason=reason, at=now(), by=by
-    )
+    at = now()
+    bar = FauxTirageBar.objects.create(session=session, patron=patron, coup=coup, reason=reason, at=at, by=by)
     audit(
         session,
         by,
         "faux_tirage.barred",
         bar,
-        {"patron": patron.pk, "reason": reason, "coup": coup.pk if coup else None},
+        {"patron": patron.pk, "reason": reason, "coup": coup.pk if coup else None, "at": at.isoformat()},
     )
     # A barred player may not hold the cards: if the bank is being offered, not to him (at
     # once; what that decides waits for the resumption while play is interrupted).

@@ -153,6 +153,7 @@ def settle_coup(
             "bank": {"old": old_amount, "new": bank.amount, "status": bank.status,
                      "reserve_returned": bank.reserve_returned},
             "tie": coup.settlement["tie"],
+            "at": at.isoformat(),
             # The version settled on, when it is a reconstruction (RULES.md §3.3): its
             # `coup.played` may have recorded it pending (audit.reports.ledger holds the coup
             # row and its void cards to it).
@@ -172,6 +173,7 @@ def settle_coup(
                 "amount": bank.amount,
                 "initial_amount": bank.initial_amount,
                 "coups_completed": bank.coups_completed,
+                "at": at.isoformat(),
             },
         )
         # RULES.md §5: the bank passes at once, offered to the next in rotation.

@@ -220,6 +220,7 @@ def shoe_load(
             "decks": decks,
             "burned": state.to_dict()["burned"],
             "stop_at": state.stop_at,
+            "at": at.isoformat(),
             "previous": None
             if previous is None
             else {"shoe": previous.pk, "seq": previous.seq, "cards_left": engine_shoe(previous).cards_left},
@@ -242,7 +243,8 @@ def shoe_finish_for_session_close(*, session: TableSession, by: User) -> Shoe | 
         by,
         "shoe.finished",
         shoe,
-        {"seq": shoe.seq, "number": shoe.number, "cards_left": engine_shoe(shoe).cards_left, "reason": "session_closed"},
+        {"seq": shoe.seq, "number": shoe.number, "cards_left": engine_shoe(shoe).cards_left, "reason": "session_closed",
+         "at": shoe.finished_at.isoformat()},
     )
     return shoe
 

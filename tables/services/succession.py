@@ -188,7 +188,7 @@ def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User
         )
     return [
         {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount,
-         "amount_min": r.amount_min}
+         "amount_min": r.amount_min, "answered_at": at.isoformat()}
         for r in changed
     ]  # fmt: skip
 
@@ -363,6 +363,7 @@ def succession_start(
             "maximum": session.maximum,
             "offers": [_offer_dict(o) for o in offers],
             "turn": [o.key for o in rules.current(offers)],
+            "at": at.isoformat(),
         },
     )
     if not rules.current(offers):  # nobody to offer it to: everybody else barred, or alone
@@ -385,7 +386,8 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
 
 
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
-    succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, now(), by
+    at = now()
+    succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, at, by
     succ.minimum = session.minimum  # the one it ended under (it may have changed meanwhile, §6)
     prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by", "minimum"])
     # Offers still unanswered never will be: they say so (skipped, lapsed), rather than stay
@@ -397,18 +399,19 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
     skipped = list(unanswered.order_by("order").values_list("order", "patron_id", "amount", "amount_min"))
     if skipped:
         unanswered.update(
-            status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=now(), answered_by=by
+            status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=at, answered_by=by
         )
         data = {
             **data,
             "changes": [
                 # (a claim keeps its amount on the row, as a claim skipped otherwise does: so here)
                 {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": amount,
-                 "amount_min": amount_min}
+                 "amount_min": amount_min, "answered_at": at.isoformat()}
                 for order, patron, amount, amount_min in skipped
             ],
         }
-    audit(session, by, "succession.lapsed", succ, {"succession": succ.pk, "reason": reason, **data})
+    audit(session, by, "succession.lapsed", succ,
+          {"succession": succ.pk, "reason": reason, "at": at.isoformat(), **data})  # fmt: skip
 
 
 def _take(
@@ -439,7 +442,7 @@ def _take(
         origin=origin,
         turn_seat=turn_seat,
     )
-    succ.status, succ.new_bank, succ.ended_at, succ.ended_by = Succession.Status.TAKEN, bank, now(), by
+    succ.status, succ.new_bank, succ.ended_at, succ.ended_by = Succession.Status.TAKEN, bank, bank.opened_at, by
     succ.minimum = session.minimum  # the one the new bank was held to (it may have changed, §6)
     succ.save(update_fields=["status", "new_bank", "ended_at", "ended_by", "minimum"])
     audit(
@@ -456,6 +459,7 @@ def _take(
             "origin": origin,
             "turn_seat": {"old": succ.after_seat, "new": turn_seat},
             "cause": cause,
+            "at": succ.ended_at.isoformat(),
             **why,
         },
     )
@@ -686,6 +690,7 @@ def auction_open(*, session: TableSession, by: User) -> Auction:
             "maximum": session.maximum,
             "after_seat": succ.after_seat,
             "changes": changes,
+            "at": auction.opened_at.isoformat(),
         },
     )
     return auction
@@ -757,6 +762,7 @@ def auction_bid(*, auction: Auction, by: User, patron: Patron, amount: int) -> B
             "seat_number": seat.seat_number,
             "standing": seat.standing,
             "best_before": best,
+            "at": bid.at.isoformat(),
         },
     )
     return bid
@@ -821,6 +827,7 @@ def auction_close(*, auction: Auction, by: User) -> Auction:
             "maximum": session.maximum,
             "winning_bid": None if winning is None else winning.pk,
             "winner": None if win is None else win.key,
+            "at": auction.closed_at.isoformat(),
         },
     )
     if win is None:  # no bid, or none that stands
@@ -886,7 +893,8 @@ def succession_end_for_session_close(*, session: TableSession, by: User) -> Succ
             by,
             "auction.closed",
             auction,
-            {"auction": auction.pk, "succession": succ.pk, "winning_bid": None, "reason": "session_closed"},
+            {"auction": auction.pk, "succession": succ.pk, "winning_bid": None, "reason": "session_closed",
+             "at": auction.closed_at.isoformat()},
         )
     _lapse(session, succ, by, "session_closed")
     return succ

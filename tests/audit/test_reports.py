@@ -914,6 +914,40 @@ def test_a_register_edited_in_sql_is_said_on_the_desk(world, media, api, auditor
         f"trail. By: {world.direzione.username} in the books, {world.commissario.username} in the audit trail.")  # fmt: skip
 
 
+def test_the_days_row_edited_before_the_build_is_said_on_the_desk(world, media, api, auditor,
+                                                                   django_capture_on_commit_callbacks):
+    """The report's first page prints the day's date, opening and close: the day's row is
+    held to its gaming_day.opened and gaming_day.closed events (each records the row's time)."""
+    from datetime import timedelta
+
+    from audit.views import _explain
+
+    opened = world.day.opened_at
+    GamingDay.objects.filter(pk=world.day.pk).update(opened_at=opened - timedelta(hours=2))
+    close(world, django_capture_on_commit_callbacks)
+    body = api(auditor).post(f"/api/reports/{DayReport.objects.get(gaming_day=world.day).pk}/verify/").json()
+    assert body["ok"] is False
+    [reason] = body["reasons"]
+    assert (reason["code"], reason["record"], reason["fields"]) == ("record_mismatch", "day", {"opened_at": {
+        "in_books": (opened - timedelta(hours=2)).isoformat(), "in_trail": opened.isoformat()}})
+    local = timezone.localtime(opened)
+    assert _explain(body)["lines"] == [
+        f"The gaming day's row: Opened: {local - timedelta(hours=2):%Y-%m-%d %H:%M:%S} in the books, "
+        f"{local:%Y-%m-%d %H:%M:%S} in the audit trail."]  # fmt: skip
+
+
+def test_the_days_close_and_date_are_held_too(closed):
+    from audit.reports.records import day_as_played
+
+    day = closed.day
+    head = AuditEvent.objects.filter(stream__name=day.audit_stream).order_by("-seq").values_list("seq", flat=True)[0]
+    assert day_as_played(day, head) == []
+    GamingDay.objects.filter(pk=day.pk).update(date=day.date.replace(year=day.date.year - 1), closed_by=None)
+    [reason] = day_as_played(day, head)
+    assert set(reason["fields"]) == {"date", "closed_by"}
+    assert reason["fields"]["date"]["in_trail"] == day.date.isoformat()
+
+
 def test_a_payload_rewritten_into_garbage_gets_a_verdict_not_an_error(closed, api, auditor):
     """A coup.settled event's payload rewritten into text that is not JSON: the chain says
     it was changed, the ledger names the event, and the levies check counts it as nothing;
@@ -1000,6 +1034,63 @@ def test_books_edited_behind_the_services_are_caught(closed, api, auditor, direz
     forged.pk, forged.corrects = None, count
     forged.save()
     assert codes() == [("books_mismatch", "count_not_as_recorded", forged.pk)]
+
+
+def test_a_count_or_a_signature_moved_in_time_is_caught(closed, api, auditor, direzione, direzione2):
+    """The report prints when each box was counted and when each signature was given: their
+    events record the rows' own times, and the books check holds them."""
+    from datetime import timedelta
+
+    count = registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
+    )
+    registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
+    )
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione2)
+    reg.refresh_from_db()
+
+    def problems() -> list:
+        return [(p["code"], p.get("count") or p.get("register")) for p in registers.books_verify(
+            gaming_day_id=closed.day.pk)]  # fmt: skip
+
+    assert problems() == []
+    CagnotteCount.objects.filter(pk=count.pk).update(counted_at=count.counted_at - timedelta(minutes=5))
+    assert problems() == [("count_not_as_recorded", count.pk)]
+    CagnotteCount.objects.filter(pk=count.pk).update(counted_at=count.counted_at)
+    ControlRegister.objects.filter(pk=reg.pk).update(second_signed_at=reg.second_signed_at + timedelta(hours=1))
+    assert problems() == [("register_not_as_recorded", reg.pk)]
+    ControlRegister.objects.filter(pk=reg.pk).update(second_signed_at=reg.second_signed_at)
+    assert problems() == []
+
+
+def test_books_events_written_before_they_said_the_times_leave_them_unheld(closed, direzione, direzione2):
+    """A count's and a signature's events from before they recorded the rows' times: the
+    times are not held to anything, the rest is."""
+    import json
+    from datetime import timedelta
+
+    count = registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
+    )
+    registers.cagnotte_count_record(
+        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
+    )
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    stream = registers.books_stream(closed.day.pk)
+    with trigger_disabled():
+        for event in AuditEvent.objects.filter(stream__name=stream,
+                                               action__in=("cagnotte.counted", "control_register.signed")):  # fmt: skip
+            new = {k: v for k, v in event.payload["new"].items() if k not in ("counted_at", "signed_at")}
+            AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps({**event.payload, "new": new}))
+    CagnotteCount.objects.filter(pk=count.pk).update(counted_at=count.counted_at - timedelta(minutes=5))
+    ControlRegister.objects.filter(pk=reg.pk).update(first_signed_at=timezone.now() - timedelta(days=3))
+    assert registers.books_verify(gaming_day_id=closed.day.pk) == []
+    CagnotteCount.objects.filter(pk=count.pk).update(note="edited")
+    assert [p["code"] for p in registers.books_verify(gaming_day_id=closed.day.pk)] == ["count_not_as_recorded"]
 
 
 def test_a_missing_sealed_stream_fails_the_check_not_the_request(closed, api, auditor):

@@ -145,7 +145,7 @@ def test_gaming_day_open_and_close_are_audited(casino, commissario):
     opened = last_event(f"gaming_day:{day.pk}")
     assert opened.action == "gaming_day.opened"
     assert opened.payload["old"] == {"open": False}
-    assert opened.payload["new"] == {"open": True}
+    assert opened.payload["new"] == {"open": True, "opened_at": day.opened_at.isoformat()}
     assert opened.payload["date"] == day.date.isoformat()
 
     services.gaming_day_close(gaming_day=day, by=commissario)
@@ -205,6 +205,7 @@ def test_session_open_numbers_sessions_per_table_and_day(table_session, commissa
         "shoe_number": "S-101",
         "minimum": 100_00,
         "maximum": None,
+        "opened_at": table_session.opened_at.isoformat(),  # the row's own time (the event has its own)
     }
     services.table_session_close(session=table_session, by=commissario)
     second = services.table_session_open(
@@ -371,7 +372,7 @@ def test_minimum_change_keeps_history_and_audits(table_session, commissario):
     assert event.action == "minimum.changed"
     assert event.payload == {
         "change": change.pk, "old": 100_00, "new": 200_00, "old_maximum": None, "new_maximum": None,
-        "reason": "busy night",
+        "reason": "busy night", "at": change.at.isoformat(),
     }  # fmt: skip
 
 

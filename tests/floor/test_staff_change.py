@@ -42,6 +42,7 @@ def test_the_commissario_relieves_the_capo_partita(
     assert event.payload == {
         "change": change.pk,
         "reason": "break at 22:00",
+        "at": change.at.isoformat(),
         "old": {"capo_partita": capo_partita.pk, "changeur": changeur.pk},
         "new": {"capo_partita": relief.pk, "changeur": changeur.pk},
     }

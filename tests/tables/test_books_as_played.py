@@ -236,7 +236,8 @@ def test_its_queries_do_not_grow_with_the_coups(game):
         ("annulled_coup", lambda g: Coup.objects.filter(session=g.session, state="annulled"),
          {"annul_reason": "none"}, "annul_reason", "a card fell from the sabot"),
         ("shoe", lambda g: Shoe.objects.filter(session=g.session, seq=1), {"number": "S-999"}, "number", "S-1"),
-        ("shoe", lambda g: Shoe.objects.filter(session=g.session, seq=2), {"finished_at": None}, "finished", True),
+        ("shoe", lambda g: Shoe.objects.filter(session=g.session, seq=2), {"finished_at": None},
+         {"finished", "finished_at"}, None),
     ],
 )
 def test_a_register_edited_in_sql_is_named(evening, kind, rows, edit, field, trail):
@@ -246,7 +247,9 @@ def test_a_register_edited_in_sql_is_named(evening, kind, rows, edit, field, tra
     assert rows(game).count() == 1
     rows(game).update(**edit)
     [reason] = as_played(game.session)
-    assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
+    fields = field if isinstance(field, set) else {field}
+    assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, fields)
+    field = min(fields)
     if trail is not None:
         assert reason["fields"][field]["in_trail"] == trail
     assert reason["fields"][field]["in_books"] != reason["fields"][field]["in_trail"]
@@ -402,3 +405,157 @@ def test_without_the_days_stream_an_interruption_ended_by_the_close_is_not_held(
     floor_services.table_session_close(session=game.session, by=game.commissario)
     assert session_as_played(game.session, head(game.session.audit_stream), None) == []
     assert as_played(game.session) == []
+
+
+# --------------------------------------------------------------------------- times
+
+SECOND = __import__("datetime").timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "model", "filters", "column", "field"),
+    [
+        ("session", "floor.TableSession", {}, "opened_at", "opened_at"),
+        ("bank", "tables.Bank", {"number": 1}, "opened_at", "opened_at"),
+        ("bank", "tables.Bank", {"number": 1}, "ended_at", "ended_at"),  # lost in a settlement
+        ("bank", "tables.Bank", {"number": 2}, "ended_at", "ended_at"),  # withdrawn
+        ("minimum_change", "floor.MinimumChange", {}, "at", "at"),
+        ("staff_change", "floor.StaffChange", {}, "at", "at"),
+        ("bar", "tables.FauxTirageBar", {}, "at", "at"),
+        ("annulled_coup", "tables.Coup", {"state": "annulled"}, "annulled_at", "annulled_at"),
+        ("shoe", "tables.Shoe", {"seq": 1}, "loaded_at", "loaded_at"),
+        ("shoe", "tables.Shoe", {"seq": 1}, "finished_at", "finished_at"),  # ended by the next load
+        ("shoe", "tables.Shoe", {"seq": 2}, "finished_at", "finished_at"),  # ended by the close
+    ],
+)
+def test_a_time_the_report_prints_edited_in_sql_is_named(evening, kind, model, filters, column, field):
+    """Every time the report prints is the row's own, recorded in its event beside the
+    event's: moved by a second in SQL, it is named with both times."""
+    from django.apps import apps
+
+    game, _ = evening
+    rows = apps.get_model(model).objects.filter(
+        **filters, **({"pk": game.session.pk} if kind == "session" else {"session": game.session}))
+    [was] = rows.values_list(column, flat=True)
+    rows.update(**{column: was + SECOND})
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
+    assert reason["fields"][field] == {"in_books": (was + SECOND).isoformat(), "in_trail": was.isoformat()}
+
+
+def test_a_settled_coups_time_edited_is_named(evening):
+    from audit.views import _explain
+
+    game, coups = evening
+    coup = coups["tie"]
+    Coup.objects.filter(pk=coup.pk).update(settled_at=coup.settled_at + 86400 * SECOND)
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["coup"], reason["fields"]) == ("coup_mismatch", coup.number, {"settled_at": {
+        "in_books": (coup.settled_at + 86400 * SECOND).isoformat(), "in_trail": coup.settled_at.isoformat()}})
+    # In words: the date and time of each side, in the casino's zone (a day apart, same clock).
+    from django.utils import timezone
+
+    [line] = _explain({"reasons": [reason]})["lines"]
+    local = timezone.localtime(coup.settled_at)
+    assert line.endswith(f"Settled at: {(local + 86400 * SECOND):%Y-%m-%d %H:%M:%S} in the books, "
+                         f"{local:%Y-%m-%d %H:%M:%S} in the audit trail.")  # fmt: skip
+
+
+def test_a_time_moved_within_its_second_is_said_to_the_microsecond(evening):
+    from django.utils import timezone
+
+    from audit.views import _explain
+
+    game, _ = evening
+    change = MinimumChange.objects.get(session=game.session)
+    moved = change.at.replace(microsecond=(change.at.microsecond + 1) % 1_000_000)
+    MinimumChange.objects.filter(pk=change.pk).update(at=moved)
+    [reason] = as_played(game.session)
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith(f"Time: {timezone.localtime(moved):%Y-%m-%d %H:%M:%S.%f} in the books, "
+                         f"{timezone.localtime(change.at):%Y-%m-%d %H:%M:%S.%f} in the audit trail.")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "filters", "column", "field"),
+    [
+        ("Succession", {"number": 1}, "started_at", "started_at"),
+        ("Succession", {"number": 1}, "ended_at", "ended_at"),  # taken at the asta's close
+        ("Succession", {"number": 2}, "ended_at", "ended_at"),  # taken on an answer
+        ("Auction", {}, "opened_at", "opened_at"),
+        ("Auction", {}, "closed_at", "closed_at"),
+        ("Bid", {"seq": 1}, "at", "at"),
+        ("SuccessionOffer", {"succession__number": 2, "status": "accepted"}, "answered_at", "answered_at"),
+        ("SuccessionOffer", {"succession__number": 1, "status": "passed", "order": 1}, "answered_at", "answered_at"),
+    ],
+)
+def test_a_succession_time_edited_in_sql_is_named(asta, model, filters, column, field):
+    from django.apps import apps
+
+    rows = apps.get_model("tables", model).objects.filter(**filters)
+    session = {"Bid": "auction__session", "SuccessionOffer": "succession__session"}.get(model, "session")
+    rows = rows.filter(**{session: asta.session})
+    [was] = rows.values_list(column, flat=True)
+    rows.update(**{column: was - SECOND})
+    [reason] = as_played(asta.session)
+    assert reason["code"] == "record_mismatch" and set(reason["fields"]) == {field}
+    assert reason["fields"][field] == {"in_books": (was - SECOND).isoformat(), "in_trail": was.isoformat()}
+
+
+def test_a_lapsed_succession_and_its_skipped_offers_keep_one_time(make_game):
+    """A bank entered directly over a live succession lapses it: its end and every offer it
+    skipped share one time, and each is held to it."""
+    from tables.models import Succession, SuccessionOffer
+
+    game = make_game("venezia", seated=4, min_seats_to_start=2)
+    services.coup_record(session=game.session, by=game.capo, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    services.bank_open(session=game.session, by=game.capo, patron=game.seat(3), amount=300_00)
+    succ = Succession.objects.get(session=game.session)
+    skipped = SuccessionOffer.objects.filter(succession=succ, reason="lapsed")
+    assert succ.status == "lapsed" and skipped.exists()
+    assert set(skipped.values_list("answered_at", flat=True)) == {succ.ended_at}
+    assert as_played(game.session) == []
+    skipped.filter(pk=skipped.first().pk).update(answered_at=succ.ended_at + SECOND)
+    [reason] = as_played(game.session)
+    assert (reason["record"], set(reason["fields"])) == ("offer", {"answered_at"})
+
+
+def test_an_event_written_before_it_said_the_rows_time_leaves_it_unheld(evening):
+    """Events from before the rows' times were recorded in them: the time is not held (it is
+    not said to differ), the rest of the row still is."""
+    import json
+
+    from tests.audit.conftest import trigger_disabled
+
+    game, _ = evening
+    event = AuditEvent.objects.get(stream__name=game.session.audit_stream, action="minimum.changed")
+    older = {k: v for k, v in event.payload.items() if k != "at"}
+    with trigger_disabled():
+        AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(older))
+    change = MinimumChange.objects.get(session=game.session)
+    MinimumChange.objects.filter(pk=change.pk).update(at=change.at + SECOND)
+    assert as_played(game.session) == []
+    MinimumChange.objects.filter(pk=change.pk).update(reason="moved")
+    [reason] = as_played(game.session)
+    assert set(reason["fields"]) == {"reason"}
+
+
+def test_a_rewritten_time_that_is_no_date_is_said_as_written(evening):
+    """An event's time rewritten into a well-formed string that is no date (month 13): the
+    desk says it as written, it does not fail parsing it."""
+    import json
+
+    from audit.views import _explain
+    from tests.audit.conftest import trigger_disabled
+
+    game, _ = evening
+    event = AuditEvent.objects.filter(stream__name=game.session.audit_stream,
+                                      action="table_session.interrupted").order_by("seq").first()  # fmt: skip
+    with trigger_disabled():
+        AuditEvent.objects.filter(pk=event.pk).update(
+            payload_json=json.dumps({**event.payload, "at": "2026-13-45T00:00:00+00:00"}))
+    [reason] = as_played(game.session)
+    assert (reason["record"], set(reason["fields"])) == ("interruption", {"interrupted_at"})
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith("in the books, 2026-13-45T00:00:00+00:00 in the audit trail.")

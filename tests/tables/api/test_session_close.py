@@ -60,7 +60,8 @@ def test_close_ends_the_shoe_in_play_so_the_report_gives_its_end(game, tablet, c
     assert (shoe.finished_at, shoe.finished_by_id) == (game.session.closed_at, commissario.pk)
     event = AuditEvent.objects.filter(action="shoe.finished").get()
     assert event.payload == {
-        "seq": 1, "number": shoe.number, "cards_left": shoe.decks * 52 - ShoeCard.objects.filter(shoe=shoe).count(), "reason": "session_closed"
+        "seq": 1, "number": shoe.number, "cards_left": shoe.decks * 52 - ShoeCard.objects.filter(shoe=shoe).count(), "reason": "session_closed",
+        "at": game.session.closed_at.isoformat(),
     }
     assert Shoe.objects.filter(session=game.session, finished_at__isnull=True).count() == 0
 
