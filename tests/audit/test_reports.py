@@ -1005,15 +1005,20 @@ def test_a_rewritten_seal_or_summary_is_caught(closed, api, auditor):
     assert "seal_mismatch" in [r["code"] for r in body["reasons"]] and body["ok"] is False
 
 
-def test_books_edited_behind_the_services_are_caught(closed, api, auditor, direzione, direzione2):
+def counted_and_signed_once(day: Day, direzione, witness) -> tuple[CagnotteCount, ControlRegister]:
+    """Both tables' boxes counted, the control register prepared and signed once."""
     count = registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
+        gaming_day=day.day, table=day.tables[0], by=direzione, witness=witness, counted=41_20
     )
-    registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
-    )
-    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.cagnotte_count_record(gaming_day=day.day, table=day.tables[1], by=direzione, witness=witness,
+                                    counted=10_00)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day.day, by=direzione)
     registers.control_register_sign(register=reg, by=direzione)
+    return count, reg
+
+
+def test_books_edited_behind_the_services_are_caught(closed, api, auditor, direzione, direzione2):
+    count, reg = counted_and_signed_once(closed, direzione, direzione2)
     report = DayReport.objects.get(gaming_day=closed.day, version=1)
 
     def codes() -> list:
@@ -1041,14 +1046,7 @@ def test_a_count_or_a_signature_moved_in_time_is_caught(closed, api, auditor, di
     events record the rows' own times, and the books check holds them."""
     from datetime import timedelta
 
-    count = registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
-    )
-    registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
-    )
-    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
-    registers.control_register_sign(register=reg, by=direzione)
+    count, reg = counted_and_signed_once(closed, direzione, direzione2)
     registers.control_register_sign(register=reg, by=direzione2)
     reg.refresh_from_db()
 
@@ -1072,14 +1070,7 @@ def test_books_events_written_before_they_said_the_times_leave_them_unheld(close
     import json
     from datetime import timedelta
 
-    count = registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[0], by=direzione, witness=direzione2, counted=41_20
-    )
-    registers.cagnotte_count_record(
-        gaming_day=closed.day, table=closed.tables[1], by=direzione, witness=direzione2, counted=10_00
-    )
-    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
-    registers.control_register_sign(register=reg, by=direzione)
+    count, reg = counted_and_signed_once(closed, direzione, direzione2)
     stream = registers.books_stream(closed.day.pk)
     with trigger_disabled():
         for event in AuditEvent.objects.filter(stream__name=stream,
