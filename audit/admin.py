@@ -27,7 +27,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class AuditStreamAdmin(ReadOnlyAdmin):
     list_display = ("name", "seq", "head_hash", "created_at")
     search_fields = ("name",)
-    readonly_fields = ("name", "seq", "head_hash", "created_at")
+    readonly_fields = ("name", "seq", "head_hash", "head_seal", "created_at")
 
 
 @admin.register(AuditEvent)

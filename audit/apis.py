@@ -106,6 +106,7 @@ class AuditBrokenEventOutput(serializers.Serializer):
             "broken_link",
             "hash_mismatch",
             "head_mismatch",
+            "head_seal_mismatch",
             "doc_not_generated",
             "stream_missing",
             "sealed_event_missing",

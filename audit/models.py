@@ -21,6 +21,9 @@ class AuditStream(models.Model):
     name = models.CharField(max_length=200, unique=True)
     seq = models.PositiveBigIntegerField(default=0, help_text="Sequence number of the last event.")
     head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    # HMAC of (name, seq, head_hash) under the application's key (audit/seals.py): a head
+    # re-chained or moved by someone without the key no longer matches it.
+    head_seal = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -28,6 +31,16 @@ class AuditStream(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} @{self.seq}"
+
+    def save(self, *args, **kwargs):
+        # A head saved through the model is sealed where it is (audit.services seals the
+        # heads it moves itself, in its UPDATEs).
+        from .seals import head_seal
+
+        self.head_seal = head_seal(self.name, self.seq, self.head_hash)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "head_seal"}
+        super().save(*args, **kwargs)
 
 
 class AuditEvent(models.Model):

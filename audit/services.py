@@ -16,7 +16,8 @@ from config import prepared
 from config.prepared import Prepared
 
 from .hashing import canonical_json, event_hash
-from .models import AuditEvent, AuditStream
+from .models import GENESIS_HASH, AuditEvent, AuditStream
+from .seals import head_seal
 
 _NAME_MAX = AuditStream._meta.get_field("name").max_length
 _ACTION_MAX = AuditEvent._meta.get_field("action").max_length
@@ -86,7 +87,8 @@ def _locked_head(name: str) -> AuditStream:
     same new name both end up locking the one row, and neither needs a savepoint."""
     head = AuditStream.objects.select_for_update().filter(name=name).first()
     if head is None:
-        AuditStream.objects.bulk_create([AuditStream(name=name)], ignore_conflicts=True)
+        new = AuditStream(name=name, head_seal=head_seal(name, 0, GENESIS_HASH))
+        AuditStream.objects.bulk_create([new], ignore_conflicts=True)
         head = AuditStream.objects.select_for_update().get(name=name)
     return head
 
@@ -148,8 +150,14 @@ def record(
     head = _locked_head(stream)
     _chain(head, event)
     event.save(force_insert=True)
-    AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash)
+    _seal(head)
+    AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash, head_seal=head.head_seal)
     return event
+
+
+def _seal(head: AuditStream) -> None:
+    """Seal the head where it now is, with the application's key (audit/seals.py)."""
+    head.head_seal = head_seal(head.name, head.seq, head.head_hash)
 
 
 def _chain(head: AuditStream, event: AuditEvent) -> None:
@@ -246,8 +254,10 @@ def _flush(pending: list[tuple[str, AuditEvent]], held: dict[str, AuditStream]) 
             heads[name] = _locked_head(name)
     for name, event in pending:
         _chain(heads[name], event)
+    for name in names:
+        _seal(heads[name])
     # The events and the heads: one round trip (config.prepared.write).
     prepared.insert_and_write(
         [event for _, event in pending],
-        [prepared.update_sql(heads[name], ("seq", "head_hash")) for name in names],
+        [prepared.update_sql(heads[name], ("seq", "head_hash", "head_seal")) for name in names],
     )

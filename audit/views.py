@@ -101,6 +101,10 @@ BREAKS = {
     "broken_link": gettext_lazy("the link to the previous event is broken"),
     "hash_mismatch": gettext_lazy("the event's content does not match its hash"),
     "head_mismatch": gettext_lazy("the stream's head does not match its last event"),
+    "head_seal_mismatch": gettext_lazy(
+        "the stream's head is not sealed by the application's key: the stream was re-chained, or its head moved, "
+        "by someone without it"
+    ),
     "stream_missing": gettext_lazy("a stream the floor's records name is missing from the trail"),
     "sealed_event_missing": gettext_lazy(
         "a day's report sealed this event and it is gone: the stream's last events were deleted"

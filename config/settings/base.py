@@ -13,6 +13,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 # A development key: production settings refuse to start without DJANGO_SECRET_KEY.
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")
+SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", [])  # a rotation's earlier keys
+# The keys that seal the audit streams' heads (audit/seals.py): the first seals, every one
+# verifies (a rotation). Empty: SECRET_KEY, then SECRET_KEY_FALLBACKS.
+AUDIT_HEAD_KEYS = env_list("AUDIT_HEAD_KEYS", [])
 DEBUG = env_bool("DJANGO_DEBUG", True)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])

@@ -33,7 +33,7 @@ from floor.models import GamingDay, MinimumChange, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Bank, Bet, Coup, Posting, ShoeCard
-from tests.audit.conftest import raw_sql, trigger_disabled
+from tests.audit.conftest import raw_sql, reseal, trigger_disabled
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
 
@@ -1101,14 +1101,17 @@ def _sealed_session_tail(report: DayReport) -> tuple[str, int, str]:
     return name, int(seq), head
 
 
-def _delete_sealed_tail(report: DayReport) -> tuple[str, int, str]:
-    """The attacker deletes a sealed stream's last event and moves its head back: every
-    chain verifies; only the seal kept with the report says what the stream held."""
+def _delete_sealed_tail(report: DayReport, *, with_key: bool = True) -> tuple[str, int, str]:
+    """The attacker deletes a sealed stream's last event and moves its head back. With the
+    application's key he seals the head again: every chain verifies, and only the seal kept
+    with the report says what the stream held."""
     name, seq, sealed = _sealed_session_tail(report)
     last = AuditEvent.objects.get(stream__name=name, seq=seq)
     with trigger_disabled():
         raw_sql("DELETE FROM audit_auditevent WHERE id = %s", (last.pk,))
         raw_sql("UPDATE audit_auditstream SET seq = %s, head_hash = %s WHERE name = %s", (seq - 1, last.prev_hash, name))
+        if with_key:
+            reseal(name)
     return name, seq, sealed
 
 
@@ -1125,6 +1128,7 @@ def _rechain_sealed_tail(report: DayReport) -> tuple[str, int, str, str, int]:
     with trigger_disabled():
         raw_sql("UPDATE audit_auditevent SET payload_json = %s, hash = %s WHERE id = %s", (payload, forged, victim.pk))
         raw_sql("UPDATE audit_auditstream SET head_hash = %s WHERE name = %s", (forged, name))
+        reseal(name)  # with the application's key (without it: head_seal_mismatch, tested below)
     return name, seq, sealed, forged, victim.pk
 
 

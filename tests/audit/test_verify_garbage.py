@@ -17,7 +17,7 @@ from audit.reports.services import report_verify
 from audit.selectors import chain_verify
 from audit.views import _explain
 
-from .conftest import trigger_disabled
+from .conftest import reseal, trigger_disabled
 from .test_reports import close, media, world  # noqa: F401  (fixtures)
 
 GARBAGE = ("not json", "[1, 2]", '{"coup": "x", "postings": 7, "bets": "y", "new": 3, "changes": [1], '
@@ -39,6 +39,7 @@ def rewrite(pk: int, payload: str) -> None:
         AuditEvent.objects.filter(pk=e.pk).update(prev_hash=prev, hash=digest)
         prev = digest
     AuditStream.objects.filter(pk=victim.stream_id).update(head_hash=prev)
+    reseal(name)  # the attacker holds the application's key too: the deeper checks run
 
 
 def test_every_action_rewritten_into_garbage_gets_a_verdict(world, media, django_capture_on_commit_callbacks):  # noqa: F811

@@ -1,0 +1,143 @@
+"""Every stream head carries the seal of the application's key (audit/seals.py): a stream
+re-chained, or a head moved, by someone who owns the tables but not the key is named by
+chain_verify (head_seal_mismatch), on both of its paths; with the key, the seal says
+nothing more than the chain (the report's seals are the check then)."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import pytest
+from django.apps import apps
+from django.core.management import CommandError, call_command
+from django.db import connection, transaction
+
+from audit import services
+from audit.hashing import canonical_time, document_hash
+from audit.models import GENESIS_HASH, AuditEvent, AuditStream
+from audit.seals import head_seal, head_sealed
+from audit.selectors import chain_verify
+
+from .conftest import append, raw_sql, reseal, trigger_disabled
+
+pytestmark = pytest.mark.django_db
+
+
+def both_paths(**kwargs):
+    fast, slow = chain_verify(fast=True, **kwargs), chain_verify(fast=False, **kwargs)
+    assert (fast.ok, fast.first_broken) == (slow.ok, slow.first_broken)
+    return fast
+
+
+def sealed_where_it_is(name: str) -> bool:
+    head = AuditStream.objects.get(name=name)
+    return head_sealed(head.name, head.seq, head.head_hash, head.head_seal)
+
+
+def rechain_last(name: str) -> AuditEvent:
+    """The owner of the tables rewrites the stream's last event and mends its hash and the
+    head: the chain verifies, the head's seal is the old one."""
+    victim = AuditEvent.objects.select_related("stream").filter(stream__name=name).order_by("-seq").first()
+    payload = victim.payload_json.replace("}", ',"x":1}', 1)
+    forged = document_hash(name, victim.seq, canonical_time(victim.at), victim.actor_id, victim.actor_name,
+                           victim.action, victim.subject_type, victim.subject_id, payload, victim.prev_hash)  # fmt: skip
+    with trigger_disabled():
+        raw_sql("UPDATE audit_auditevent SET payload_json = %s, hash = %s WHERE id = %s", (payload, forged, victim.pk))
+        raw_sql("UPDATE audit_auditstream SET head_hash = %s WHERE name = %s", (forged, name))
+    return victim
+
+
+def test_every_head_the_services_write_is_sealed(db):
+    append("table:1", 3)  # one event at a time (record)
+    with transaction.atomic(), services.batch():  # a batch over two streams, one of them new
+        services.record(stream="table:1", actor=None, action="x", data={})
+        services.record(stream="table:2", actor=None, action="x", data={})
+        services.record(stream="table:2", actor=None, action="x", data={})
+    for name, seq in (("table:1", 4), ("table:2", 2)):
+        assert AuditStream.objects.get(name=name).seq == seq and sealed_where_it_is(name)
+    AuditStream.objects.create(name="empty")  # saved through the model: sealed too
+    assert sealed_where_it_is("empty")
+    assert both_paths().ok
+
+
+def test_a_stream_rechained_without_the_key_is_named(db):
+    append("table:1", 4)
+    append("table:2", 2)
+    rechain_last("table:2")
+    broken = both_paths().first_broken
+    assert (broken.stream, broken.seq, broken.reason) == ("table:2", 2, "head_seal_mismatch")
+    out = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("audit_verify", stdout=out)
+    assert "reason=head_seal_mismatch" in out.getvalue()
+    # With the key, the same forgery passes the chains (the reports' seals are the check).
+    reseal("table:2")
+    assert both_paths().ok
+
+
+def test_a_tail_cut_with_its_head_moved_back_without_the_key_is_named(db, tamper):
+    events = append("table:1", 3)
+    tamper("DELETE FROM audit_auditevent WHERE id = %s", (events[-1].pk,))
+    tamper("UPDATE audit_auditstream SET seq = 2, head_hash = %s WHERE name = 'table:1'", (events[-1].prev_hash,))
+    broken = both_paths().first_broken
+    assert (broken.stream, broken.seq, broken.reason) == ("table:1", 2, "head_seal_mismatch")
+
+
+def test_an_empty_head_without_its_seal_is_named(db):
+    raw_sql("INSERT INTO audit_auditstream (name, seq, head_hash, head_seal, created_at) VALUES (%s, 0, %s, '', now())",
+            ("bare", GENESIS_HASH))  # fmt: skip
+    broken = both_paths().first_broken
+    assert (broken.stream, broken.seq, broken.reason) == ("bare", 0, "head_seal_mismatch")
+
+
+def test_a_rotated_key_still_verifies_the_heads_it_sealed(db, settings):
+    settings.AUDIT_HEAD_KEYS = ["old-key"]
+    append("table:1", 2)
+    append("table:2", 1)
+    settings.AUDIT_HEAD_KEYS = ["new-key", "old-key"]  # the new key seals, both verify
+    assert both_paths().ok
+    append("table:2", 1)
+    head = AuditStream.objects.get(name="table:2")
+    assert head.head_seal == head_seal("table:2", head.seq, head.head_hash)
+    settings.AUDIT_HEAD_KEYS = ["new-key"]  # the old key dropped: a head it sealed is named
+    broken = both_paths().first_broken
+    assert (broken.stream, broken.reason) == ("table:1", "head_seal_mismatch")
+
+
+def test_without_audit_head_keys_the_secret_key_and_its_fallbacks_seal(db, settings):
+    settings.AUDIT_HEAD_KEYS = []
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "first-secret", []
+    append("table:1", 1)
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "second-secret", ["first-secret"]
+    assert both_paths().ok
+    settings.SECRET_KEY_FALLBACKS = []
+    assert both_paths().first_broken.reason == "head_seal_mismatch"
+
+
+def test_the_migration_seals_the_heads_it_finds(db):
+    """Migration 0008 seals every existing head with the key in force."""
+    import importlib
+
+    append("table:1", 2)
+    AuditStream.objects.create(name="empty")
+    raw_sql("UPDATE audit_auditstream SET head_seal = ''")
+    assert both_paths().first_broken.reason == "head_seal_mismatch"
+    migration = importlib.import_module("audit.migrations.0008_stream_head_seal")
+    migration.seal_heads(apps, SimpleNamespace(connection=connection))
+    assert both_paths().ok
+
+
+def test_the_desk_says_it_in_words(db):
+    from django.utils import translation
+
+    from audit.views import _broken_words
+
+    append("table:1", 2)
+    rechain_last("table:1")
+    broken = chain_verify().as_dict()["first_broken"]
+    assert _broken_words(broken).endswith(
+        "the stream's head is not sealed by the application's key: the stream was re-chained, or its head moved, "
+        "by someone without it.")  # fmt: skip
+    with translation.override("it"):
+        assert "non è sigillata con la chiave dell'applicazione" in _broken_words(broken)
