@@ -557,18 +557,21 @@ def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> s
 
 
 def _aware(value) -> datetime | None:
-    """An ISO time with its offset (a rewritten event's may be anything: then None)."""
+    """An ISO time with its offset, in the casino's zone (a rewritten event's may be anything,
+    a date that does not exist, one the zone's offset takes past year 9999: then None)."""
     try:
         when = parse_datetime(value) if isinstance(value, str) else value
-    except ValueError:  # well formed, no such date ("2026-13-45T00:00:00")
+        if not isinstance(when, datetime) or when.utcoffset() is None:
+            return None
+        return timezone.localtime(when)
+    except (ValueError, OverflowError):
         return None
-    return when if isinstance(when, datetime) and when.utcoffset() is not None else None
 
 
 def _local_time(value) -> str:
     """An ISO time as the desk shows times: the casino's, to the second."""
     when = _aware(value)
-    return timezone.localtime(when).strftime("%H:%M:%S") if when is not None else "—"
+    return when.strftime("%H:%M:%S") if when is not None else "—"
 
 
 def _moment(value, sides: dict) -> str:
@@ -579,7 +582,7 @@ def _moment(value, sides: dict) -> str:
         return "—" if value is None else str(value)
     books, trail = _aware(sides.get("in_books")), _aware(sides.get("in_trail"))
     fine = books is not None and trail is not None and books.replace(microsecond=0) == trail.replace(microsecond=0)
-    return timezone.localtime(when).strftime("%Y-%m-%d %H:%M:%S" + (".%f" if fine else ""))
+    return when.strftime("%Y-%m-%d %H:%M:%S" + (".%f" if fine else ""))
 
 
 def _record_words(reason: dict) -> str:

@@ -541,9 +541,12 @@ def test_an_event_written_before_it_said_the_rows_time_leaves_it_unheld(evening)
     assert set(reason["fields"]) == {"reason"}
 
 
-def test_a_rewritten_time_that_is_no_date_is_said_as_written(evening):
-    """An event's time rewritten into a well-formed string that is no date (month 13): the
-    desk says it as written, it does not fail parsing it."""
+@pytest.mark.parametrize("written", ["2026-13-45T00:00:00+00:00",  # no such date
+                                     "9999-12-31T23:59:59+00:00",  # past year 9999 in the casino's zone
+                                     "0001-01-01T00:30:00+01:00"])  # before year 1 in UTC
+def test_a_rewritten_time_that_is_no_date_is_said_as_written(evening, written):
+    """An event's time rewritten into a well-formed string that is no date, or no date the
+    casino's zone can show: the desk says it as written, it does not fail on it."""
     import json
 
     from audit.views import _explain
@@ -554,8 +557,8 @@ def test_a_rewritten_time_that_is_no_date_is_said_as_written(evening):
                                       action="table_session.interrupted").order_by("seq").first()  # fmt: skip
     with trigger_disabled():
         AuditEvent.objects.filter(pk=event.pk).update(
-            payload_json=json.dumps({**event.payload, "at": "2026-13-45T00:00:00+00:00"}))
+            payload_json=json.dumps({**event.payload, "at": written}))
     [reason] = as_played(game.session)
     assert (reason["record"], set(reason["fields"])) == ("interruption", {"interrupted_at"})
     [line] = _explain({"reasons": [reason]})["lines"]
-    assert line.endswith("in the books, 2026-13-45T00:00:00+00:00 in the audit trail.")
+    assert line.endswith(f"in the books, {written} in the audit trail.")
