@@ -35,7 +35,7 @@ from .hashing import (
     document_bytes,
 )
 from .models import GENESIS_HASH, AuditEvent, AuditStream
-from .seals import head_sealed
+from .seals import head_seal, head_sealed
 
 logger = logging.getLogger(__name__)
 
@@ -772,6 +772,7 @@ def chain_verify(
     chunk_size: int = VERIFY_CHUNK_SIZE,
     fast: bool | None = None,
     workers: int | None = None,
+    seals: bool = True,
 ) -> VerifyResult:
     """Recompute every chain (or those of `streams`) and report the first broken event.
 
@@ -797,7 +798,10 @@ def chain_verify(
     The extra connections import this call's snapshot (`pg_export_snapshot`), so all of them
     see the same trail, and they are closed before this returns. Only when this call owns
     its transaction: inside a caller's transaction the other connections could not see its
-    uncommitted rows, so one connection does it all. The verdict does not depend on it."""
+    uncommitted rows, so one connection does it all. The verdict does not depend on it.
+
+    `seals=False` checks everything but the heads' seals: what audit_reseal_heads must
+    find intact before it seals the heads again with the key in force."""
     started = time.perf_counter()
     fast = connection.vendor == "postgresql" if fast is None else fast
     workers = DEFAULT_VERIFY_WORKERS if workers is None else workers
@@ -812,6 +816,8 @@ def chain_verify(
         if broken is not None:
             return VerifyResult(False, 0, 0, time.perf_counter() - started, broken)
         heads = _heads(streams, chunk_size)
+        if not seals:  # everything but the heads' seals (audit_reseal_heads, after a lost key)
+            heads = (h._replace(head_seal=head_seal(h.name, h.seq, h.head_hash)) for h in heads)
         if fast:
             n_streams, n_events, broken = _verify_fast(heads, chunk_size, workers)
         else:

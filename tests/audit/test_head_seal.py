@@ -141,3 +141,45 @@ def test_the_desk_says_it_in_words(db):
         "by someone without it.")  # fmt: skip
     with translation.override("it"):
         assert "non è sigillata con la chiave dell'applicazione" in _broken_words(broken)
+
+
+def test_after_a_lost_key_the_heads_are_sealed_again_once_the_trail_verifies(db, settings):
+    settings.AUDIT_HEAD_KEYS = ["lost-key"]
+    append("table:1", 3)
+    append("table:2", 1)
+    settings.AUDIT_HEAD_KEYS = ["new-key"]  # the old key is gone: every head is named
+    assert both_paths().first_broken.reason == "head_seal_mismatch"
+    out = io.StringIO()
+    call_command("audit_reseal_heads", "--reason", "SECRET_KEY replaced, old key lost", stdout=out)
+    assert "sealed again: 2 of the trail's heads" in out.getvalue()
+    assert both_paths().ok
+    event = AuditEvent.objects.get(stream__name="security", action="audit.heads_resealed")
+    assert (event.payload["count"], event.payload["streams"], event.payload["reason"]) == (
+        2, ["table:1", "table:2"], "SECRET_KEY replaced, old key lost")  # fmt: skip
+    out = io.StringIO()
+    call_command("audit_reseal_heads", "--reason", "again", stdout=out)  # nothing left to do
+    assert "sealed again: 0 of the trail's heads" in out.getvalue()
+    assert AuditEvent.objects.filter(action="audit.heads_resealed").count() == 1
+
+
+def test_a_trail_that_does_not_verify_is_not_sealed_again(db, settings):
+    settings.AUDIT_HEAD_KEYS = ["lost-key"]
+    append("table:1", 3)
+    append("table:2", 2)
+    rechain_last("table:2")  # re-chained by the owner of the tables: the chain verifies...
+    with trigger_disabled():  # ... and an event of the other stream altered: that one does not
+        raw_sql("UPDATE audit_auditevent SET payload_json = '{\"i\":9}' WHERE id = %s",
+                (AuditEvent.objects.get(stream__name="table:1", seq=2).pk,))  # fmt: skip
+    settings.AUDIT_HEAD_KEYS = ["new-key"]
+    seals = dict(AuditStream.objects.values_list("name", "head_seal"))
+    with pytest.raises(CommandError) as refused:
+        call_command("audit_reseal_heads", "--reason", "key lost", stdout=io.StringIO())
+    assert refused.value.returncode == 1 and "hash_mismatch" in str(refused.value)
+    assert dict(AuditStream.objects.values_list("name", "head_seal")) == seals
+    assert not AuditEvent.objects.filter(action="audit.heads_resealed").exists()
+
+
+def test_resealing_needs_a_reason(db):
+    with pytest.raises(CommandError) as refused:
+        call_command("audit_reseal_heads", "--reason", "  ", stdout=io.StringIO())
+    assert refused.value.returncode == 2
