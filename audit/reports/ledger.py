@@ -22,7 +22,15 @@ from floor import selectors as floor_selectors
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting, Shoe, ShoeCard
 
-from .records import RECORD_ACTIONS, UNKNOWN, RecordTrail, day_as_played, name_records, records_as_played
+from .records import (
+    RECORD_ACTIONS,
+    UNKNOWN,
+    RecordTrail,
+    day_as_played,
+    name_records,
+    records_as_played,
+    said,
+)
 
 if TYPE_CHECKING:
     from audit.models import DayReport
@@ -250,7 +258,7 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
         numbers[coup] = number
         if state == Coup.State.SETTLED:
             books[coup] = dict(zip(FIELDS, values, strict=True))
-            books[coup]["settled_at"] = _iso(books[coup]["settled_at"])  # as the event says it
+            books[coup]["settled_at"] = said(books[coup]["settled_at"])  # as the event says it
     found: list[dict[str, Any]] = []
     for coup in sorted(set(trail.results) | set(books)):
         row, event = books.get(coup), trail.results.get(coup)
@@ -277,10 +285,6 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
     unreadable = [{"code": "event_unreadable", **where, **event} for event in trail.unreadable]
     return [*unreadable, *found, *_cards(session, trail, numbers, where),
             *records_as_played(session, trail, where, numbers, own_row=day_head is not None)]  # fmt: skip
-
-
-def _iso(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:

@@ -132,7 +132,9 @@ class RecordTrail:
                         resume_reason="session closed")  # fmt: skip
 
     def _minimum_changed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
-        fields = {f: payload.get(f, UNKNOWN) for f in ("old", "new", "old_maximum", "new_maximum", "reason", "at")}
+        fields = {
+            f: payload.get(f, UNKNOWN) for f in ("old", "new", "old_maximum", "new_maximum", "reason", "at")
+        }
         if payload.get("change") is not None:
             self.record("minimum_change", payload["change"], by=actor, **fields)
         if session is not None:
@@ -236,7 +238,9 @@ class RecordTrail:
 
     def _shoe_finished(self, shoe: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if shoe is not None:
-            self.record("shoe", shoe, finished=True, finished_at=payload.get("at", UNKNOWN), finished_by=actor)
+            self.record(
+                "shoe", shoe, finished=True, finished_at=payload.get("at", UNKNOWN), finished_by=actor
+            )
 
     # Successions and the asta (RULES.md §5): banks and successions said by their numbers in
     # the session, as the report does; a bid by its order in its asta.
@@ -364,11 +368,11 @@ def day_as_played(day: GamingDay, head: int) -> list[dict[str, Any]]:
             expected.update(dict.fromkeys(BOOKS["day"], UNKNOWN))
     books = dict(zip(BOOKS["day"], GamingDay.objects.filter(pk=day.pk).values_list(*BOOKS["day"].values()).get(),
                      strict=True))  # fmt: skip
-    differ = {name: {"in_books": _shown(value), "in_trail": expected[name]} for name, value in books.items()
+    differ = {name: {"in_books": said(value), "in_trail": expected[name]} for name, value in books.items()
               if expected.get(name, UNKNOWN) is not UNKNOWN and not _same(value, expected[name])}  # fmt: skip
     if not differ:
         return []
-    return [{"code": "record_mismatch", "record": "day", "number": None, "at": _shown(books["opened_at"]),
+    return [{"code": "record_mismatch", "record": "day", "number": None, "at": said(books["opened_at"]),
              "in_books": True, "in_trail": bool(expected), "fields": differ}]  # fmt: skip
 
 
@@ -429,7 +433,7 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
             differ = {}
             if fields is not None and expected is not None:
                 differ = {
-                    name: {"in_books": _shown(value), "in_trail": expected[name]}
+                    name: {"in_books": said(value), "in_trail": expected[name]}
                     for name, value in fields.items()
                     if expected.get(name, UNKNOWN) is not UNKNOWN and not _same(value, expected[name])
                 }
@@ -455,7 +459,8 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
     return found
 
 
-def _shown(value: Any) -> Any:
+def said(value: Any) -> Any:
+    """A value as the trail says it: a time (or date) as ISO 8601, anything else as is."""
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
