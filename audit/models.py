@@ -80,6 +80,20 @@ class AuditEvent(models.Model):
         return json.loads(self.payload_json)
 
 
+class AnchoredHead(models.Model):
+    """The head each stream had when an anchor last published it (audit/anchors.py): the next
+    anchor names only the heads that moved since. Bookkeeping of the publication, not a
+    record of the floor."""
+
+    stream = models.OneToOneField(AuditStream, on_delete=models.PROTECT, primary_key=True, related_name="anchored")
+    seq = models.PositiveBigIntegerField()
+    head_hash = models.CharField(max_length=64)
+    anchored_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.stream_id} @{self.seq} anchored {self.anchored_at:%Y-%m-%d %H:%M}"
+
+
 # --------------------------------------------------------------------------- end of day
 # The records auditors expect at the end of a gaming day (RULES.md §8): the report built by
 # Celery with its files, the cagnotte count per table (art. 70) and the control register

@@ -62,3 +62,15 @@ def reports_sweep() -> list[int]:
     for day_id in days:
         report_build.delay(day_id)
     return days
+
+
+@shared_task(
+    name="audit.tasks.heads_anchor", acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True
+)
+def heads_anchor() -> int:
+    """Celery beat: publish the stream heads that moved since the last anchor to the log and
+    AUDIT_ANCHOR_FILE (audit/anchors.py). Running it twice publishes nothing more."""
+    from audit.anchors import heads_anchor as publish
+
+    _line, count = publish()
+    return count

@@ -120,6 +120,8 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
         "loggers": {
             # Our own access line replaces runserver's.
             "django.server": {"level": "WARNING"},
+            # The published heads (audit/anchors.py) whatever LOG_LEVEL: the log is their copy.
+            "chemin.audit.anchor": {"level": "INFO"},
         },
     }
 

@@ -17,6 +17,11 @@ SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", [])  # a rotation
 # The keys that seal the audit streams' heads (audit/seals.py): the first seals, every one
 # verifies (a rotation). Empty: SECRET_KEY, then SECRET_KEY_FALLBACKS.
 AUDIT_HEAD_KEYS = env_list("AUDIT_HEAD_KEYS", [])
+# The heads published outside the database (audit/anchors.py): every AUDIT_ANCHOR_SECONDS
+# Celery beat logs the heads that moved (logger chemin.audit.anchor) and appends them to
+# AUDIT_ANCHOR_FILE if set (a mount the database's owner cannot rewrite).
+AUDIT_ANCHOR_FILE = env_str("AUDIT_ANCHOR_FILE") or None
+AUDIT_ANCHOR_SECONDS = env_int("AUDIT_ANCHOR_SECONDS", 300, minimum=10)
 DEBUG = env_bool("DJANGO_DEBUG", True)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -167,6 +172,8 @@ CELERY_BEAT_SCHEDULE = {
     # Daily: the idempotency keys older than IDEMPOTENCY_KEY_DAYS (floor/management/commands/
     # idempotency_purge.py does the same by hand).
     "idempotency-keys-purge": {"task": "floor.tasks.idempotency_keys_purge", "schedule": 86400.0},
+    # The heads that moved, published outside the database (audit/anchors.py).
+    "audit-heads-anchor": {"task": "audit.tasks.heads_anchor", "schedule": float(AUDIT_ANCHOR_SECONDS)},
 }
 
 AUTH_PASSWORD_VALIDATORS = [

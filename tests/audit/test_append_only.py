@@ -68,7 +68,7 @@ def test_truncate_is_refused_unless_the_session_allows_it(chain):
         assert error.__cause__.sqlstate == migration_7.SQLSTATE
     assert AuditEvent.objects.count() == 2 and AuditStream.objects.filter(name="table:1").exists()
     raw_sql("SET LOCAL chemin.audit_truncate = 'allow'")
-    raw_sql("TRUNCATE audit_auditevent, audit_auditstream")
+    raw_sql("TRUNCATE audit_auditevent, audit_auditstream, audit_anchoredhead")
     assert not AuditEvent.objects.exists()
 
 
