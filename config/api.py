@@ -64,32 +64,56 @@ class StrictBooleanFilter(django_filters.BooleanFilter):
     field_class = _StrictNullBooleanField
 
 
-class IdFilter(django_filters.NumberFilter):
-    """An id: a whole number, or the input is bad (400 invalid_input). NumberFilter takes
-    decimals: "?casino=1.5" listed casino 1's sessions."""
+class _StrictIdFormField(forms.IntegerField):
+    def to_python(self, value):
+        if value not in self.empty_values and not is_strict_int(value):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
 
-    field_class = forms.IntegerField
+
+class IdFilter(django_filters.NumberFilter):
+    """An id: a whole number in ASCII digits, or the input is bad (400 invalid_input).
+    NumberFilter takes decimals: "?casino=1.5" listed casino 1's sessions; Django's
+    IntegerField takes "+1", " 1" and a fullwidth 1 as 1 (is_strict_int)."""
+
+    field_class = _StrictIdFormField
+
+
+def is_strict_int(data, *, signed: bool = False) -> bool:
+    """Whether `data` is a whole number as JSON writes it: an integer (not a boolean), or its
+    ASCII digits as a string (a form body), with a leading "-" only if `signed`. int() also
+    takes any script's digits (fullwidth, Arabic-Indic), underscores ("1_000"), a "+" and
+    surrounding spaces, and DRF's fields read a float such as 10000.0 or 4.5 as a whole
+    number: such input is refused rather than guessed."""
+    if isinstance(data, bool):
+        return False
+    if isinstance(data, int):
+        return True
+    if not isinstance(data, str) or not data.isascii():
+        return False
+    digits = data[1:] if signed and data.startswith("-") else data
+    return digits.isdigit()
 
 
 class IdField(serializers.PrimaryKeyRelatedField):
-    """A related object named by its id: a whole number (or its digits as a string), never a
-    float or a boolean. DRF's own field reads 4.5 as object 4 (Django truncates the lookup),
-    and 1e400 (infinity) crashes its int() conversion."""
+    """A related object named by its id: a whole number (or its ASCII digits as a string),
+    never a float, a boolean, a sign, spaces or another script's digits (is_strict_int). DRF's
+    own field reads 4.5 as object 4 (Django truncates the lookup), "+5" and a fullwidth 5 as 5, and
+    1e400 (infinity) crashes its int() conversion."""
 
     def to_internal_value(self, data):
-        if isinstance(data, bool | float):
+        if not is_strict_int(data):
             self.fail("incorrect_type", data_type=type(data).__name__)
         return super().to_internal_value(data)
 
 
 class StrictIntegerField(serializers.IntegerField):
     """A whole number as JSON writes it: an integer, or its ASCII digits as a string (a form
-    body). DRF's own field reads a string through int(), which takes any script's digits
-    (fullwidth, Arabic-Indic), underscores ("1_000"), signs and surrounding spaces: money and counts
-    typed that way are refused rather than guessed."""
+    body), "-" allowed (is_strict_int): money and counts typed otherwise, or sent as a JSON
+    float (10000.0), are refused rather than guessed."""
 
     def to_internal_value(self, data):
-        if isinstance(data, str) and not (data.isascii() and data.lstrip("-").isdigit() and data.count("-") <= 1):
+        if not is_strict_int(data, signed=True):
             self.fail("invalid")
         return super().to_internal_value(data)
 

@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from config.api import StrictIntegerField
+from config.api import StrictIntegerField, is_strict_int
 from config.prepared import Prepared
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting
@@ -60,9 +60,9 @@ class PatronField(serializers.PrimaryKeyRelatedField):
 
     def to_internal_value(self, data):
         try:
-            # Never a float (4.5 would be read as patron 4: int() truncates) nor a boolean,
-            # as config.api.IdField for the floor's ids.
-            if isinstance(data, bool | float):
+            # Never a float (4.5 would be read as patron 4: int() truncates), a boolean, a
+            # sign, spaces or another script's digits, as config.api.IdField for the floor's ids.
+            if not is_strict_int(data):
                 raise TypeError
             pk = Patron._meta.pk.get_prep_value(data)
         except (TypeError, ValueError):

@@ -128,7 +128,9 @@ def test_the_casino_filter_of_sessions_takes_whole_ids_only(table_session, commi
     casino = table_session.table.casino_id
     assert client.get(f"/api/sessions/?casino={casino}").json()["count"] == 1
     assert client.get(f"/api/sessions/?casino={10**30}").json()["count"] == 0
-    for bad in (f"{casino}.5", "1e3", "x"):
+    # Django's IntegerField read "+1", " 1" and a fullwidth 1 as casino 1: refused as well.
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in str(casino))
+    for bad in (f"{casino}.5", "1e3", "x", f"%2B{casino}", f"%20{casino}", fullwidth, f"{casino}_0"):
         response = client.get(f"/api/sessions/?casino={bad}")
         assert response.status_code == 400, (bad, response.content)
         assert response.json()["error"]["code"] == "invalid_input"

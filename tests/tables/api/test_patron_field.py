@@ -84,3 +84,48 @@ def test_an_amount_as_ascii_digits_is_still_read(game, tablet):
     response = tablet.post(f"/api/coups/{coup.pk}/bets/", {"patron": game.seat(2).pk, "amount": "12300"})
     assert response.status_code == 201, response.json()
     assert Bet.objects.get(coup=coup).amount == 12300
+
+
+ODD_IDS = ["+{pk}", " {pk}", "{pk} ", "0{pk}x", "{pk}.0", "{fullwidth}", "{arabic}"]
+
+
+def odd_id(template: str, pk: int) -> str:
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in str(pk))
+    arabic = "".join(chr(ord(c) - ord("0") + 0x0660) for c in str(pk))
+    return template.format(pk=pk, fullwidth=fullwidth, arabic=arabic)
+
+
+@pytest.mark.parametrize("template", ODD_IDS)
+def test_a_patron_id_in_odd_digits_is_refused(commissario, template):
+    # int() read "+5", " 5" and fullwidth or Arabic-Indic digits as patron 5: a Regola mark and
+    # bets were recorded for a patron the tablet never named that way.
+    patron = PatronFactory(created_by=commissario)
+    ours = _Input(data={"patron": odd_id(template, patron.pk)})
+    assert not ours.is_valid()
+    assert ours.errors["patron"][0].code == "incorrect_type"
+
+
+@pytest.mark.parametrize("template", ["+{pk}", "{fullwidth}", " {pk}"])
+def test_a_patron_id_in_odd_digits_on_the_api_is_a_400_and_writes_nothing(game, tablet, refused_api, template):
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    patron = odd_id(template, game.seat(2).pk)
+    for url, body in [
+        (f"/api/coups/{coup.pk}/bets/", {"patron": patron, "amount": 100_00}),
+        (f"/api/coups/{coup.pk}/banco/", {"patron": patron}),
+        (f"/api/sessions/{game.session.pk}/regola/", {"patron": patron, "declared": True}),
+        (f"/api/sessions/{game.session.pk}/bars/", {"patron": patron, "reason": "x"}),
+    ]:
+        refused_api(400, "invalid_input", lambda url=url, body=body: tablet.post(url, body))
+
+
+@pytest.mark.parametrize("amount", [10000.0, 12300.5, 1e3])
+def test_an_amount_as_a_json_float_is_a_400_and_writes_nothing(game, tablet, refused_api, amount):
+    # DRF's IntegerField read 10000.0 as 10000 (it strips a trailing ".0"): "a JSON integer"
+    # is what the API takes for cents.
+    from tables import services
+
+    coup = services.coup_open(session=game.session, by=game.capo)
+    body = {"patron": game.seat(2).pk, "amount": amount}
+    refused_api(400, "invalid_input", lambda: tablet.post(f"/api/coups/{coup.pk}/bets/", body))
