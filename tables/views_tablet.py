@@ -176,11 +176,12 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
     if not writable and not has_role(request.user, *TABLET_READERS) and not _serves(request.user, session):
         # His entries for this table still waiting on the tablet (the session closed, or he was
         # relieved, before they were sent) are sent from here and answered with the reason.
-        return forbidden(
-            request,
-            _("Only the Capo Partita assigned to this table session may use its tablet."),
-            queue=f"{request.user.pk}:{session.pk}",
-        )
+        if session.capo_partita_id == request.user.pk and session.status == TableSession.Status.CLOSED:
+            # His own table, closed: the reason is the close, not someone else's assignment.
+            message = _("This table session is closed: its tablet takes no more entries.")
+        else:
+            message = _("Only the Capo Partita assigned to this table session may use its tablet.")
+        return forbidden(request, message, queue=f"{request.user.pk}:{session.pk}")
     return session, writable
 
 

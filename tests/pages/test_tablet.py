@@ -79,6 +79,21 @@ def test_another_capo_partita_gets_403_and_cannot_post(client_for, game):
     assert not Coup.objects.filter(session=game.session).exists()
 
 
+def test_his_own_closed_table_is_said_closed_not_someone_elses(client_for, game):
+    from floor import services as floor
+
+    floor.table_session_close(session=game.session, by=game.commissario)
+    client = client_for(game.capo)
+    response = client.get(f"/tablet/sessions/{game.session.pk}/")
+    assert response.status_code == 403
+    text = response.content.decode()
+    assert "This table session is closed: its tablet takes no more entries." in text
+    assert "Only the Capo Partita assigned" not in text
+    other = UserFactory(username="other_capo", roles=["capo_partita"])
+    text = client_for(other).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Only the Capo Partita assigned to this table session may use its tablet." in text
+
+
 def test_the_commissario_reads_the_tablet_but_cannot_post(client_for, game):
     client = client_for(game.commissario)
     response = client.get(f"/tablet/sessions/{game.session.pk}/")
