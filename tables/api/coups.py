@@ -22,6 +22,7 @@ from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
+from rest_framework.fields import DateTimeField
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -586,7 +587,8 @@ class FauxTirageBarApi(_TableApi):
                 "bar": {
                     "patron": {"id": patron.pk, "name": patron.full_name},
                     "reason": bar.reason,
-                    "at": bar.at,
+                    # In the casino's zone, as every other time the API gives (not UTC's "Z").
+                    "at": DateTimeField().to_representation(bar.at),
                 },
                 "game": _game(session.pk),
             },

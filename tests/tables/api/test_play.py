@@ -247,6 +247,9 @@ def test_void_card_bar_and_withdraw(game, tablet):
     assert answer["game"]["shoe"]["voided"] == 1 and answer["game"]["shoe"]["cards_out"] == 1
     answer = tablet.ok(tablet.post(f"/api/sessions/{sid}/bars/", {"patron": game.seat(3).pk, "reason": "drew on 7"}), 201)
     assert answer["bar"]["patron"]["id"] == game.seat(3).pk
+    # Its time in the casino's zone, as the game state's bars give it (not UTC's "Z").
+    (listed,) = answer["game"]["bars"]
+    assert answer["bar"]["at"] == listed["at"] and not answer["bar"]["at"].endswith("Z")
     assert [s["barred"] for s in answer["game"]["seats"] if s["patron"]["id"] == game.seat(3).pk] == [True]
     answer = record(tablet, sid, cards=BANKER_WINS, punta_draws=True,
                     bets=bets_body((game.seat(3), 400_00), (game.seat(7), 300_00)))  # fmt: skip
