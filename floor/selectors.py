@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from .models import (
@@ -107,6 +107,21 @@ def active_seats_by_session(*, sessions: list[TableSession]) -> dict[int, list[S
 def gaming_days_open(*, casinos: list[Casino]) -> dict[int, GamingDay]:
     """The open gaming day of each casino that has one: one query for them all."""
     return {d.casino_id: d for d in GamingDay.objects.filter(casino__in=casinos, closed_at__isnull=True)}
+
+
+def next_gaming_day_dates(*, casinos: list[Casino]) -> dict[int, dt.date]:
+    """The date to offer for each casino's next gaming day, in one query: today, or tomorrow
+    once today's day exists (services.gaming_day_open takes a date after the last one, from
+    yesterday to tomorrow). Today when both are taken: the service then says why not."""
+    today = timezone.localdate()
+    days = GamingDay.objects.filter(casino__in=casinos).values("casino").annotate(last=Max("date"))
+    last = dict(days.values_list("casino", "last"))
+    out = {}
+    for casino in casinos:
+        latest = last.get(casino.pk)
+        options = [d for d in (today, today + dt.timedelta(days=1)) if latest is None or d > latest]
+        out[casino.pk] = options[0] if options else today
+    return out
 
 
 def minimum_change_list(*, session: TableSession) -> QuerySet[MinimumChange]:

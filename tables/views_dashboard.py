@@ -18,7 +18,6 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -154,10 +153,12 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     cards = _table_cards(tables, live, chosen)
     all_casinos = list(floor_selectors.casino_list())
     days = floor_selectors.gaming_days_open(casinos=all_casinos)
+    next_dates = floor_selectors.next_gaming_day_dates(casinos=[c for c in all_casinos if c.pk not in days])
     casinos = [
         {
             "casino": casino,
             "day": days.get(casino.pk),
+            "next_date": next_dates.get(casino.pk),
             "cards": [card for card in cards if card["table"].casino_id == casino.pk],
         }
         for casino in all_casinos
@@ -165,7 +166,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     return render(
         request,
         "tables/dashboard.html",
-        {"casinos": casinos, "outcome": outcome, "today": timezone.localdate(), **_common(request)},
+        {"casinos": casinos, "outcome": outcome, **_common(request)},
         status=outcome.status if outcome else 200,
     )
 

@@ -198,6 +198,30 @@ def test_open_the_gaming_day_of_another_date(client_for, commissario, casino):
     assert floor_services.GamingDay.objects.get(casino=casino).date == tomorrow
 
 
+def test_the_date_offered_is_one_the_day_can_open_on(client_for, commissario, casino, settings):
+    """Today; once today's day is closed, tomorrow (offering today again was a sure 409)."""
+    from django.utils import timezone
+
+    settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER = "record"  # no register to sign in this test
+
+    client = client_for(commissario)
+    today = timezone.localdate()
+
+    def offered() -> str:
+        html = client.get("/floor/").content.decode()
+        return re.search(rf'id="day-date-{casino.pk}" name="date" type="date" value="([0-9-]*)"', html).group(1)
+
+    assert offered() == today.isoformat()
+    day = floor_services.gaming_day_open(casino=casino, by=commissario)
+    floor_services.gaming_day_close(gaming_day=day, by=commissario)
+    tomorrow = today + dt.timedelta(days=1)
+    assert offered() == tomorrow.isoformat()
+    response = client.post(f"/floor/casinos/{casino.pk}/open-day/",
+                           {"date": offered(), "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert response.status_code == 200
+    assert floor_services.GamingDay.objects.filter(casino=casino, date=tomorrow, closed_at__isnull=True).exists()
+
+
 def test_a_refusal_on_the_floor_page_is_said_once(client_for, game):
     """The whole page answers a refused form: the message at the top, not on every table."""
     casino = game.session.table.casino
