@@ -22,6 +22,7 @@ shipped log shows as plainly as a stopped beat)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ ANCHORED_EVENT_MISSING = "anchored_event_missing"
 ANCHORED_EVENT_CHANGED = "anchored_event_changed"
 _HEX = frozenset("0123456789abcdef")
 _CHUNK = 1000
+# The heads' bytes per published line: a line, even escaped inside a JSON log line, stays
+# under 16 KB, which log shippers may split (Docker's json-file driver does).
+LINE_BYTES = 12_000
 
 
 @dataclass(frozen=True)
@@ -102,24 +106,39 @@ def _append(path: str, line: str) -> None:
         os.close(fd)
 
 
-def heads_anchor(*, everything: bool = False) -> tuple[str | None, int]:
-    """Publish the heads that moved since the last anchor (`everything`: every head), to
-    the log and to AUDIT_ANCHOR_FILE, then mark them anchored. Returns (the line, how many
-    heads); (None, 0) when no head moved. Published before marked: a failure in between
-    publishes the same heads again next time, never none."""
-    import logging
+def _parts(heads: list[tuple[str, int, str]]) -> Iterator[list[tuple[str, int, str]]]:
+    part: list[tuple[str, int, str]] = []
+    size = 0
+    for head in heads:
+        # A head's JSON: its name (json.dumps escapes it as the line will), seq and hash.
+        length = len(json.dumps(head[0])) + len(str(head[1])) + 64 + 8
+        if part and size + length > LINE_BYTES:
+            yield part
+            part, size = [], 0
+        part.append(head)
+        size += length
+    if part:
+        yield part
 
+
+def heads_anchor(*, everything: bool = False) -> tuple[list[str], int]:
+    """Publish the heads that moved since the last anchor (`everything`: every head), to
+    the log and to AUDIT_ANCHOR_FILE, then mark them anchored. Returns (the lines, how many
+    heads): at most LINE_BYTES of heads a line, so that no log pipeline cuts one; ([], 0) when
+    no head moved. Published before marked: a failure in between publishes the same heads
+    again next time, never none."""
     with transaction.atomic():
         rows = list(_moved_heads(everything).values_list("pk", "name", "seq", "head_hash"))
         if not rows:
-            return None, 0
+            return [], 0
         now = timezone.now()
         heads = [(name, seq, head_hash) for _pk, name, seq, head_hash in rows]
-        line = anchor_line(now.isoformat(), heads)
+        lines = [anchor_line(now.isoformat(), part) for part in _parts(heads)]
         path = getattr(settings, "AUDIT_ANCHOR_FILE", None)
         if path:
-            _append(path, line)
-        logging.getLogger(LOGGER).info("%s", line)
+            _append(path, "\n".join(lines))
+        for line in lines:
+            logging.getLogger(LOGGER).info("%s", line)
         AnchoredHead.objects.bulk_create(
             [AnchoredHead(stream_id=pk, seq=seq, head_hash=h, anchored_at=now) for pk, _n, seq, h in rows],
             update_conflicts=True,
@@ -127,7 +146,7 @@ def heads_anchor(*, everything: bool = False) -> tuple[str | None, int]:
             update_fields=["seq", "head_hash", "anchored_at"],
             batch_size=_CHUNK,
         )
-    return line, len(heads)
+    return lines, len(heads)
 
 
 # --------------------------------------------------------------------------- reading back

@@ -72,5 +72,5 @@ def heads_anchor() -> int:
     AUDIT_ANCHOR_FILE (audit/anchors.py). Running it twice publishes nothing more."""
     from audit.anchors import heads_anchor as publish
 
-    _line, count = publish()
+    _lines, count = publish()
     return count

@@ -11,6 +11,7 @@ import logging
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
 from audit.anchors import (
     ANCHORED_EVENT_CHANGED,
@@ -32,10 +33,10 @@ from .test_head_seal import rechain_last
 pytestmark = pytest.mark.django_db
 
 
-def heads_of(line: str) -> dict[str, tuple[int, str]]:
-    (anchor,), unreadable = read_anchors([line])
-    assert unreadable == 0
-    return {name: (seq, head_hash) for name, seq, head_hash in anchor.heads}
+def heads_of(lines: list[str] | str) -> dict[str, tuple[int, str]]:
+    anchors, unreadable = read_anchors([lines] if isinstance(lines, str) else lines)
+    assert unreadable == 0 and anchors
+    return {name: (seq, head_hash) for anchor in anchors for name, seq, head_hash in anchor.heads}
 
 
 def head(name: str) -> tuple[int, str]:
@@ -52,18 +53,18 @@ def anchor_file(settings, tmp_path):
 def test_an_anchor_names_the_heads_that_moved_since_the_last(anchor_file):
     append("table:1", 3)
     append("table:2", 1)
-    line, count = heads_anchor()
+    lines, count = heads_anchor()
     assert count == 2
-    assert heads_of(line) == {"table:1": head("table:1"), "table:2": head("table:2")}
+    assert heads_of(lines) == {"table:1": head("table:1"), "table:2": head("table:2")}
     assert AnchoredHead.objects.get(stream__name="table:1").seq == 3
 
-    assert heads_anchor() == (None, 0)  # nothing moved: nothing published
+    assert heads_anchor() == ([], 0)  # nothing moved: nothing published
     append("table:2", 2)
-    line, count = heads_anchor()
-    assert count == 1 and heads_of(line) == {"table:2": (3, head("table:2")[1])}
+    lines, count = heads_anchor()
+    assert count == 1 and heads_of(lines) == {"table:2": (3, head("table:2")[1])}
 
-    line, count = heads_anchor(everything=True)  # a first anchor for a new file: every head
-    assert count == 2 and set(heads_of(line)) == {"table:1", "table:2"}
+    lines, count = heads_anchor(everything=True)  # a first anchor for a new file: every head
+    assert count == 2 and set(heads_of(lines)) == {"table:1", "table:2"}
 
     kept = anchor_file.read_text().splitlines()  # each published line was appended, in order
     assert len(kept) == 3 and [len(heads_of(k)) for k in kept] == [2, 1, 2]
@@ -77,8 +78,8 @@ def test_a_head_rechained_in_place_is_published_again(anchor_file):
     heads_anchor()
     rechain_last("table:1")
     reseal("table:1")
-    line, count = heads_anchor()
-    assert count == 1 and heads_of(line)["table:1"] == head("table:1")
+    lines, count = heads_anchor()
+    assert count == 1 and heads_of(lines)["table:1"] == head("table:1")
     anchors, _ = read_anchors(anchor_file.read_text().splitlines())
     checked, problems = anchors_check(anchors)
     assert checked == 2
@@ -90,13 +91,13 @@ def test_the_anchor_is_logged_at_info_whatever_the_log_level(anchor_file, caplog
     assert config["loggers"][LOGGER]["level"] == "INFO"
     append("table:1", 1)
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        line, _ = heads_anchor()
-    assert [r.getMessage() for r in caplog.records if r.name == LOGGER] == [line]
+        lines, _ = heads_anchor()
+    assert [r.getMessage() for r in caplog.records if r.name == LOGGER] == lines
 
 
 def test_anchors_are_read_back_from_a_plain_or_a_json_log(anchor_file):
     append("table:1", 2)
-    line, _ = heads_anchor()
+    (line,), _ = heads_anchor()
     record = logging.LogRecord(LOGGER, logging.INFO, __file__, 1, "%s", (line,), None)
     record.request_id = "-"
     plain = logging.Formatter(PLAIN_FORMAT).format(record)
@@ -233,5 +234,25 @@ def test_without_an_anchor_file_the_log_is_the_copy(settings, caplog):
     settings.AUDIT_ANCHOR_FILE = None
     append("table:1", 1)
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        line, count = heads_anchor()
+        (line,), count = heads_anchor()
     assert count == 1 and line in caplog.text
+
+
+def test_many_heads_are_published_in_lines_no_log_pipeline_cuts(anchor_file):
+    from audit import services
+
+    with transaction.atomic(), services.batch():
+        for n in range(400):
+            services.record(stream=f"table_session:{n}-" + "\u00e8" * 60, actor=None, action="x", data={})
+    lines, count = heads_anchor()
+    assert count == 400 and len(lines) > 1
+    formatted = [JsonFormatter().format(_record(line)) for line in lines]
+    assert all(len(text.encode()) < 16_384 for text in formatted)
+    assert len(heads_of(formatted)) == 400
+    assert anchor_file.read_text().splitlines() == lines
+
+
+def _record(line: str) -> logging.LogRecord:
+    record = logging.LogRecord(LOGGER, logging.INFO, __file__, 1, "%s", (line,), None)
+    record.request_id = "-"
+    return record

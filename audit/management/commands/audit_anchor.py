@@ -20,9 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="Every head, not only those that moved.")
 
     def handle(self, *args, **options):
-        line, count = heads_anchor(everything=options["all"])
-        if line is None:
+        lines, count = heads_anchor(everything=options["all"])
+        if not lines:
             self.stderr.write("no head moved since the last anchor: nothing published")
             return
-        self.stdout.write(line)
+        for line in lines:
+            self.stdout.write(line)
         self.stderr.write(f"{count} heads published")
