@@ -418,9 +418,20 @@ def _context(
     # Punto banco has a profile (odds, settlement) but no chemin de fer to record: every step
     # would be refused (profile_not_supported), so the tablet offers none and says why.
     playable = not get_profile(state["session"]["profile"]).house_bank
+    closed = session.status == TableSession.Status.CLOSED
+    if closed:
+        # Its places were released at the close: the players are those with a balance, as
+        # the session ended.
+        places = [
+            {"patron": {"id": b["patron"], "name": b["name"]}, "standing": False, "seat_number": None,
+             "balance": b["balance"], "regola": False, "barred": False}
+            for b in sorted(state["balances"], key=lambda b: b["name"])
+        ]  # fmt: skip
     readonly_reason = None
     if not playable:
         readonly_reason = _("This table's profile is not chemin de fer: the tablet records chemin de fer only.")
+    elif closed:
+        readonly_reason = _("This table session is closed: its final balances are listed.")
     elif not writable:
         readonly_reason = _("Read only: you are not this table's Capo Partita.")
     writable = writable and playable
@@ -430,6 +441,7 @@ def _context(
         "writable": writable and session.is_open,
         "readonly_reason": readonly_reason,
         "playable": playable,
+        "closed": closed,
         "coup": coup,
         "last": last,
         "shown": shown,

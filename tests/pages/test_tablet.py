@@ -94,6 +94,27 @@ def test_his_own_closed_table_is_said_closed_not_someone_elses(client_for, game)
     assert "Only the Capo Partita assigned to this table session may use its tablet." in text
 
 
+def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, game, auditor):
+    from floor import services as floor
+    from tables import services
+
+    services.coup_record(session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+                         bets=[{"patron": game.seat(2), "amount": 300_00}])  # fmt: skip
+    floor.table_session_close(session=game.session, by=game.commissario)
+    response = client_for(auditor).get(f"/tablet/sessions/{game.session.pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "The session is closed" in html and "This table session is closed: its final balances are listed." in html
+    assert "Read only: you are not this table's Capo Partita." not in html
+    assert "Load the sabot" not in html and "Open the bank" not in html and "turn seat" not in html
+    # Its places were released at the close: the players listed are those with a balance.
+    players = html[html.index('<table class="list players">') :]
+    players = players[: players.index("</table>")]
+    rows = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(.*?)</td>", players, re.S)
+    shown = {name.strip(): (seat.strip(), amount.strip()) for seat, name, amount in rows}
+    assert shown == {game.seat(1).full_name: ("—", "+285"), game.seat(2).full_name: ("—", "-300")}, shown
+
+
 def test_the_commissario_reads_the_tablet_but_cannot_post(client_for, game):
     client = client_for(game.commissario)
     response = client.get(f"/tablet/sessions/{game.session.pk}/")
