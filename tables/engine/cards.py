@@ -43,12 +43,17 @@ _CANON: dict[str, Card] = {
 }
 
 
+# Lower case is a-z only: str.upper() also maps U+017F (long s) to "S" and U+0131 (dotless i)
+# to "I", which would read "2" and a long s as the two of spades.
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 def parse_card(code: object) -> Card:
     """Canonical code of `code` (`10h`, `TD`, `9♥` -> `10H`, `10D`, `9H`); EngineError("bad_card") else."""
     if type(code) is str:
         canon = _CANON.get(code)
         if canon is None:
-            canon = _CANON.get(code.upper())
+            canon = _CANON.get(code.translate(_ASCII_UPPER))
         if canon is not None:
             return canon
     raise EngineError("bad_card", f"not a card: {code!r}", card=code if isinstance(code, str) else repr(code))

@@ -56,6 +56,10 @@ def test_parse_normalises_every_spelling(code, canonical):
         "♥9",
         "AS♠",
         "TT",
+        "2\u017f",  # long s: str.upper() makes it "S"
+        "\u0131S",  # dotless i
+        "\uff21S",  # fullwidth A
+        "A\uff33",  # fullwidth S
         5,
         None,
         ["AS"],
