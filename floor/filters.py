@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from config.api import IdFilter, StrictBooleanFilter
+from config.api import IdFilter, StrictBooleanFilter, StrictDateFilter, StrictFilterSet
 
 from .models import GamingDay, Patron, Seat, Table, TableSession
 from .roles import has_role
@@ -12,7 +12,7 @@ from .selectors import patron_search
 from .serializers import IDENTITY_READERS
 
 
-class TableFilter(django_filters.FilterSet):
+class TableFilter(StrictFilterSet):
     active = StrictBooleanFilter()
 
     class Meta:
@@ -20,17 +20,17 @@ class TableFilter(django_filters.FilterSet):
         fields = ["casino", "site", "profile", "active", "seats"]
 
 
-class GamingDayFilter(django_filters.FilterSet):
+class GamingDayFilter(StrictFilterSet):
     is_open = StrictBooleanFilter(field_name="closed_at", lookup_expr="isnull", label="open")
-    date_from = django_filters.DateFilter(field_name="date", lookup_expr="gte")
-    date_to = django_filters.DateFilter(field_name="date", lookup_expr="lte")
+    date_from = StrictDateFilter(field_name="date", lookup_expr="gte")
+    date_to = StrictDateFilter(field_name="date", lookup_expr="lte")
 
     class Meta:
         model = GamingDay
         fields = ["casino", "date"]
 
 
-class TableSessionFilter(django_filters.FilterSet):
+class TableSessionFilter(StrictFilterSet):
     casino = IdFilter(field_name="table__casino")
 
     class Meta:
@@ -38,7 +38,7 @@ class TableSessionFilter(django_filters.FilterSet):
         fields = ["table", "gaming_day", "status", "capo_partita", "changeur"]
 
 
-class SeatFilter(django_filters.FilterSet):
+class SeatFilter(StrictFilterSet):
     active = StrictBooleanFilter(field_name="left_at", lookup_expr="isnull")
     standing = StrictBooleanFilter()
 
@@ -47,7 +47,7 @@ class SeatFilter(django_filters.FilterSet):
         fields = ["standing", "patron"]
 
 
-class PatronFilter(django_filters.FilterSet):
+class PatronFilter(StrictFilterSet):
     """For the table staff, who do not read identities (serializers.IDENTITY_READERS), the
     search is by name only and a document filter matches nobody: no answer tells them
     whose a document is."""
@@ -68,7 +68,9 @@ class PatronFilter(django_filters.FilterSet):
         return patron_search(queryset, value, documents=self._identity())
 
     def filter_document_number(self, queryset, name, value):
-        return queryset.filter(document_number__iexact=value) if self._identity() else queryset.none()
+        from .services import normalize_document  # stored normalized: looked up the same way
+
+        return queryset.filter(document_number=normalize_document(value)) if self._identity() else queryset.none()
 
     def filter_document_type(self, queryset, name, value):
         return queryset.filter(document_type=value) if self._identity() else queryset.none()

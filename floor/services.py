@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -763,9 +764,28 @@ def table_session_staff_change(
 # --------------------------------------------------------------------------- patrons
 
 
-def _normalize_document(number: str) -> str:
-    # "ab 123 456" and "AB123456" are the same document.
-    return "".join((number or "").split()).upper()
+_DOCUMENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-./")
+
+
+def normalize_document(number: str | None) -> str:
+    """A document number as it is stored and compared: "ab 123 456", "AB123456" and the same in
+    fullwidth letters (NFKC) are one document, and so are they with a zero-width space, a
+    direction mark or another invisible format character in them (dropped)."""
+    text = unicodedata.normalize("NFKC", number or "")
+    return "".join(ch for ch in text if not ch.isspace() and unicodedata.category(ch) != "Cf").upper()
+
+
+def _check_document(number: str) -> None:
+    # Latin letters, digits and - . / only, as a document's machine-readable zone writes it:
+    # a Cyrillic ES (U+0421) or a Greek ALPHA looks like the Latin letter and would register the same
+    # document again as another patron (who could then sit at two tables).
+    odd = sorted({ch for ch in number if ch not in _DOCUMENT_CHARS})
+    if odd:
+        raise ApplicationError(
+            "invalid_document_number",
+            "A document number is written in Latin letters and digits (and - . /), as in its machine-readable zone.",
+            details={"characters": [f"U+{ord(ch):04X}" for ch in odd[:10]]},
+        )
 
 
 @transaction.atomic
@@ -781,17 +801,19 @@ def patron_register(
     notes: str = "",
 ) -> Patron:
     first_name, last_name = clean_text(first_name, Patron, "first_name"), clean_text(last_name, Patron, "last_name")
-    document_number = _normalize_document(document_number)
-    nationality = (nationality or "").strip().upper()
-    if not first_name or not last_name:
+    document_number = normalize_document(document_number)
+    nationality = unicodedata.normalize("NFKC", nationality or "").strip().upper()
+    # A name has a letter: one of invisible characters only (a zero-width space) is none.
+    if not any(ch.isalpha() for ch in first_name) or not any(ch.isalpha() for ch in last_name):
         raise ApplicationError("name_required", "A patron has a first and a last name.")
     if not document_number:
         raise ApplicationError("document_required", "A patron is registered with an identity document.")
+    _check_document(document_number)
     if document_type not in Patron.DocumentType.values:
         raise ApplicationError(
             "unknown_document_type", "Unknown document type.", details={"known": list(Patron.DocumentType.values)}
         )
-    if len(nationality) != 2 or not nationality.isalpha():
+    if len(nationality) != 2 or not (nationality.isascii() and nationality.isalpha()):
         raise ApplicationError("invalid_nationality", "Nationality is a two-letter ISO country code.")
     if birth_date is not None:
         today = timezone.localdate()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from config.errors import ApplicationError, Conflict
 from floor import hooks, selectors, services
-from floor.models import GamingDay, MinimumChange, Seat, SessionInterruption, Table, TableSession
+from floor.models import GamingDay, MinimumChange, Patron, Seat, SessionInterruption, Table, TableSession
 from floor.roles import Role
 from tests.factories import PatronFactory, SiteFactory, TableFactory, UserFactory
 
@@ -462,6 +462,63 @@ def test_patron_register_normalizes_and_audits(commissario):
         )
     assert again.value.code == "patron_already_registered"
     assert again.value.details == {"patron": patron.pk}
+
+
+@pytest.mark.parametrize(
+    "same",
+    [
+        "\uff23\uff21\uff11\uff12\uff13\uff14\uff15\uff21\uff22",  # fullwidth: NFKC gives CA12345AB
+        "CA12345AB\u200b",  # a zero-width space
+        "\u200eCA 12345 ab",  # a direction mark, spaces, lower case
+        "CA\u00a012345AB",  # a no-break space
+    ],
+)
+def test_the_same_document_written_otherwise_is_the_same_patron(commissario, same):
+    first = services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                     document_type="id_card", document_number="CA12345AB", nationality="IT")  # fmt: skip
+    with pytest.raises(Conflict) as again:
+        services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                 document_type="id_card", document_number=same, nationality="IT")  # fmt: skip
+    assert again.value.code == "patron_already_registered" and again.value.details == {"patron": first.pk}
+
+
+@pytest.mark.parametrize("lookalike", ["\u0421A12345AB", "C\u039112345AB", "CA12345A\u0392", "CA12345AB\u00e9", "CA_12345"])
+def test_a_document_number_in_lookalike_letters_is_refused(commissario, lookalike):
+    # A Cyrillic ES, a Greek ALPHA or BETA passed for the Latin letters: the same person registered
+    # twice, who could then sit at two tables.
+    with pytest.raises(ApplicationError) as refused:
+        services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                 document_type="id_card", document_number=lookalike, nationality="IT")  # fmt: skip
+    assert refused.value.code == "invalid_document_number"
+    assert not Patron.objects.exists()
+
+
+@pytest.mark.parametrize("nationality", ["\u0399\u03a4", "I\u0422", "\u00c9S", "I1"])
+def test_a_nationality_in_other_letters_is_refused(commissario, nationality):
+    with pytest.raises(ApplicationError) as refused:
+        services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                 document_type="id_card", document_number="CA1", nationality=nationality)  # fmt: skip
+    assert refused.value.code == "invalid_nationality"
+    patron = services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                      document_type="id_card", document_number="CA1", nationality="\uff29\uff34")  # fmt: skip
+    assert patron.nationality == "IT"  # fullwidth letters: NFKC gives IT
+
+
+@pytest.mark.parametrize("name", ["\u200b", "\ufeff", "\u2800", "\u0301", "--", "12"])
+def test_a_name_without_a_letter_is_refused(commissario, name):
+    with pytest.raises(ApplicationError) as refused:
+        services.patron_register(by=commissario, first_name=name, last_name="Zanetti",
+                                 document_type="id_card", document_number="CA1", nationality="IT")  # fmt: skip
+    assert refused.value.code == "name_required"
+
+
+def test_a_document_is_found_however_it_is_written(commissario, auditor, api_client_for):
+    patron = services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
+                                      document_type="id_card", document_number="CA12345AB", nationality="IT")  # fmt: skip
+    client = api_client_for(auditor)
+    for query in ("CA12345AB", "ca 12345 ab", "\uff43\uff41\uff11\uff12\uff13\uff14\uff15\uff41\uff42"):
+        found = client.get("/api/patrons/", {"document_number": query}).json()
+        assert [p["id"] for p in found["results"]] == [patron.pk], query
 
 
 # --------------------------------------------------------------------------- seats
