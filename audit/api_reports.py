@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer, StrictIntegerField
+from config.api import ErrorSerializer, StrictInput, StrictIntegerField
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
@@ -345,7 +345,7 @@ def _staff(pk: int):
 class CagnotteCountListApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class CagnotteCountInput(serializers.Serializer):
+    class CagnotteCountInput(StrictInput):
         table = StrictIntegerField(min_value=1)
         counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS, help_text="Counted in the box, cents.")
         witness = StrictIntegerField(min_value=1, help_text="The staff user present at the count.")
@@ -383,7 +383,7 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
 class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class CagnotteCountCorrectInput(serializers.Serializer):
+    class CagnotteCountCorrectInput(StrictInput):
         counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS)
         witness = StrictIntegerField(min_value=1)
         note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
@@ -495,7 +495,7 @@ class ControlRegisterSignApi(IdempotentMixin, APIView):
 class ControlRegisterCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
-    class ControlRegisterCorrectInput(serializers.Serializer):
+    class ControlRegisterCorrectInput(StrictInput):
         reason = serializers.CharField(max_length=300)
 
     @extend_schema(

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer, StrictIntegerField
+from config.api import ErrorSerializer, StrictInput, StrictIntegerField
 
 from .filters import AuditEventFilter, AuditStreamFilter
 from .permissions import CanReadAudit
@@ -86,7 +86,7 @@ class AuditStreamListApi(ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
-class AuditVerifyInput(serializers.Serializer):
+class AuditVerifyInput(StrictInput):
     streams = serializers.ListField(
         child=serializers.CharField(max_length=200),
         required=False,

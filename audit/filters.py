@@ -8,7 +8,7 @@ import django_filters as filters
 from django_filters.fields import IsoDateTimeField, RangeField
 from django_filters.widgets import DateRangeWidget
 
-from config.api import IdFilter
+from config.api import IdFilter, StrictFilterSet
 
 from .models import AuditEvent, AuditStream
 
@@ -41,7 +41,7 @@ class UtcIsoDateTimeFromToRangeFilter(filters.IsoDateTimeFromToRangeFilter):
     field_class = UtcIsoDateTimeRangeField
 
 
-class AuditEventFilter(filters.FilterSet):
+class AuditEventFilter(StrictFilterSet):
     stream = filters.CharFilter(field_name="stream__name", help_text="Stream name (exact).")
     action = filters.CharFilter(help_text="Action code (exact), e.g. `minimum.changed`.")
     action_prefix = filters.CharFilter(
@@ -59,7 +59,7 @@ class AuditEventFilter(filters.FilterSet):
         fields: list[str] = []
 
 
-class AuditStreamFilter(filters.FilterSet):
+class AuditStreamFilter(StrictFilterSet):
     name = filters.CharFilter(help_text="Stream name (exact).")
     name_prefix = filters.CharFilter(field_name="name", lookup_expr="startswith", help_text="Names starting with this.")
 

@@ -2,10 +2,13 @@
 
 import codecs
 import json
+from collections.abc import Mapping
 
 import django_filters
 from django import forms
 from django.conf import settings
+from django.db import models
+from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import parsers, serializers
 from rest_framework.exceptions import ParseError
@@ -72,11 +75,47 @@ class _StrictIdFormField(forms.IntegerField):
 
 
 class IdFilter(django_filters.NumberFilter):
-    """An id: a whole number in ASCII digits, or the input is bad (400 invalid_input).
-    NumberFilter takes decimals: "?casino=1.5" listed casino 1's sessions; Django's
-    IntegerField takes "+1", " 1" and a fullwidth 1 as 1 (is_strict_int)."""
+    """An id (or another whole number): ASCII digits, or the input is bad (400
+    invalid_input). NumberFilter takes decimals: "?casino=1.5" listed casino 1's sessions;
+    Django's IntegerField takes "+1", " 1" and a fullwidth 1 as 1 (is_strict_int)."""
 
     field_class = _StrictIdFormField
+
+
+class _StrictDateFormField(forms.DateField):
+    def to_python(self, value):
+        if isinstance(value, str) and not value.isascii():
+            # strptime's %Y reads any script's digits: a fullwidth date filtered as that date.
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
+
+
+class StrictDateFilter(django_filters.DateFilter):
+    """A date in ASCII digits (YYYY-MM-DD), or the input is bad (400 invalid_input)."""
+
+    field_class = _StrictDateFormField
+
+
+_INTEGER_FIELDS = (
+    models.AutoField, models.BigAutoField, models.SmallAutoField, models.IntegerField, models.SmallIntegerField,
+    models.BigIntegerField, models.PositiveIntegerField, models.PositiveSmallIntegerField,
+    models.PositiveBigIntegerField,
+)  # fmt: skip
+
+
+class StrictFilterSet(django_filters.FilterSet):
+    """A FilterSet whose filters generated from Meta.fields read ids, whole numbers and dates
+    as the rest of the API does: a foreign key or an integer by IdFilter, a date by
+    StrictDateFilter. django-filter's defaults read a foreign key through a ModelChoiceField
+    and a date through strptime, both of which take "+1", " 1" and other scripts' digits."""
+
+    FILTER_DEFAULTS = {
+        **FILTER_FOR_DBFIELD_DEFAULTS,
+        **{field: {"filter_class": IdFilter} for field in _INTEGER_FIELDS},
+        models.ForeignKey: {"filter_class": IdFilter},
+        models.OneToOneField: {"filter_class": IdFilter},
+        models.DateField: {"filter_class": StrictDateFilter},
+    }
 
 
 def is_strict_int(data, *, signed: bool = False) -> bool:
@@ -105,6 +144,44 @@ class IdField(serializers.PrimaryKeyRelatedField):
         if not is_strict_int(data):
             self.fail("incorrect_type", data_type=type(data).__name__)
         return super().to_internal_value(data)
+
+
+class StrictInput(serializers.Serializer):
+    """A request body whose every key is one of its fields: a mistyped key ({"maxmum": ...} for
+    the maximum) is a 400 invalid_input naming it, not dropped while the rest is applied."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                known = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError(
+                    {key[:100]: [f"Unknown field (known: {known})."] for key in unknown[:20]}
+                )
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false: a JSON boolean, or those words as a form body sends them. DRF's field
+    also takes "yes", "on", "1", 1 and 0.0 (1 == True in Python): {"active": 0.0}
+    deactivated a table."""
+
+    def to_internal_value(self, data):
+        if data is True or data is False:
+            return data
+        if isinstance(data, str) and data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+
+
+class StrictDateField(serializers.DateField):
+    """A date as ISO 8601 writes it, in ASCII digits: Django's parse_date reads any script's
+    digits (a fullwidth birth date was stored as that date)."""
+
+    def to_internal_value(self, value):
+        if isinstance(value, str) and not value.isascii():
+            self.fail("invalid", format="YYYY-MM-DD")
+        return super().to_internal_value(value)
 
 
 class StrictIntegerField(serializers.IntegerField):

@@ -14,7 +14,17 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ERROR_RESPONSE, LIST_ERRORS, READ_ERRORS, WRITE_ERRORS, IdField, StrictIntegerField
+from config.api import (
+    ERROR_RESPONSE,
+    LIST_ERRORS,
+    READ_ERRORS,
+    WRITE_ERRORS,
+    IdField,
+    StrictBooleanField,
+    StrictDateField,
+    StrictInput,
+    StrictIntegerField,
+)
 from config.errors import ApplicationError
 
 from . import selectors, services
@@ -79,7 +89,7 @@ class TokenLoginApi(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
 
-    class TokenLoginInput(serializers.Serializer):
+    class TokenLoginInput(StrictInput):
         username = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=128, trim_whitespace=False)
         otp = serializers.CharField(
@@ -175,7 +185,7 @@ class CasinoListApi(_ListApi):
         return self.list_response()
 
 
-class TableInput(serializers.Serializer):
+class TableInput(StrictInput):
     casino = IdField(queryset=Casino.objects.all())
     site = IdField(queryset=Site.objects.all())
     number = StrictIntegerField(min_value=1, max_value=9999)
@@ -186,7 +196,7 @@ class TableInput(serializers.Serializer):
     cagnotte_unit_cents = StrictIntegerField(min_value=1, max_value=1_000_000, required=False)
     cagnotte_rounding = serializers.CharField(max_length=10, required=False)
     min_seats_to_start = StrictIntegerField(min_value=1, max_value=99, required=False)
-    active = serializers.BooleanField(required=False)
+    active = StrictBooleanField(required=False)
 
 
 class TablePatchInput(TableInput):
@@ -253,9 +263,9 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     serializer_class = GamingDaySerializer
     filterset_class = GamingDayFilter
 
-    class GamingDayOpenInput(serializers.Serializer):
+    class GamingDayOpenInput(StrictInput):
         casino = IdField(queryset=Casino.objects.all())
-        date = serializers.DateField(required=False, help_text="Defaults to today (Europe/Rome).")
+        date = StrictDateField(required=False, help_text="Defaults to today (Europe/Rome).")
 
     def get_queryset(self):
         return selectors.gaming_day_list()
@@ -299,7 +309,7 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
     serializer_class = TableSessionSerializer
     filterset_class = TableSessionFilter
 
-    class TableSessionOpenInput(serializers.Serializer):
+    class TableSessionOpenInput(StrictInput):
         table = IdField(queryset=Table.objects.all())
         capo_partita = IdField(queryset=User.objects.all())
         changeur = IdField(queryset=User.objects.all())
@@ -341,7 +351,7 @@ class TableSessionDetailApi(APIView):
 class TableSessionInterruptApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
-    class TableSessionInterruptInput(serializers.Serializer):
+    class TableSessionInterruptInput(StrictInput):
         reason = serializers.CharField(max_length=200)
 
     @extend_schema(
@@ -360,7 +370,7 @@ class TableSessionInterruptApi(IdempotentMixin, APIView):
 class TableSessionResumeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
-    class TableSessionResumeInput(serializers.Serializer):
+    class TableSessionResumeInput(StrictInput):
         reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
     @extend_schema(
@@ -393,7 +403,7 @@ class TableSessionCloseApi(IdempotentMixin, APIView):
 class MinimumChangeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
-    class MinimumChangeInput(serializers.Serializer):
+    class MinimumChangeInput(StrictInput):
         minimum = StrictIntegerField(max_value=MAX_CENTS, help_text="Cents; at least 100 (1 euro).")
         maximum = StrictIntegerField(
             max_value=MAX_CENTS,
@@ -437,7 +447,7 @@ class MinimumChangeListApi(_ListApi):
 class StaffChangeApi(IdempotentMixin, APIView):
     permission_classes = (CommissarioWrites,)
 
-    class StaffChangeInput(serializers.Serializer):
+    class StaffChangeInput(StrictInput):
         capo_partita = IdField(
             queryset=User.objects.all(), required=False, help_text="The new Capo Partita; omit to keep him."
         )
@@ -488,10 +498,10 @@ class SeatListApi(IdempotentMixin, _ListApi):
     serializer_class = SeatSerializer
     filterset_class = SeatFilter
 
-    class SeatAssignInput(serializers.Serializer):
+    class SeatAssignInput(StrictInput):
         patron = IdField(queryset=Patron.objects.all())
         seat_number = StrictIntegerField(min_value=0, max_value=99, required=False, allow_null=True)
-        standing = serializers.BooleanField(required=False, default=False)
+        standing = StrictBooleanField(required=False, default=False)
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
@@ -543,13 +553,13 @@ class PatronListApi(IdempotentMixin, _ListApi):
     serializer_class = PatronSerializer
     filterset_class = PatronFilter
 
-    class PatronRegisterInput(serializers.Serializer):
+    class PatronRegisterInput(StrictInput):
         first_name = serializers.CharField(max_length=80)
         last_name = serializers.CharField(max_length=80)
         document_type = serializers.ChoiceField(choices=Patron.DocumentType.choices)
         document_number = serializers.CharField(max_length=40)
         nationality = serializers.CharField(max_length=2, min_length=2)
-        birth_date = serializers.DateField(required=False, allow_null=True)
+        birth_date = StrictDateField(required=False, allow_null=True)
         notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
     def get_queryset(self):

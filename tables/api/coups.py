@@ -27,7 +27,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter
+from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter, StrictFilterSet
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import IsAssignedCapoPartita, _session_of
@@ -279,7 +279,7 @@ class BankRaiseApi(_TableApi):
 # --------------------------------------------------------------------------- coups
 
 
-class CoupFilter(django_filters.FilterSet):
+class CoupFilter(StrictFilterSet):
     state = django_filters.ChoiceFilter(choices=Coup.State.choices)
     conforming = StrictBooleanFilter()
 

@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from config.api import StrictIntegerField, is_strict_int
+from config.api import StrictBooleanField, StrictInput, StrictIntegerField, is_strict_int
 from config.prepared import Prepared
 from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting
@@ -80,7 +80,7 @@ def card_field(**kwargs) -> serializers.CharField:
 # =========================================================================== inputs
 
 
-class ShoeLoadInput(serializers.Serializer):
+class ShoeLoadInput(StrictInput):
     number = serializers.CharField(
         max_length=40, help_text="The physical shoe's number; the first shoe is the session's own."
     )
@@ -95,28 +95,28 @@ class ShoeLoadInput(serializers.Serializer):
     )
 
 
-class CardVoidInput(serializers.Serializer):
+class CardVoidInput(StrictInput):
     card = card_field()
     reason = serializers.CharField(max_length=200, help_text="Seen face up in the sabot, dropped...")
 
 
-class BankOpenInput(serializers.Serializer):
+class BankOpenInput(StrictInput):
     patron = PatronField()
     amount = StrictIntegerField(max_value=MAX_CENTS, help_text="The bank B, cents (at least the minimum).")
 
 
-class BankRaiseInput(serializers.Serializer):
+class BankRaiseInput(StrictInput):
     amount = StrictIntegerField(max_value=MAX_CENTS, help_text="The new bank, cents.")
 
 
-class BancoCallInput(serializers.Serializer):
+class BancoCallInput(StrictInput):
     patron = PatronField()
 
 
 BET_KINDS = [Bet.Kind.INDIVIDUAL.value, Bet.Kind.AVEC_LA_TABLE.value]
 
 
-class BetPlaceInput(serializers.Serializer):
+class BetPlaceInput(StrictInput):
     patron = PatronField()
     amount = StrictIntegerField(
         max_value=MAX_CENTS,
@@ -129,7 +129,7 @@ class BetPlaceInput(serializers.Serializer):
     )
 
 
-class CardDealInput(serializers.Serializer):
+class CardDealInput(StrictInput):
     card = card_field()
     expect_cards = StrictIntegerField(
         required=False, min_value=0, max_value=6,
@@ -140,7 +140,7 @@ class CardDealInput(serializers.Serializer):
     )  # fmt: skip
 
 
-class RequiredBooleanField(serializers.BooleanField):
+class RequiredBooleanField(StrictBooleanField):
     """A boolean the request must carry, whatever its content type. DRF reads a boolean missing
     from a form body (x-www-form-urlencoded, multipart) as false, like an unticked HTML checkbox:
     a form post without `draws` would record "non" (stands). Here it is missing: a 400."""
@@ -148,49 +148,42 @@ class RequiredBooleanField(serializers.BooleanField):
     default_empty_html = empty
 
 
-class DrawsInput(serializers.Serializer):
+class DrawsInput(StrictInput):
     draws = RequiredBooleanField(help_text="true: carte / draws; false: non / stands.")
 
 
-class ReconstructionDecisionInput(serializers.Serializer):
+class ReconstructionDecisionInput(StrictInput):
     side = serializers.ChoiceField(choices=["punta", "banker"])
     draws = RequiredBooleanField()
 
 
-class RegolaMarkInput(serializers.Serializer):
+class RegolaMarkInput(StrictInput):
     patron = PatronField()
     declared = RequiredBooleanField()
 
 
-class FauxTirageBarInput(serializers.Serializer):
+class FauxTirageBarInput(StrictInput):
     patron = PatronField()
     reason = serializers.CharField(max_length=200)
 
 
-class CoupAnnulInput(serializers.Serializer):
+class CoupAnnulInput(StrictInput):
     reason = serializers.CharField(max_length=200, help_text="Why the coup is annulled (for the record).")
 
 
-class CoupRecordBetInput(serializers.Serializer):
+class CoupRecordBetInput(StrictInput):
     patron = StrictIntegerField(min_value=1, help_text="Patron id.")
     amount = StrictIntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
     kind = serializers.ChoiceField(choices=BET_KINDS, default=Bet.Kind.INDIVIDUAL.value)
 
 
-class CoupReconstructionInput(serializers.Serializer):
-    punta_draws = serializers.BooleanField(required=False)
-    banker_draws = serializers.BooleanField(required=False)
-
-    def to_internal_value(self, data):
-        # A mistyped key ("banker_draw") would otherwise be dropped and the decision lost.
-        if isinstance(data, dict):
-            unknown = sorted(str(k) for k in data if k not in self.fields)
-            if unknown:
-                raise serializers.ValidationError({k: ["Unknown field: punta_draws or banker_draws."] for k in unknown})
-        return super().to_internal_value(data)
+class CoupReconstructionInput(StrictInput):
+    # A mistyped key ("banker_draw") is refused (StrictInput), not dropped with its decision.
+    punta_draws = StrictBooleanField(required=False)
+    banker_draws = StrictBooleanField(required=False)
 
 
-class CoupRecordInput(serializers.Serializer):
+class CoupRecordInput(StrictInput):
     """The one-shot coup (tables.services.coup_record)."""
 
     bets = CoupRecordBetInput(many=True, required=False, help_text="In betting order.")
@@ -203,10 +196,10 @@ class CoupRecordInput(serializers.Serializer):
     cards = serializers.ListField(
         child=card_field(), max_length=12, help_text="Every card of the coup in shoe order (4 to 6)."
     )
-    punta_draws = serializers.BooleanField(
+    punta_draws = StrictBooleanField(
         required=False, allow_null=True, help_text="The punta's declaration: carte (true) / non (false)."
     )
-    banker_draws = serializers.BooleanField(
+    banker_draws = StrictBooleanField(
         required=False,
         allow_null=True,
         help_text="May be omitted: a banker's third card in `cards` means he drew, none means he stood.",

@@ -19,7 +19,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictIntegerField
+from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictInput, StrictIntegerField
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import FLOOR_READERS, _session_of
@@ -174,16 +174,16 @@ class SuccessionStateSerializer(serializers.Serializer):
     succession = SuccessionSerializer(allow_null=True, help_text="The latest succession of the session.")
 
 
-class SuccessionAcceptInput(serializers.Serializer):
+class SuccessionAcceptInput(StrictInput):
     patron = IdField(queryset=Patron.objects.all())
     amount = StrictIntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
 
 
-class SuccessionPassInput(serializers.Serializer):
+class SuccessionPassInput(StrictInput):
     patron = IdField(queryset=Patron.objects.all())
 
 
-class AuctionBidInput(serializers.Serializer):
+class AuctionBidInput(StrictInput):
     patron = IdField(queryset=Patron.objects.all())
     amount = StrictIntegerField(min_value=1, max_value=MAX_CENTS, help_text="Cents.")
 

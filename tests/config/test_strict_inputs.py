@@ -1,13 +1,14 @@
-"""Ids and whole numbers as the API takes them (config.api.is_strict_int): a JSON integer or
+"""Ids, whole numbers, booleans and dates as the API takes them (config.api): a JSON integer or
 its ASCII digits as a string, nothing int() would also read (a sign, spaces, underscores,
-another script's digits) and no JSON float, whatever its fraction."""
+another script's digits) and no JSON float, whatever its fraction; true or false; a date in
+ASCII digits; the same in every list filter."""
 
 from __future__ import annotations
 
 import pytest
 from rest_framework import serializers
 
-from config.api import IdField, StrictIntegerField, is_strict_int
+from config.api import IdField, StrictBooleanField, StrictDateField, StrictIntegerField, is_strict_int
 from floor.models import Patron, Seat
 from tests.factories import PatronFactory
 
@@ -81,3 +82,153 @@ def test_a_seat_for_a_patron_in_fullwidth_digits_is_a_400_and_writes_nothing(
         assert response.status_code == 400, response.json()
         assert response.json()["error"]["code"] == "invalid_input"
     assert not Seat.objects.filter(patron=patron).exists()
+
+
+# --------------------------------------------------------------------------- booleans, dates, filters
+
+
+class _Flags(serializers.Serializer):
+    flag = StrictBooleanField()
+    day = StrictDateField(required=False)
+
+
+@pytest.mark.parametrize("value", [True, False, "true", "false"])
+def test_a_boolean_is_true_or_false(value):
+    data = _Flags(data={"flag": value})
+    assert data.is_valid(), data.errors
+    assert data.validated_data["flag"] is (value in (True, "true"))
+
+
+@pytest.mark.parametrize(
+    "value", [1, 0, 1.0, 0.0, "1", "0", "yes", "no", "on", "off", "True", "TRUE", "", [], {}]
+)
+def test_anything_else_is_no_boolean(value):
+    # DRF's BooleanField takes all of these but the last three (1 == True in Python).
+    data = _Flags(data={"flag": value})
+    assert not data.is_valid()
+    assert data.errors["flag"][0].code == "invalid"
+
+
+@pytest.mark.parametrize(
+    "value", ["\uff11\uff19\uff18\uff10-01-01", "\u0661\u0669\u0668\u0660-01-01", "1980-0\uff11-01"]
+)
+def test_a_date_in_other_digits_is_refused(value):
+    data = _Flags(data={"flag": True, "day": value})
+    assert not data.is_valid()
+    assert data.errors["day"][0].code == "invalid"
+    good = _Flags(data={"flag": True, "day": "1980-01-01"})
+    assert good.is_valid() and str(good.validated_data["day"]) == "1980-01-01"
+
+
+@pytest.mark.django_db
+def test_a_table_is_not_deactivated_by_a_float(table, direzione, api_client_for):
+    client = api_client_for(direzione)
+    for value in (0.0, 0, "no", "off"):
+        response = client.patch(f"/api/tables/{table.pk}/", {"active": value}, format="json",
+                                HTTP_IDEMPOTENCY_KEY=f"t-{value!r}")  # fmt: skip
+        assert response.status_code == 400, (value, response.json())
+        assert response.json()["error"]["code"] == "invalid_input"
+    table.refresh_from_db()
+    assert table.active is True
+    response = client.patch(
+        f"/api/tables/{table.pk}/", {"active": False}, format="json", HTTP_IDEMPOTENCY_KEY="t-ok"
+    )
+    assert response.status_code == 200, response.json()
+    table.refresh_from_db()
+    assert table.active is False
+
+
+@pytest.mark.django_db
+def test_a_birth_date_in_fullwidth_digits_is_a_400_and_writes_nothing(commissario, api_client_for):
+    client = api_client_for(commissario)
+    body = {"first_name": "Lorenzo", "last_name": "Zanetti", "document_type": "id_card",
+            "document_number": "CA99999ZZ", "nationality": "IT", "birth_date": "\uff11\uff19\uff16\uff18-03-14"}  # fmt: skip
+    response = client.post("/api/patrons/", body, format="json", HTTP_IDEMPOTENCY_KEY="p-1")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_input", (
+        response.json()
+    )
+    assert not Patron.objects.filter(document_number="CA99999ZZ").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/api/sessions/?table=\uff11",
+        "/api/sessions/?table=%2B1",
+        "/api/sessions/?table=%201",
+        "/api/sessions/?gaming_day=1.0",
+        "/api/sessions/?capo_partita=\u0969",
+        "/api/sessions/?changeur=1_0",
+        "/api/tables/?site=%2B1",
+        "/api/tables/?casino=\uff11",
+        "/api/tables/?seats=8.0",
+        "/api/gaming-days/?casino=%201",
+        "/api/gaming-days/?date=\uff12\uff10\uff12\uff16-12-01",
+        "/api/gaming-days/?date_from=\uff12\uff10\uff12\uff16-12-01",
+        "/api/gaming-days/?date_to=2026-12-0\uff11",
+        "/api/sessions/{session}/seats/?patron=1_0",
+        "/api/sessions/{session}/coups/?conforming=yes",
+    ],
+)
+def test_a_list_filter_takes_ascii_digits_only(table_session, auditor, api_client_for, query):
+    response = api_client_for(auditor).get(query.format(session=table_session.pk))
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.django_db
+def test_the_generated_filters_still_filter(table_session, auditor, api_client_for):
+    client = api_client_for(auditor)
+    day = table_session.gaming_day
+    assert client.get(f"/api/sessions/?table={table_session.table_id}").json()["count"] == 1
+    assert client.get(f"/api/sessions/?table={table_session.table_id + 1000}").json()["count"] == 0
+    assert client.get(f"/api/sessions/?capo_partita={table_session.capo_partita_id}").json()["count"] == 1
+    assert client.get(f"/api/tables/?site={table_session.table.site_id}").json()["count"] == 1
+    assert client.get(f"/api/gaming-days/?date={day.date.isoformat()}").json()["count"] == 1
+    assert client.get(f"/api/gaming-days/?date_from={day.date.isoformat()}").json()["count"] == 1
+
+
+# --------------------------------------------------------------------------- unknown keys
+
+
+@pytest.mark.django_db
+def test_a_mistyped_key_is_a_400_not_dropped(table_session, commissario, api_client_for):
+    # {"maxmum": ...} was dropped and the minimum changed alone: the Commissario believed the
+    # maximum changed too.
+    from floor.models import MinimumChange, TableSession
+
+    client = api_client_for(commissario)
+    body = {"minimum": 150_00, "maxmum": 4000_00, "reason": "typo"}
+    response = client.post(f"/api/sessions/{table_session.pk}/minimum/", body, format="json",
+                           HTTP_IDEMPOTENCY_KEY="m-1")  # fmt: skip
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input" and "maxmum" in error["details"]
+    assert "Unknown field" in error["details"]["maxmum"][0] and "maximum" in error["details"]["maxmum"][0]
+    assert not MinimumChange.objects.exists()
+    assert TableSession.objects.get(pk=table_session.pk).minimum == 100_00
+    body.pop("maxmum")
+    ok = client.post(f"/api/sessions/{table_session.pk}/minimum/", body, format="json", HTTP_IDEMPOTENCY_KEY="m-2")
+    assert ok.status_code == 200, ok.json()
+
+
+def test_every_input_serializer_refuses_unknown_keys():
+    """Every request body of the API (its serializers named ...Input) is a StrictInput."""
+    import django.urls
+
+    from config.api import StrictInput
+
+    django.urls.get_resolver().url_patterns  # noqa: B018  (imports every API module)
+
+    def every(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from every(sub)
+
+    inputs = {
+        cls for cls in every(serializers.Serializer)
+        if cls.__name__.endswith("Input") and cls.__module__.split(".")[0] in ("floor", "tables", "audit", "config")
+    }  # fmt: skip
+    assert len(inputs) >= 30, sorted(c.__qualname__ for c in inputs)
+    assert sorted(cls.__qualname__ for cls in inputs if not issubclass(cls, StrictInput)) == []
