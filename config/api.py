@@ -11,14 +11,32 @@ from django.db import models
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import parsers, serializers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.utils.json import strict_constant as json_strict_constant
 
 
 class Pagination(PageNumberPagination):
+    """`page` and `page_size` as strict as the ids: ASCII digits. A page that is no number
+    ("+1", a fullwidth 1) is an invalid page (404, as a page past the end); a page_size that
+    is none, or 0, is a 400 rather than the default size as if it had been applied."""
+
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def get_page_number(self, request, paginator):
+        raw = request.query_params.get(self.page_query_param)
+        if raw and raw not in self.last_page_strings and not is_strict_int(raw):
+            raise NotFound("Invalid page.")
+        return super().get_page_number(request, paginator)
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is not None and (not is_strict_int(raw) or int(raw) < 1):
+            raise serializers.ValidationError(
+                {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
+            )
+        return super().get_page_size(request)
 
 
 class ErrorDetailSerializer(serializers.Serializer):

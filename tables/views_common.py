@@ -333,7 +333,9 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
         return BadForm("bad_amount", message or _("Enter an amount in euros, e.g. 1,500 or 150.50."), details={field: raw})
 
     text = _SPACES.sub(" ", raw or "").strip().removeprefix("€").removesuffix("€").strip()
-    sign, body = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
+    # A "-" is read (the services refuse a negative amount with their own words); a "+" is
+    # not, as the API refuses it: "+150" is no way to write an amount.
+    sign, body = (text[0], text[1:]) if text[:1] == "-" else ("", text)
     # ASCII digits, the two separators and spaces only: not Decimal's exponents ('1e9'), NaN,
     # Infinity or other scripts' digits
     if not _AMOUNT.fullmatch(body) or not any(ch.isdigit() for ch in body):
@@ -378,7 +380,7 @@ _SPACES = re.compile(r"[\s\u00a0\u2007\u2009\u202f\u2060']")  # (the pages print
 _AMOUNT = re.compile(r"[0-9., ]+", re.ASCII)
 # thousands in groups of three, the first without a leading zero ('0.001' is no thousand)
 _GROUPED = {sep: re.compile(r"[1-9][0-9]{0,2}(?:" + re.escape(sep) + r"[0-9]{3})+", re.ASCII) for sep in ".,' "}
-_INT = re.compile(r"[+-]?\d+", re.ASCII)
+_INT = re.compile(r"-?\d+", re.ASCII)  # no "+", as the API
 
 
 def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
@@ -392,7 +394,7 @@ def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
         raise BadForm("bad_input", _("A whole number is expected."), details={field: raw})
     # Not int() of any length: past 4300 digits it raises ValueError (a 500), and nothing a
     # form counts or names (an id is a 64-bit integer) comes near 19 digits.
-    digits = text.lstrip("+-").lstrip("0")
+    digits = text.lstrip("-").lstrip("0")
     if len(digits) > MAX_INT_DIGITS:
         raise BadForm("number_too_large", _("This number is too large."), details={field: raw})
     return int(("-" if text.startswith("-") else "") + (digits or "0"))

@@ -232,3 +232,18 @@ def test_every_input_serializer_refuses_unknown_keys():
     }  # fmt: skip
     assert len(inputs) >= 30, sorted(c.__qualname__ for c in inputs)
     assert sorted(cls.__qualname__ for cls in inputs if not issubclass(cls, StrictInput)) == []
+
+
+@pytest.mark.django_db
+def test_page_and_page_size_are_ascii_digits(table_session, auditor, api_client_for):
+    client = api_client_for(auditor)
+    assert client.get("/api/sessions/?page=1&page_size=1").json()["count"] == 1
+    assert client.get("/api/sessions/?page=last").status_code == 200
+    for bad in ("%2B1", "\uff11", "%201", "1.0"):
+        response = client.get(f"/api/sessions/?page={bad}")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found", bad
+    for bad in ("abc", "0", "-1", "%2B5", "\uff15", ""):
+        response = client.get(f"/api/sessions/?page_size={bad}")
+        assert response.status_code == 400, (bad, response.content)
+        assert response.json()["error"]["code"] == "invalid_input"
+    assert client.get("/api/sessions/?page_size=100000").status_code == 200  # capped at 500

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tables.views_common import BadForm, euros_to_cents
+from tables.views_common import BadForm, euros_to_cents, int_field
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ def test_euros_become_cents(raw, cents):
 @pytest.mark.parametrize(
     "raw",
     ["", None, "abc", "1.005", "NaN", "sNaN", "-sNaN", "Infinity", "-Inf", "1e30", "10000000000.01", "-1e11",
-     "1e9", "1E2", "0x10", "1.2.3", "--5"],
+     "1e9", "1E2", "0x10", "1.2.3", "--5", "+150", "+-5", "-+5"],
 )
 def test_odd_amounts_are_form_errors(raw):
     with pytest.raises(BadForm) as refused:
@@ -81,3 +81,16 @@ def test_a_space_among_the_decimals_is_refused_even_when_the_whole_part_is_group
         with translation.override(language), pytest.raises(BadForm) as refused:
             euros_to_cents(raw)
         assert refused.value.code == "bad_amount"
+
+
+@pytest.mark.parametrize("raw", ["+8", "+0", "+-1", "8.0", "\uff18", " 8 x"])
+def test_odd_whole_numbers_are_form_errors(raw):
+    # "+8" seated a patron at seat 8: the API refuses a "+", so do the forms.
+    with pytest.raises(BadForm) as refused:
+        int_field(raw, field="seat_number")
+    assert refused.value.code == "bad_input"
+
+
+@pytest.mark.parametrize(("raw", "value"), [("8", 8), (" 8 ", 8), ("08", 8), ("-3", -3), ("0", 0)])
+def test_whole_numbers(raw, value):
+    assert int_field(raw, field="seat_number") == value
