@@ -56,7 +56,12 @@ class NotAllowed(ApplicationError):
 # Control characters in a text: a tab becomes a space, line breaks stay, the others (a
 # terminal's escape sequences, a bell...) go, so the registers and exports hold plain text.
 # NUL stays, for the refusals that name it (PostgreSQL refuses it in a text).
-_CONTROLS = dict.fromkeys(c for c in [*range(1, 32), 0x7F] if c not in (0x0A, 0x0D)) | {ord("\t"): " "}
+# The bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069) go too:
+# "\u202e" in a reason or a shoe's number shows the text after it reversed on every page and
+# register ("Trojan source"); the plain direction marks (U+200E, U+200F) stay.
+_CONTROLS = dict.fromkeys(
+    c for c in [*range(1, 32), 0x7F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)] if c not in (0x0A, 0x0D)
+) | {ord("\t"): " "}
 
 
 def clean_text(value: str | None, model: Any, field: str) -> str:

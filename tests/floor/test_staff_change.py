@@ -196,3 +196,11 @@ def test_a_reason_is_kept_as_plain_text(table_session, commissario, relief):
         session=table_session, by=commissario, capo_partita=relief, reason="a\u0007\u001b[31mb\tc"
     )
     assert StaffChange.objects.get().reason == "a[31mb c"
+
+
+def test_a_reason_cannot_reverse_what_follows_it(table_session, commissario, relief):
+    """A bidirectional override ("Trojan source") would show the rest reversed on every page
+    and register; the plain direction marks stay (an Arabic or Hebrew reason needs them)."""
+    reason = "\u202eesuaceb\u202c \u2066x\u2069 \u200fok\u200e"
+    services.table_session_staff_change(session=table_session, by=commissario, capo_partita=relief, reason=reason)
+    assert StaffChange.objects.get().reason == "esuaceb x \u200fok\u200e"
