@@ -905,7 +905,7 @@ def seat_assign(
             f"This table's seats are numbered 1 to {seats}.",
             details={"seat_number": seat_number, "seats": seats},
         )
-    held = Seat.objects.filter(patron=patron, left_at__isnull=True).select_related("session").first()
+    held = Seat.objects.filter(patron=patron, left_at__isnull=True).select_related("session__table").first()
     if held is not None:
         raise Conflict(
             "patron_already_seated",
@@ -915,6 +915,7 @@ def seat_assign(
                 "seat": held.pk,
                 "session": held.session_id,
                 "table": held.session.table_id,
+                "table_number": held.session.table.number,
                 "seat_number": held.seat_number,
             },
         )

@@ -166,6 +166,15 @@ def _refusal_message(code: str, details: dict[str, Any]) -> str:
         from .templatetags.chemin_ui import card_text
 
         return f"{card_text(details['card'])}: {REFUSALS[code]}"
+    if code == "patron_already_seated" and type(details.get("table_number")) is int:
+        # Where he is, so that the Commissario can release that place (or seat another).
+        table, seat = details["table_number"], details.get("seat_number")
+        if type(seat) is int:
+            return _("The patron holds seat %(seat)s at table %(table)s; release it first.") % {
+                "seat": seat,
+                "table": table,
+            }
+        return _("The patron stands at table %(table)s; release his place first.") % {"table": table}
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]
         values = {name: details.get(name) for name in (*counts, *amounts)}

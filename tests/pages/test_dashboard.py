@@ -160,6 +160,18 @@ def test_seat_assign_and_release(client_for, commissario, table_session):
     assert seat.left_at is not None
 
 
+def test_a_patron_seated_elsewhere_is_said_where(client_for, commissario, table_session):
+    client, table = client_for(commissario), table_session.table
+    patron, standing = PatronFactory(), PatronFactory()
+    assert post(client, table, "seat-assign", session=table_session.pk, patron=patron.pk, seat_number="3").status_code == 200
+    assert post(client, table, "seat-assign", session=table_session.pk, patron=standing.pk, seat_number="standing").status_code == 200
+    again = post(client, table, "seat-assign", session=table_session.pk, patron=patron.pk, seat_number="4")
+    assert again.status_code == 409
+    assert f"The patron holds seat 3 at table {table.number}; release it first." in again.content.decode()
+    again = post(client, table, "seat-assign", session=table_session.pk, patron=standing.pk, seat_number="5")
+    assert f"The patron stands at table {table.number}; release his place first." in again.content.decode()
+
+
 def test_htmx_post_answers_the_table_card(client_for, game):
     response = client_for(game.commissario).post(
         f"/floor/tables/{game.session.table.pk}/interrupt/",
