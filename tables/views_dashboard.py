@@ -128,7 +128,11 @@ def _common(request: HttpRequest) -> dict:
         "changeurs": _staff(Role.CHANGEUR).exclude(pk__in=live.values("capo_partita")).exclude(
             pk__in=live.values("changeur")
         ),
-        "patrons": floor_selectors.patron_list()[:500],
+        # only patrons without a place: one place on the whole floor (RULES.md §6)
+        # (a subquery: exclude(seats__left_at__isnull=True) also drops those never seated)
+        "patrons": floor_selectors.patron_list().exclude(
+            pk__in=Seat.objects.filter(left_at__isnull=True).values("patron_id")
+        )[:500],
     }
 
 

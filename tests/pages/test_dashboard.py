@@ -170,6 +170,10 @@ def test_a_patron_seated_elsewhere_is_said_where(client_for, commissario, table_
     assert f"The patron holds seat 3 at table {table.number}; release it first." in again.content.decode()
     again = post(client, table, "seat-assign", session=table_session.pk, patron=standing.pk, seat_number="5")
     assert f"The patron stands at table {table.number}; release his place first." in again.content.decode()
+    # The page offers only patrons without a place.
+    free = PatronFactory()
+    offered = re.findall(r'<option value="(\d+)">', client.get("/floor/").content.decode())
+    assert str(free.pk) in offered and str(patron.pk) not in offered and str(standing.pk) not in offered
 
 
 def test_htmx_post_answers_the_table_card(client_for, game):
