@@ -14,6 +14,7 @@ import logging
 import unicodedata
 from typing import Any
 
+import iso3166
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -813,7 +814,7 @@ def patron_register(
         raise ApplicationError(
             "unknown_document_type", "Unknown document type.", details={"known": list(Patron.DocumentType.values)}
         )
-    if len(nationality) != 2 or not (nationality.isascii() and nationality.isalpha()):
+    if nationality not in iso3166.countries_by_alpha2:  # (fullwidth letters were NFKC-normalized above)
         raise ApplicationError("invalid_nationality", "Nationality is a two-letter ISO country code.")
     if birth_date is not None:
         today = timezone.localdate()

@@ -493,7 +493,7 @@ def test_a_document_number_in_lookalike_letters_is_refused(commissario, lookalik
     assert not Patron.objects.exists()
 
 
-@pytest.mark.parametrize("nationality", ["\u0399\u03a4", "I\u0422", "\u00c9S", "I1"])
+@pytest.mark.parametrize("nationality", ["\u0399\u03a4", "I\u0422", "\u00c9S", "I1", "XX", "UK", "ITA", "I"])
 def test_a_nationality_in_other_letters_is_refused(commissario, nationality):
     with pytest.raises(ApplicationError) as refused:
         services.patron_register(by=commissario, first_name="Lorenzo", last_name="Zanetti",
