@@ -22,6 +22,7 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from rest_framework.response import Response
 
+from config.api import is_strict_int
 from config.errors import ApplicationError
 from config.htmx import is_htmx as is_htmx  # (the pages import it from here)
 from config.htmx import refusal
@@ -389,7 +390,6 @@ _SPACES = re.compile(r"[\s\u00a0\u2007\u2009\u202f\u2060']")  # (the pages print
 _AMOUNT = re.compile(r"[0-9., ]+", re.ASCII)
 # thousands in groups of three, the first without a leading zero ('0.001' is no thousand)
 _GROUPED = {sep: re.compile(r"[1-9][0-9]{0,2}(?:" + re.escape(sep) + r"[0-9]{3})+", re.ASCII) for sep in ".,' "}
-_INT = re.compile(r"-?\d+", re.ASCII)  # no "+", as the API
 
 
 def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
@@ -398,8 +398,9 @@ def int_field(raw: str | None, *, field: str, empty: str | None = None) -> int:
     text = (raw or "").strip()
     if not text and empty:
         raise BadForm("choice_required", empty, details={field: raw})
-    # ASCII digits only: int() also reads other scripts' digits (Arabic-Indic four is 4)
-    if not _INT.fullmatch(text):
+    # As the API reads a whole number (config.api.is_strict_int): ASCII digits, a "-" but no
+    # "+"; int() also reads other scripts' digits (Arabic-Indic four is 4)
+    if not is_strict_int(text, signed=True):
         raise BadForm("bad_input", _("A whole number is expected."), details={field: raw})
     # Not int() of any length: past 4300 digits it raises ValueError (a 500), and nothing a
     # form counts or names (an id is a 64-bit integer) comes near 19 digits.
