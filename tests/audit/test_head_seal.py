@@ -183,3 +183,51 @@ def test_resealing_needs_a_reason(db):
     with pytest.raises(CommandError) as refused:
         call_command("audit_reseal_heads", "--reason", "  ", stdout=io.StringIO())
     assert refused.value.returncode == 2
+
+
+def test_resealing_verifies_again_only_the_streams_that_moved_while_it_verified(db, settings, monkeypatch):
+    """The whole trail is verified without a lock; a stream appended to meanwhile is verified
+    again under the locks, and an event forged meanwhile stops the sealing."""
+    from audit.management.commands import audit_reseal_heads as command
+
+    settings.AUDIT_HEAD_KEYS = ["lost-key"]
+    append("table:1", 2)
+    append("table:2", 2)
+    settings.AUDIT_HEAD_KEYS = ["new-key"]
+    calls: list = []
+
+    def verify_then_the_floor_goes_on(**kwargs):
+        result = chain_verify(**kwargs)
+        calls.append(kwargs.get("streams"))
+        if len(calls) == 1:  # while the first pass ran, table:2 recorded a coup
+            append("table:2", 1)
+        return result
+
+    monkeypatch.setattr(command, "chain_verify", verify_then_the_floor_goes_on)
+    out = io.StringIO()
+    call_command("audit_reseal_heads", "--reason", "key lost", stdout=out)
+    assert calls == [None, ["table:2"]]  # table:2's append sealed its head with the key in force
+    assert "sealed again: 1 of the trail's heads" in out.getvalue() and both_paths().ok
+    assert AuditEvent.objects.get(action="audit.heads_resealed").payload["verified_again"] == 1
+
+    settings.AUDIT_HEAD_KEYS = ["another-new-key"]
+    calls.clear()
+
+    def verify_then_someone_forges(**kwargs):
+        result = chain_verify(**kwargs)
+        calls.append(kwargs.get("streams"))
+        if len(calls) == 1:  # an event appended and altered after the first pass
+            append("table:1", 1)
+            with trigger_disabled():
+                raw_sql("UPDATE audit_auditevent SET payload_json = '{\"i\":9}' WHERE id = %s",
+                        (AuditEvent.objects.get(stream__name="table:1", seq=3).pk,))  # fmt: skip
+        return result
+
+    monkeypatch.setattr(command, "chain_verify", verify_then_someone_forges)
+    seals = dict(AuditStream.objects.exclude(name="table:1").values_list("name", "head_seal"))
+    with pytest.raises(CommandError) as refused:
+        call_command("audit_reseal_heads", "--reason", "key lost again", stdout=io.StringIO())
+    assert refused.value.returncode == 1 and "stream=table:1 seq=3" in str(refused.value)
+    assert calls == [None, ["table:1"]]
+    assert dict(AuditStream.objects.exclude(name="table:1").values_list("name", "head_seal")) == seals
+    assert AuditEvent.objects.filter(action="audit.heads_resealed").count() == 1
