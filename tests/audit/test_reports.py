@@ -1476,7 +1476,7 @@ def test_the_non_conforming_coups_are_in_words_in_the_csv_and_the_xlsx(
     )
     punta = (
         ["2", "1", "2", "6H 2S KC AS 3D 4C"],
-        "punta drew on 6 (punta playing for several bettors: stand)",
+        "punta drew on 6 (punta playing for the table (not banco solo): stand)",
         "punta 9 (6H KC 3D), banker 7 (2S AS 4C): the punta wins",
         "punta 6 (6H KC), banker 6 (2S AS 3D): égalité (coup nul); void, to the sibilla: 4C",
         "",
