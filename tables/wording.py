@@ -34,6 +34,11 @@ RULE_NAMES = {
 _VIOLATIONS = {
     ("punta", "draw", None): gettext_lazy("punta drew on %(total)s (%(rule)s: stand)"),
     ("punta", "stand", None): gettext_lazy("punta stood on %(total)s (%(rule)s: draw)"),
+    # Declared before the banker showed a natural: no card was given (RULES.md §2.6).
+    ("punta", "draw", "natural"): gettext_lazy(
+        "punta asked for a card on %(total)s before the banker's natural (%(rule)s: stand)"),
+    ("punta", "stand", "natural"): gettext_lazy(
+        "punta said non on %(total)s before the banker's natural (%(rule)s: draw)"),
     ("banker", "draw", True): gettext_lazy(
         "banker drew on %(total)s against the punta's third card %(card)s (%(rule)s: stand)"),
     ("banker", "stand", True): gettext_lazy(
@@ -59,7 +64,10 @@ def violation_text(v: Mapping[str, Any], *, card: Callable[[Any], str] = str, ht
     which total, and what the rule in force required."""
     side = v["side"]
     third = v.get("punta_third_card")
-    key = (side, v["done"], None if side == "punta" else third is not None)
+    if side == "punta":
+        key = (side, v["done"], "natural" if v["banker_total"] >= 8 else None)
+    else:
+        key = (side, v["done"], third is not None)
     template = str(_VIOLATIONS[key])
     params = {
         "total": v["punta_total"] if side == "punta" else v["banker_total"],

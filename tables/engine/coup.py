@@ -399,6 +399,15 @@ def _violations(rules: Rules, cards: tuple[Card, ...], pt: int, bt: int, pdrew: 
     return tuple(out)
 
 
+def _declaration_violation(rules: Rules, pt: int, bt: int, declared: bool) -> tuple:
+    """The punta's declaration before a banker's natural (§2.6): no card was given, so the
+    violation names none."""
+    pcell = rules.punta[pt]
+    if pcell in (_FREE, declared):
+        return ()
+    return (Violation(PUNTA, rules.punta_name, pt, bt, None, None, _DONE[pcell], _DONE[declared]),)
+
+
 def check(
     coup: Coup,
     profile: Profile,
@@ -407,10 +416,18 @@ def check(
     regola_banker: bool = False,
     banco_solo: bool = False,
 ) -> tuple[Violation, ...]:
-    """Every broken binding cell of the coup as played; () when it conforms. A coup with a
-    natural always conforms: no one decided anything that the rule governs (§2.4, §2.6)."""
+    """Every broken binding cell of the coup as played; () when it conforms. After a punta's
+    natural no one decided anything (§2.4). After a banker's natural only the punta did: he
+    declared before the banker looked at his cards (§2.5, §2.6), and that declaration is
+    checked though the card he asked for is not given."""
     if coup.natural:
-        return ()
+        if coup.punta_draws is None:
+            return ()
+        rules = rules_in_force(
+            profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo
+        )
+        return _declaration_violation(rules, coup.punta_two_card_total, coup.banker_two_card_total,
+                                      coup.punta_draws)  # fmt: skip
     rules = rules_in_force(
         profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo
     )
@@ -523,6 +540,15 @@ def reconstruct(
     if coup.natural:
         if nxt:
             _unused(nxt, 0)
+        if coup.punta_draws is not None:
+            rules = rules_in_force(
+                profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo
+            )
+            if _declaration_violation(rules, coup.punta_two_card_total, coup.banker_two_card_total,
+                                      coup.punta_draws):  # fmt: skip
+                # Replayed, the punta declares as his rule binds him; the banker's natural
+                # still wins before any third card (§2.6).
+                return Settled(FINAL, coup._replace(punta_draws=not coup.punta_draws), None, ())
         return Settled(FINAL, coup, None, ())
     rules = rules_in_force(
         profile, regola_punta=regola_punta, regola_banker=regola_banker, banco_solo=banco_solo
@@ -612,22 +638,30 @@ def resolve(
         pt, bt, natural, pdrew, bdrew = _deal(canon, punta_draws, banker_draws)
     decl = None if pt >= 8 else bool(punta_draws)
 
-    if natural:
-        if nxt:
-            _unused(nxt, 0)
-        winner = PUNTA if pt > bt else BANKER if bt > pt else TIE
-        return _tnew(Resolution, (canon, decl, True, False, False, pt, bt, winner, (), None))
-    p3v = v[canon[4]] if pdrew else None
-    pf = (pt + p3v) % 10 if pdrew else pt
-    bf = (bt + v[canon[-1]]) % 10 if bdrew else bt
-    winner = PUNTA if pf > bf else BANKER if bf > pf else TIE
-
     if _last_profile[0] is profile:
         variants = _last_profile[1]
     else:
         variants = _variants(profile)
         _last_profile[:] = (profile, variants)
     rules = variants[(4 if regola_punta else 0) | (2 if regola_banker else 0) | (1 if banco_solo else 0)]
+
+    if natural:
+        if nxt:
+            _unused(nxt, 0)
+        winner = PUNTA if pt > bt else BANKER if bt > pt else TIE
+        # A banker's natural: the punta had declared (§2.5-2.6). A declaration against the
+        # rule in force is a violation; the replay has him declare as the rule binds him and
+        # the banker's natural still wins before any third card: it settles the same, on
+        # the reconstruction.
+        violations = () if decl is None else _declaration_violation(rules, pt, bt, decl)
+        if not violations:
+            return _tnew(Resolution, (canon, decl, True, False, False, pt, bt, winner, (), None))
+        replayed = Settled(FINAL, _as_played(canon, pt, bt, True, False, False, not decl), None, ())
+        return _tnew(Resolution, (canon, decl, True, False, False, pt, bt, winner, violations, replayed))
+    p3v = v[canon[4]] if pdrew else None
+    pf = (pt + p3v) % 10 if pdrew else pt
+    bf = (bt + v[canon[-1]]) % 10 if bdrew else bt
+    winner = PUNTA if pf > bf else BANKER if bf > pf else TIE
 
     # Conformance: both cells, as in _violations, which builds the details when one is broken.
     pcell = rules.punta[pt]

@@ -383,6 +383,28 @@ def test_reconstruction_needs_a_decision(game):
     assert (coup.state, coup.winner, coup.settled["banker"]["total"]) == ("settled", "banker", 8)
 
 
+def test_a_declaration_against_the_regola_before_the_bankers_natural_is_a_violation(game):
+    """The punta alla Regola said carte on 6, then the banker showed a natural (§2.5-2.6):
+    no card was given and the banker wins, but the declaration broke the Regola, which the
+    coup records (the evidence for a faux tirage's bar); it settles on the replay, the same."""
+    from tables.wording import violations_text
+
+    services.regola_mark(session=game.session, by=game.capo, patron=game.seat(2), declared=True)
+    coup = step_by_step(game, bets=[(game.seat(2), 200_00)], cards=["3H", "8S", "3C", "KD"], punta_draws=True)
+    assert (coup.state, coup.winner, coup.conforming, coup.cagnotte) == ("settled", "banker", False, 10_00)
+    assert coup.violations == [{"side": "punta", "rule": "punta_regola", "punta_total": 6, "banker_total": 8,
+                                "punta_third_card": None, "punta_third_value": None, "required": "stand",
+                                "done": "draw"}]  # fmt: skip
+    assert coup.punta_draws is True and coup.settled["punta"]["cards"] == ["3H", "3C"]
+    assert coup.settled["winner"] == "banker" and coup.settled["void_cards"] == []
+    assert violations_text(coup.violations) == (
+        "punta asked for a card on 6 before the banker's natural (punta alla Regola: stand)")
+    assert_balanced(coup)
+    played = AuditEvent.objects.get(stream__name=game.session.audit_stream, action="coup.played",
+                                    subject_id=str(coup.pk))  # fmt: skip
+    assert played.payload["conforming"] is False and played.payload["violations"] == coup.violations
+
+
 def test_regola_mark_snapshot_only_for_the_players_of_the_coup(game):
     services.regola_mark(session=game.session, by=game.capo, patron=game.seat(7), declared=True)
     coup = services.coup_record(

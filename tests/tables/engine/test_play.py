@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tables.engine import EngineError, get_profile, play, reconstruct, resolve
+from tables.engine.coup import Violation
 from tests.tables.engine.helpers import deal
 
 VENEZIA = get_profile("venezia")
@@ -67,9 +68,26 @@ def test_banker_natural_wins_at_once_and_the_asked_card_is_not_given(banker, pun
     coup = play(deal(punta, banker), punta_draws=declared)
     assert coup.natural is True and coup.winner == "banker"
     assert len(coup.punta.cards) == 2 and len(coup.banker.cards) == 2
-    assert check_conforms(coup)
-    # Even when the punta broke his rule ("non" on 0), nothing is checked (§2.6).
-    assert resolve(deal(0, banker), VENEZIA, punta_draws=False, regola_punta=True).violations == ()
+    assert coup.punta_draws is declared
+    # The punta declared before the banker looked (§2.5, §2.6): alla Regola (0-4 draw, 5-7
+    # stand) a declaration against it is a violation, though no card was given, and the
+    # replay is the coup itself: the banker's natural wins either way.
+    from tables.engine import check
+
+    regola_draws = punta <= 4
+    expected = () if declared == regola_draws else (
+        Violation("punta", "punta_regola", punta, banker, None, None,
+                  "draw" if regola_draws else "stand", "draw" if declared else "stand"),)  # fmt: skip
+    assert check(coup, VENEZIA, regola_punta=True, regola_banker=True) == expected
+    replayed = coup._replace(punta_draws=regola_draws)  # declared as the Regola binds him
+    assert reconstruct(coup, VENEZIA, regola_punta=True).coup == replayed
+    res = resolve(deal(punta, banker), VENEZIA, punta_draws=declared, regola_punta=True)
+    assert res.violations == expected and res.settled_winner == "banker"
+    assert res.settled.coup == (coup if not expected else replayed) and res.settled.void_cards == ()
+    # Without the Regola, venezia's punta for the table is free on 5 only: the same cells
+    # bind him on 0-4 and 6-7.
+    free = resolve(deal(punta, banker), VENEZIA, punta_draws=declared)
+    assert free.conforming == (punta == 5 or declared == regola_draws)
 
 
 def check_conforms(coup) -> bool:
