@@ -124,7 +124,7 @@ def _table_validate(table: Table) -> None:
         # RULES.md §6: 8 seats, the Grande Tavolo 9.
         raise ApplicationError("seats_out_of_range", "A table has 8 or 9 seats.", details={"seats": table.seats})
     profile = PROFILES[table.profile]
-    # RULES.md §1: 6 decks by default, 8 allowed; private games 2 or 4 (their profile says so).
+    # RULES.md §3.2: 6 decks; classic (and punto banco) allow 8 (Profile.allowed_decks).
     if table.decks not in profile.allowed_decks:
         raise ApplicationError(
             "decks_not_allowed",

@@ -176,7 +176,9 @@ class Profile:
     first_banker_seat: int = 1
     min_seats_taken: int = 6  # a game starts with at least this many seats taken (of 8)
     house_bank: bool = False  # punto banco: the house banks every coup
-    allowed_decks: tuple[int, ...] = field(default=(6, 8))
+    # RULES.md §3.2's decks row: 6 at venezia, domestic and chemmy-fi; classic "6 (8
+    # allowed)". §1's "8 decks is allowed" is that classic allowance.
+    allowed_decks: tuple[int, ...] = field(default=(6,))
 
     @property
     def regola_allowed(self) -> bool:
@@ -225,6 +227,7 @@ PROFILES: dict[str, Profile] = {
             title="Classic casino chemin de fer",
             source="seed 000",
             decks=6,
+            allowed_decks=(6, 8),
             punta_several=PUNTA_SEVERAL,
             punta_banco_solo=PUNTA_SEVERAL,
             punta_regola=None,
@@ -289,6 +292,7 @@ PROFILES: dict[str, Profile] = {
             title="Punto Banco (house bank, fixed tableau)",
             source="seed 000, RULES.md §7",
             decks=8,
+            allowed_decks=(6, 8),
             punta_several=PUNTO_BANCO_PLAYER,
             punta_banco_solo=PUNTO_BANCO_PLAYER,
             punta_regola=None,

@@ -43,6 +43,14 @@ def test_table_create_takes_its_defaults_from_its_profile(site, direzione):
     assert event.payload["new"]["profile"] == "punto-banco"
     assert event.payload["new"]["decks"] == 8
 
+    # RULES.md §3.2: 8 decks at a classic table only (and punto banco's default).
+    assert services.table_create(casino=site.casino, site=site, number=5, profile="classic", decks=8,
+                                 by=direzione).decks == 8  # fmt: skip
+    for number, profile in ((6, "venezia"), (7, "domestic"), (8, "chemmy-fi")):
+        with pytest.raises(ApplicationError) as refused:
+            services.table_create(casino=site.casino, site=site, number=number, profile=profile, decks=8, by=direzione)
+        assert refused.value.code == "decks_not_allowed" and refused.value.details["allowed"] == [6]
+
 
 def test_grande_tavolo_has_nine_seats(site, direzione):
     table = services.table_create(casino=site.casino, site=site, number=4, seats=9, by=direzione)

@@ -123,6 +123,13 @@ def test_bad_shoe_settings():
     with pytest.raises(EngineError) as err:
         Shoe.for_profile(get_profile("venezia"), decks=5)
     assert codes(err) == "bad_shoe"
+    # RULES.md §3.2's decks row: 6 at venezia, domestic and chemmy-fi; classic allows 8.
+    for name in ("venezia", "domestic", "chemmy-fi"):
+        with pytest.raises(EngineError) as err:
+            Shoe.for_profile(get_profile(name), decks=8)
+        assert codes(err) == "bad_shoe"
+        assert Shoe.for_profile(get_profile(name), decks=6).decks == 6
+    assert Shoe.for_profile(get_profile("classic"), decks=8).decks == 8
     with pytest.raises(EngineError) as err:
         Shoe.from_dict({"drawn": []})
     assert codes(err) == "bad_shoe"
