@@ -21,7 +21,8 @@ Resolve coups given as JSON Lines on stdin; print one JSON line per input line, 
 Input line: {"id": any, "profile": optional (else --profile, else venezia),
   "cards": [card codes in shoe order], "punta_draws": bool (required unless the punta has
   a natural), "banker_draws": optional bool (must agree with the cards),
-  "regola": {"punta": bool, "banker": bool}, "banco_solo": bool,
+  "regola": {"punta": bool, "banker": bool} (venezia only: regola_not_allowed elsewhere),
+  "banco_solo": bool,
   "next_cards": [the shoe's next cards, for a reconstruction],
   "reconstruction": {"punta_draws": bool, "banker_draws": bool}}.
 Output line: {"id", "as_played", "conforming", "violations", "settled"}; "settled" is
@@ -110,6 +111,10 @@ def resolve_line(data: Any, default: Profile) -> dict[str, Any]:
     regola = _flags(data, "regola", ("punta", "banker"))
     rec = _flags(data, "reconstruction", ("punta_draws", "banker_draws"))
     banco_solo = _opt_bool(data, "banco_solo")
+    if any(regola.values()) and not profile.regola_allowed:
+        # RULES.md §3.2: declaring the Regola is venezia's; elsewhere a declaration would be
+        # silently without effect, which an auditor replaying a coup must be told.
+        raise BadInput("regola_not_allowed", f"profile {profile.name!r} does not allow declaring the Regola")
     result = resolve(
         cards,
         profile,

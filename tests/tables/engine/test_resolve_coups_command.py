@@ -135,6 +135,14 @@ BAD = [
     ),
     ('{"id": 20, "cards": ["2H", "8S", "KC", "KD", "3C"], "punta_draws": true}', 20, "card_after_natural"),
     ('{"id": 21, "cards": ["2H", "8S", "KC", "KD"]}', 21, "decision_missing"),
+    (  # the Regola is venezia's (RULES.md §3.2): elsewhere it would change nothing, silently
+        '{"id": 22, "profile": "classic", "cards": ["2H", "AS", "3C", "2D", "2S"], "punta_draws": true, '
+        '"regola": {"banker": true}}',
+        22,
+        "regola_not_allowed",
+    ),
+    ('{"id": 23, "profile": "chemmy-fi", "cards": ["2H", "3S", "4C", "3D"], "punta_draws": false, '
+     '"regola": {"punta": true}}', 23, "regola_not_allowed"),
 ]
 
 
