@@ -107,7 +107,8 @@ def annulled_rows(*, gaming_day_id: int) -> QuerySet:
 def bet_rows(*, gaming_day_id: int) -> QuerySet:
     """Every bet of the day's settled coups, in betting order, with what its owner was paid
     or paid (his posting on that bet: +amount won 1:1, -amount lost, 0 on a tie that returns
-    it). The banker's side is the coups section's; the sum per patron is patron_balance_rows."""
+    it). A bet carried over a tie names the coup it was placed on (the one before, in its
+    session). The banker's side is the coups section's; the sum per patron is patron_balance_rows."""
     return (
         Bet.objects.filter(coup__session__gaming_day_id=gaming_day_id, coup__state=Coup.State.SETTLED)
         .annotate(
@@ -117,7 +118,7 @@ def bet_rows(*, gaming_day_id: int) -> QuerySet:
         .order_by("coup__session__table__number", "coup__session__number", "coup__number", "order")
         .values_list(
             "coup__session__table__number", "coup__session__number", "coup__number", "order", "patron_name",
-            "seat__seat_number", "standing", "kind", "amount", "carried_from_id", "coup__winner", "result",
+            "seat__seat_number", "standing", "kind", "amount", "carried_from__coup__number", "coup__winner", "result",
         )
     )  # fmt: skip
 

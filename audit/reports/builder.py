@@ -377,7 +377,7 @@ def build_document(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
             ("order", "Order", "int"), ("patron", "Patron", "text"), ("seat", "Seat", "int"),
             ("standing", "Standing", "bool"), ("kind", "Kind", "text"), ("amount", "Bet", "money"),
-            ("carried_from", "Carried from bet", "int"), ("winner", "Winner", "text"),
+            ("carried_from", "Carried from coup", "int"), ("winner", "Winner", "text"),
             ("result", "Won (+) / lost (-)", "money"),
         ), _streamed(rs.bet_rows(gaming_day_id=day_id), tick)),
         Section("patron_balances", "Each patron's balance per session", _cols(

@@ -291,6 +291,27 @@ def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
     assert all(b["won"] + b["lost"] == b["balance"] for b in balances)
 
 
+def test_a_bet_carried_over_a_tie_names_the_coup_it_was_placed_on(world, media, django_capture_on_commit_callbacks):
+    """Classic ties carry the bets (RULES.md §3.2): the report's bets say from which coup,
+    not an internal bet id the report lists nowhere."""
+    casino = world.tables[0].casino
+    t3 = floor_services.table_create(casino=casino, site=world.tables[0].site, number=3, profile="classic",
+                                     by=world.direzione)  # fmt: skip
+    capo = UserFactory(username="capo_classic", roles=[Role.CAPO_PARTITA])
+    changeur = UserFactory(username="changeur_classic", roles=[Role.CHANGEUR])
+    s3, p3 = _session(t3, commissario=world.commissario, capo=capo, changeur=changeur, shoe="S-3")
+    table_services.bank_open(session=s3, by=capo, patron=p3[0], amount=1000_00)
+    tie = table_services.coup_record(session=s3, by=capo, cards=["7H", "7S", "KH", "KD"], punta_draws=False,
+                                     bets=[{"patron": p3[1], "amount": 300_00}])  # fmt: skip
+    assert tie.winner == "tie"
+    table_services.coup_record(session=s3, by=capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+                               banker_draws=False, bets=[])  # fmt: skip
+    close(world, django_capture_on_commit_callbacks)
+    rows = [b for b in _section_rows(world.day, "bets") if b["table"] == 3]
+    assert [(b["coup"], b["amount"], b["carried_from"], b["result"]) for b in rows] == [
+        (1, 300_00, None, 0), (2, 300_00, 1, -300_00)]  # fmt: skip
+
+
 def test_report_files_and_checksums(closed):
     report = DayReport.objects.get(gaming_day=closed.day)
     for f in report.files.all():
