@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
-from django.db.models import F, Func
+from django.db.models import F, Func, OuterRef, Subquery, Value
+from django.db.models.functions import Cast, Concat
 from psycopg.adapt import Loader
 
 from config.errors import ApplicationError
@@ -57,6 +58,11 @@ DOC_NOT_GENERATED = "doc_not_generated"
 # books' own rows say must exist is gone (its head and events deleted or truncated together,
 # or renamed), which no chain can show.
 STREAM_MISSING = "stream_missing"
+# The same run: the trail itself says a report was built (a `report.built` event in a day's
+# `reports:` stream) and the report's row is gone, or is another report now (not built, of
+# another day or version). Deleting a report's rows together with what it sealed left every
+# row-named stream present; the event, hash-chained, still says the report was built.
+REPORT_MISSING = "report_missing"
 # Checked last on a whole-trail run: a report sealed a stream at [seq, hash], and the event
 # at that seq is gone (the tail deleted and the head moved back with it) or has another
 # hash (an event up to it rewritten and the chain rebuilt after it). Every chain can verify
@@ -72,6 +78,10 @@ REPORT_SEAL_ALTERED = "report_seal_altered"
 # report look like one built before heads were kept and skipped every check above. Reports
 # whose event predates the record are checked as before.
 SEALED_HEADS_ALTERED = "sealed_heads_altered"
+# The same run: a built report's summary (every figure the desk and the API show of it) is
+# not the one its `report.built` event recorded (summary_sha256; reports whose event predates
+# the digest are held to the expected cagnotte it recorded).
+REPORT_SUMMARY_ALTERED = "report_summary_altered"
 
 # Events per chunk: the fast path hashes a chunk from one text blob built by PostgreSQL,
 # the slow path reads rows through a server-side cursor this many at a time. Large enough
@@ -832,6 +842,8 @@ def chain_verify(
         if broken is None and streams is None:
             broken = _missing_stream()
         if broken is None and streams is None:
+            broken = _missing_report()
+        if broken is None and streams is None:
             broken = _sealed_head_problem()
     return VerifyResult(
         ok=broken is None,
@@ -843,9 +855,11 @@ def chain_verify(
 
 
 def expected_streams() -> list[str]:
-    """The streams the floor's and the books' rows say exist: each casino's and gaming day's
-    (their creation writes the first event), each built report's day's `reports:` stream and
-    every stream a report sealed, and the books stream of each day with a count."""
+    """The streams that must exist: those the floor's and the books' rows name (each
+    casino's and gaming day's, their creation writes the first event; each built report's
+    day's `reports:` stream and every stream a report sealed; the books stream of each day
+    with a count), and those the trail itself names (`_trail_streams`): rows deleted together
+    with their streams leave the events that recorded them."""
     from audit.models import CagnotteCount, DayReport
     from floor import selectors as floor_selectors
 
@@ -858,7 +872,51 @@ def expected_streams() -> list[str]:
     ):
         names.add(f"reports:{day_id}")
         names.update(sealed or [])
+    names.update(_trail_streams())
     return sorted(names)
+
+
+def _session_had_events(payload: Mapping[str, Any]) -> bool:
+    """Whether a session's close (`table_session.closed`) says the session had events of its
+    own: the events of its stream at the close (recorded since), the places it released
+    (each taken by a `seat.taken` in its stream) or the interruption it ended."""
+    events = payload.get("events")
+    return (
+        (isinstance(events, int) and events > 0)
+        or bool(payload.get("seats_released"))
+        or payload.get("interruption_ended") is not None
+    )
+
+
+def _trail_streams() -> Iterator[str]:
+    """The streams the trail's own events say exist, whatever the rows say:
+    - `table_session:N` of each session whose close (`table_session.closed`, in the day's
+      stream, subject the session) says it had events of its own (`_session_had_events`). A
+      session opened and closed with no play has no stream, and a close written before it
+      recorded the session's events says so only by the places and interruption it ended;
+    - for each `report.built` event in `reports:D`: the day's floor stream `gaming_day:D`,
+      which every report seals, every stream it names as sealed (`sealed_streams`, recorded
+      since), and from version 2 on the day's books.
+    Streamed (the events' payloads read a chunk at a time): two queries whatever the trail."""
+    closes = AuditEvent.objects.filter(
+        action="table_session.closed", subject_type="floor.tablesession"
+    ).values_list("subject_id", "payload_json")
+    for subject, doc in closes.iterator(chunk_size=2000):
+        if subject.isdigit() and _session_had_events(_object(doc)):
+            yield f"table_session:{subject}"
+    builds = AuditEvent.objects.filter(
+        action="report.built", stream__name__startswith="reports:"
+    ).values_list("stream__name", "payload_json")
+    for stream, doc in builds.iterator(chunk_size=2000):
+        day = stream.removeprefix("reports:")
+        payload = _object(doc)
+        yield f"gaming_day:{day}"
+        version = payload.get("version")
+        if isinstance(version, int) and version > 1:
+            yield f"day_books:{day}"
+        sealed = payload.get("sealed_streams")
+        if isinstance(sealed, list):
+            yield from (name for name in sealed if isinstance(name, str))
 
 
 def _missing_stream() -> BrokenEvent | None:
@@ -872,8 +930,46 @@ def _missing_stream() -> BrokenEvent | None:
         return None
     return BrokenEvent(
         missing[0], 0, None, STREAM_MISSING,
-        f"stream {missing[0]} is missing ({len(missing)} missing in all): the floor's or the books' rows "
-        "say it exists, the trail has no such stream",
+        f"stream {missing[0]} is missing ({len(missing)} missing in all): the floor's or the books' rows, "
+        "or the trail's own events, say it exists, the trail has no such stream",
+    )  # fmt: skip
+
+
+def built_reports_missing(*, stream: str | None = None) -> Iterator[dict[str, Any]]:
+    """Each `report.built` event (of every `reports:` stream, or of `stream`) whose report is
+    not there as built: no row of that id, or a row that is not built, of another day or of
+    another version than the event recorded. {"stream", "seq", "event_id", "report",
+    "version"}, in stream and seq order. One query, streamed: the row's day, status and
+    version are read beside each event by PostgreSQL (the subject id compared as text, so
+    a subject rewritten into anything is a missing row, not an error)."""
+    from audit.models import DayReport
+
+    rows = DayReport.objects.annotate(
+        pk_text=Cast("pk", models.TextField()),
+        stream_name=Concat(
+            Value("reports:"), Cast("gaming_day_id", models.TextField()), output_field=models.TextField()
+        ),
+    ).filter(pk_text=OuterRef("subject_id"), stream_name=OuterRef("stream__name"), status=DayReport.Status.DONE)
+    events = AuditEvent.objects.filter(action="report.built", stream__name__startswith="reports:")
+    if stream is not None:
+        events = events.filter(stream__name=stream)
+    events = events.annotate(row_version=Subquery(rows.values("version")[:1])).order_by("stream_id", "seq")
+    for pk, seq, name, subject, doc, row_version in events.values_list(
+        "pk", "seq", "stream__name", "subject_id", "payload_json", "row_version"
+    ).iterator(chunk_size=2000):
+        version = _object(doc).get("version")
+        if row_version is None or row_version != version:
+            yield {"stream": name, "seq": seq, "event_id": pk, "report": subject, "version": version}
+
+
+def _missing_report() -> BrokenEvent | None:
+    missing = next(built_reports_missing(), None)
+    if missing is None:
+        return None
+    return BrokenEvent(
+        missing["stream"], missing["seq"], missing["event_id"], REPORT_MISSING,
+        f"report {missing['report']} (version {missing['version']}) was built, its report.built event says, "
+        "and its row is gone or no longer that report: the report's rows were deleted or rewritten",
     )  # fmt: skip
 
 
@@ -920,8 +1016,8 @@ def _sealed_head_problem() -> BrokenEvent | None:
     from audit.models import DayReport
 
     reports = DayReport.objects.filter(status=DayReport.Status.DONE).order_by("pk")
-    rows = reports.values_list("pk", "gaming_day_id", "version", "sealed_heads", "seal")
-    for pk, day_id, version, heads, seal in rows.iterator(chunk_size=200):
+    rows = reports.values_list("pk", "gaming_day_id", "version", "sealed_heads", "seal", "summary")
+    for pk, day_id, version, heads, seal, summary in rows.iterator(chunk_size=200):
         built = (
             AuditEvent.objects.filter(
                 stream__name=f"reports:{day_id}", action="report.built", subject_type=DayReport._meta.label_lower,
@@ -929,6 +1025,10 @@ def _sealed_head_problem() -> BrokenEvent | None:
             ).order_by("-seq").values_list("pk", "seq", "payload_json").first()
         )  # fmt: skip
         payload = _object(built[2]) if built else {}
+        if built and _summary_altered(summary, payload):
+            return BrokenEvent(f"reports:{day_id}", built[1], built[0], REPORT_SUMMARY_ALTERED, (
+                f"report {pk} (gaming day {day_id}, version {version}): its summary is not the one its "
+                "report.built event recorded: the report's row was edited"))  # fmt: skip
         kept = payload.get("sealed_heads")
         if not heads and kept is None:
             continue  # built before its heads were kept
@@ -962,6 +1062,17 @@ def _sealed_head_problem() -> BrokenEvent | None:
     return None
 
 
+def _summary_altered(summary: Any, payload: Mapping[str, Any]) -> bool:
+    """Whether a report's summary differs from what its `report.built` event recorded: the
+    whole summary's digest (summary_sha256), or, in an event from before it, the expected
+    cagnotte."""
+    if "summary_sha256" in payload:
+        return payload["summary_sha256"] != summary_digest(summary)
+    if "expected_cagnotte" in payload:
+        return payload["expected_cagnotte"] != (summary if isinstance(summary, dict) else {}).get("expected_cagnotte")
+    return False
+
+
 def heads_digest(heads: Iterable[Iterable[Any]]) -> dict[str, Any]:
     """What a report's build records of its sealed heads, to check its row against later:
     how many, and the SHA-256 of their canonical JSON ([[name, seq, hash], ...] sorted, no
@@ -970,6 +1081,15 @@ def heads_digest(heads: Iterable[Iterable[Any]]) -> dict[str, Any]:
     canonical = sorted([str(name), int(seq), head] for name, seq, head in heads)
     text = json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
     return {"count": len(canonical), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def summary_digest(summary: Any) -> str:
+    """What a report's build records of its summary, to check its row against later: the
+    SHA-256 of its canonical JSON (keys sorted, no spaces), taken of the summary as the
+    database stores and returns it (JSON object keys are text there). Only the expected
+    cagnotte was recorded before: any other figure could be rewritten unseen."""
+    text = json.dumps(summary, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def heads_altered(heads: Iterable[Iterable[Any]] | None, recorded: Mapping[str, Any] | None) -> bool:
@@ -1055,6 +1175,8 @@ __all__ = [
     "HASH_MISMATCH",
     "HEAD_MISMATCH",
     "MISSING_EVENT",
+    "REPORT_MISSING",
+    "REPORT_SUMMARY_ALTERED",
     "STREAM_MISSING",
     "BrokenEvent",
     "VerifyResult",

@@ -65,6 +65,10 @@ REASONS = {
     "chain_broken": gettext_lazy("An audit chain is broken."),
     "build_record_missing": gettext_lazy("The audit trail has no record of this report's build."),
     "summary_mismatch": gettext_lazy("The report's figures differ from those recorded when it was built."),
+    "report_missing": gettext_lazy(
+        "Report %(report)s of this day (version %(version)s) was built, the audit trail records, and it is gone "
+        "or is no longer that report: its rows were deleted or rewritten."
+    ),
     "sealed_heads_altered": gettext_lazy(
         "The report's sealed stream heads (%(stored)s) differ from the %(recorded)s recorded when it was built: "
         "the report's row was edited."
@@ -105,7 +109,7 @@ BREAKS = {
         "the stream's head is not sealed by the application's key: the stream was re-chained, or its head moved, "
         "by someone without it"
     ),
-    "stream_missing": gettext_lazy("a stream the floor's records name is missing from the trail"),
+    "stream_missing": gettext_lazy("a stream the floor's records or the trail's own events name is missing"),
     "sealed_event_missing": gettext_lazy(
         "a day's report sealed this event and it is gone: the stream's last events were deleted"
     ),
@@ -117,6 +121,13 @@ BREAKS = {
     ),
     "sealed_heads_altered": gettext_lazy(
         "a day's report no longer holds the sealed heads its build recorded: the report's row was edited"
+    ),
+    "report_summary_altered": gettext_lazy(
+        "a day's report no longer holds the summary its build recorded: the report's row was edited"
+    ),
+    "report_missing": gettext_lazy(
+        "the trail records a day's report built, and its row is gone or is another report now: the report's rows "
+        "were deleted or rewritten"
     ),
 }
 # A record_mismatch's first sentence, by the kind of record (audit.reports.records).
@@ -432,7 +443,8 @@ def _explain(result: dict) -> dict:
         text = str(REASONS.get(code, code)) % {
             "format": (reason.get("format") or "").upper(),
             **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
-                                                     "shoe_number", "position", "seq", "stream", "action")},
+                                                     "shoe_number", "position", "seq", "stream", "action",
+                                                     "report", "version")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }

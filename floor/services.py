@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit.models import AuditStream
 from audit.services import record
 from config.errors import ApplicationError, Conflict, clean_text
 from tables.engine.profiles import PROFILES, Rounding
@@ -649,6 +650,10 @@ def table_session_close(*, session: TableSession, by: User) -> TableSession:
             "new": {"status": session.status, "closed_at": now.isoformat()},
             "interruption_ended": interruption.pk if interruption else None,
             "seats_released": released,
+            # The events of the session's own stream at its close: the trail then says the
+            # stream must exist (audit.selectors._trail_streams), whatever the rows say.
+            "events": AuditStream.objects.filter(name=session.audit_stream).values_list("seq", flat=True).first()
+            or 0,
         },
     )
     return session

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditStream, DayReport, ReportFile
 from audit.selectors import (
+    built_reports_missing,
     chain_verify,
     heads_altered,
     heads_digest,
@@ -37,6 +38,7 @@ from audit.selectors import (
     seal_of,
     sealed_head_changes,
     stream_heads,
+    summary_digest,
 )
 from audit.services import record
 from config.errors import ApplicationError, Conflict
@@ -239,6 +241,14 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
             # The heads the seal is over, as a count and a digest: the report's row keeps them
             # unchained, and emptied there they made it look like a report from before them.
             "sealed_heads": heads_digest(heads),
+            # The streams sealed, by name: the trail then says they must exist, even once
+            # the report's row is gone (audit.selectors._trail_streams).
+            "sealed_streams": streams,
+            # The whole summary, as a digest of what the row now holds (read back: the
+            # database's JSON is what verify reads), not only the expected cagnotte.
+            "summary_sha256": summary_digest(
+                DayReport.objects.filter(pk=report.pk).values_list("summary", flat=True).get()
+            ),
         },
     )
 
@@ -285,8 +295,12 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[int]:
 def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The report as its build recorded it in the hash-chained `report.built` event: the
     seal, its sealed heads (count and digest; not in older events), each file's SHA-256 and
-    the expected cagnotte. The report's rows are not chained:
-    a file replaced together with its stored checksum, or a seal rewritten, shows here."""
+    the summary (its digest, `summary_sha256`: any figure; older events recorded only the
+    expected cagnotte, which is then all that is held). The report's rows are not chained:
+    a file replaced together with its stored checksum, a seal or a summary rewritten, shows
+    here (`summary_mismatch`, `recorded`: which record it fails). And every other report of
+    the day the trail says was built must still be there (`report_missing`): a later version
+    deleted left this one served as current."""
     event = (
         AuditEvent.objects.filter(
             stream__name=reports_stream(report.gaming_day_id),
@@ -297,15 +311,18 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
         .order_by("-seq")
         .first()
     )
+    reasons: list[dict[str, Any]] = [
+        {"code": "report_missing", "report": gone["report"], "version": gone["version"], "event": gone["event_id"]}
+        for gone in built_reports_missing(stream=reports_stream(report.gaming_day_id))
+    ]  # fmt: skip
     if event is None:
-        return [{"code": "build_record_missing"}]
+        return [*reasons, {"code": "build_record_missing"}]
     try:
         built = event.payload
     except ValueError:
         built = None
     if not isinstance(built, dict):  # rewritten into something no build writes
-        return [{"code": "build_record_unreadable", "event": event.pk}]
-    reasons: list[dict[str, Any]] = []
+        return [*reasons, {"code": "build_record_unreadable", "event": event.pk}]
     files_recorded = built.get("files")
     recorded = dict(files_recorded) if isinstance(files_recorded, dict) else {}
     for entry in files:
@@ -323,8 +340,11 @@ def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, 
         reasons.append({"code": "sealed_heads_altered", "stored": len(report.sealed_heads or []),
                         "recorded": recorded_heads.get("count") if isinstance(recorded_heads, dict) else None,
                         "event": event.pk})  # fmt: skip
-    if built.get("expected_cagnotte") != (report.summary or {}).get("expected_cagnotte"):
-        reasons.append({"code": "summary_mismatch", "event": event.pk})
+    recorded_summary = built.get("summary_sha256")  # absent from the events of builds before it was kept
+    if recorded_summary is not None and recorded_summary != summary_digest(report.summary):
+        reasons.append({"code": "summary_mismatch", "recorded": "summary_sha256", "event": event.pk})
+    elif built.get("expected_cagnotte") != (report.summary or {}).get("expected_cagnotte"):
+        reasons.append({"code": "summary_mismatch", "recorded": "expected_cagnotte", "event": event.pk})
     return reasons
 
 

@@ -21,7 +21,7 @@ from django.db.models import Sum
 from django.utils import timezone
 from openpyxl.utils import get_column_letter
 
-from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport, ReportFile
+from audit.models import AuditEvent, AuditStream, CagnotteCount, ControlRegister, DayReport, ReportFile
 from audit.reports import registers
 from audit.reports.builder import banker_rate_check, expected_banker_rate
 from audit.selectors import day_seal
@@ -33,7 +33,7 @@ from floor.models import GamingDay, MinimumChange, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Bank, Bet, Coup, Posting, ShoeCard
-from tests.audit.conftest import raw_sql, reseal, trigger_disabled
+from tests.audit.conftest import append, raw_sql, reseal, trigger_disabled
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
 
@@ -1536,3 +1536,140 @@ def test_a_coup_s_violation_reads_the_same_on_the_tablet_in_italian():
         html = violation(v)
     assert html.startswith("il banchiere non ha tirato con 3 contro la terza carta della punta <span")
     assert html.endswith("(banchiere alla Regola: tirare)") and "2♦" in html
+
+
+# --------------------------------------------------------------------------- what the trail says must exist
+
+
+def _signed_v2(day: Day, direzione, direzione2, django_capture_on_commit_callbacks) -> DayReport:
+    _count_all(day, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=day.day, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    v2 = DayReport.objects.get(gaming_day=day.day, version=2)
+    assert v2.status == "done", v2.error
+    return v2
+
+
+def _delete_reports(where: str = "", params: tuple = ()) -> None:
+    raw_sql(f"DELETE FROM audit_reportfile {where.replace('id', 'report_id')}", params)
+    raw_sql(f"DELETE FROM audit_dayreport {where}", params)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_session_deleted_with_every_report_row_is_named_by_the_trail(closed, fast):
+    """QA: a whole session deleted in SQL (its stream, its events, its rows) together with
+    every report row passed audit_verify: no row named its stream any more. The day's stream
+    still holds the session's opening and close, and reports:D its report.built event."""
+    from audit.selectors import chain_verify
+
+    session = closed.sessions[0]
+    name = session.audit_stream
+    closing = AuditEvent.objects.get(action="table_session.closed", subject_id=str(session.pk))
+    assert closing.payload["events"] == AuditStream.objects.get(name=name).seq > 0
+    built = AuditEvent.objects.get(action="report.built", stream__name=f"reports:{closed.day.pk}")
+    assert name in built.payload["sealed_streams"]
+    assert chain_verify(fast=fast).ok
+    with trigger_disabled():
+        raw_sql("DELETE FROM audit_auditevent WHERE stream_id = (SELECT id FROM audit_auditstream WHERE name = %s)",
+                (name,))  # fmt: skip
+        raw_sql("ALTER TABLE audit_auditstream DISABLE TRIGGER audit_stream_no_delete")
+        raw_sql("DELETE FROM audit_auditstream WHERE name = %s", (name,))
+        raw_sql("ALTER TABLE audit_auditstream ENABLE TRIGGER audit_stream_no_delete")
+        raw_sql("DELETE FROM tables_posting WHERE session_id = %s", (session.pk,))
+    _delete_reports()
+    broken = chain_verify(fast=fast).first_broken
+    assert (broken.reason, broken.stream) == ("stream_missing", name)
+    assert "the trail's own events" in broken.message
+    # Were the session's stream there, the report.built event still names the report gone.
+    with trigger_disabled():
+        append(name)  # a stream of that name again, so that only the report is missing
+    broken = chain_verify(fast=fast).first_broken
+    assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
+        built.stream.name, built.seq, built.pk, "report_missing")  # fmt: skip
+    assert f"report {built.subject_id} (version 1)" in broken.message
+
+
+def test_a_session_with_no_event_of_its_own_needs_no_stream(world, commissario, user_factory):
+    """Opened and closed with no play: no stream, and none is asked for."""
+    from audit.selectors import chain_verify
+
+    capo, changeur = user_factory("capo9", Role.CAPO_PARTITA), user_factory("changeur9", Role.CHANGEUR)
+    idle = floor_services.table_session_open(table=world.tables[0], by=commissario, capo_partita=capo,
+                                             changeur=changeur, shoe_number="S-9", minimum=100_00)  # fmt: skip
+    floor_services.table_session_close(session=idle, by=commissario)
+    assert AuditEvent.objects.get(action="table_session.closed", subject_id=str(idle.pk)).payload["events"] == 0
+    assert not AuditStream.objects.filter(name=idle.audit_stream).exists()
+    assert chain_verify().ok
+
+
+def test_a_later_report_version_deleted_is_named(closed, api, auditor, direzione, direzione2,
+                                                django_capture_on_commit_callbacks):  # fmt: skip
+    """QA: version 2 deleted in SQL passed audit_verify and the API's verify, and version 1
+    was then served as current. Its report.built event says it was built."""
+    from audit.selectors import chain_verify
+    from audit.views import _explain
+
+    v2 = _signed_v2(closed, direzione, direzione2, django_capture_on_commit_callbacks)
+    v1 = DayReport.objects.get(gaming_day=closed.day, version=1)
+    assert chain_verify().ok
+    assert api(auditor).post(f"/api/reports/{v1.pk}/verify/").json()["ok"] is True
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(v2.pk))
+    _delete_reports("WHERE id = %s", (v2.pk,))
+    for fast in (True, False):
+        broken = chain_verify(fast=fast).first_broken
+        assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
+            f"reports:{closed.day.pk}", built.seq, built.pk, "report_missing")  # fmt: skip
+    body = api(auditor).post(f"/api/reports/{v1.pk}/verify/").json()
+    assert body["ok"] is False
+    assert [r for r in body["reasons"] if r["code"] == "report_missing"] == [
+        {"code": "report_missing", "report": str(v2.pk), "version": 2, "event": built.pk}]  # fmt: skip
+    lines = _explain(body)["lines"]
+    assert any("version 2" in line and "was built" in line for line in lines), lines
+
+
+def test_a_report_row_rewritten_into_another_version_is_named(closed):
+    from audit.selectors import chain_verify
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    DayReport.objects.filter(pk=report.pk).update(version=3)
+    assert chain_verify().first_broken.reason == "report_missing"
+    DayReport.objects.filter(pk=report.pk).update(version=1, status=DayReport.Status.FAILED)
+    assert chain_verify().first_broken.reason == "report_missing"
+
+
+def test_any_figure_of_the_summary_rewritten_is_caught(closed, api, auditor):
+    """QA: the summary's figures other than the expected cagnotte could be rewritten in SQL
+    unseen. The build records the whole summary's digest."""
+    from audit.selectors import chain_verify, summary_digest
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    assert built.payload["summary_sha256"] == summary_digest(report.summary)
+    raw_sql("""UPDATE audit_dayreport SET summary = summary || '{"register_total": 12000}' WHERE id = %s""",
+            (report.pk,))  # fmt: skip
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    assert [r for r in body["reasons"] if r["code"] == "summary_mismatch"] == [
+        {"code": "summary_mismatch", "recorded": "summary_sha256", "event": built.pk}]  # fmt: skip
+    for fast in (True, False):
+        broken = chain_verify(fast=fast).first_broken
+        assert (broken.stream, broken.seq, broken.event_id, broken.reason) == (
+            f"reports:{closed.day.pk}", built.seq, built.pk, "report_summary_altered")  # fmt: skip
+
+
+def test_a_report_built_before_the_summary_digest_is_held_to_its_expected_cagnotte(closed, api, auditor):
+    import json
+
+    report = DayReport.objects.get(gaming_day=closed.day)
+    built = AuditEvent.objects.get(action="report.built", subject_id=str(report.pk))
+    old = {k: v for k, v in built.payload.items() if k not in ("summary_sha256", "sealed_streams")}
+    with trigger_disabled():  # the event as builds wrote it before (its chain is not the point here)
+        AuditEvent.objects.filter(pk=built.pk).update(payload_json=json.dumps(old))
+    DayReport.objects.filter(pk=report.pk).update(summary={**report.summary, "register_total": 12000})
+    reasons = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
+    assert "summary_mismatch" not in [r["code"] for r in reasons]  # not recorded then: not held
+    DayReport.objects.filter(pk=report.pk).update(summary={**report.summary, "expected_cagnotte": 1})
+    reasons = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
+    assert {"code": "summary_mismatch", "recorded": "expected_cagnotte", "event": built.pk} in reasons
