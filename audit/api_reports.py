@@ -295,7 +295,8 @@ class ReportVerifyOutput(serializers.Serializer):
         "`books_mismatch` (a "
         "cagnotte count or control register row differs from its events in the day's books stream, the count's "
         "and the signatures' times included where the events record them: "
-        "`count_not_as_recorded`, `register_not_as_recorded`, `count_missing`, `register_missing`).",
+        "`count_not_as_recorded` (with `count`, `table` and `table_number`), `register_not_as_recorded`, "
+        "`count_missing`, `register_missing`).",
     )
 
 
@@ -472,7 +473,7 @@ class ControlRegisterApi(IdempotentMixin, APIView):
         summary="Write the control register from the counts, or bring an unsigned one up to date",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction).")},
+            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
@@ -488,7 +489,7 @@ class ControlRegisterSignApi(IdempotentMixin, APIView):
         description="The second signature makes the register final and enqueues the next report version.",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`.")},
+            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`, `levies_changed_since_count`, `count_not_as_recorded`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
         reg = get_object_or_404(ControlRegister, pk=pk)
@@ -505,7 +506,7 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         summary="Correct a signed control register: a new register that refers to it",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`.")},
+            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)

@@ -130,6 +130,20 @@ BREAKS = {
         "were deleted or rewritten"
     ),
 }
+# A books_mismatch's second sentence, by its problem (audit.reports.registers.books_verify):
+# which count (and at which table) or which register.
+BOOKS = {
+    "count_not_as_recorded": gettext_lazy(
+        "Table %(table)s, cagnotte count %(count)s: the count in the books is not the one the audit trail recorded."
+    ),
+    "register_not_as_recorded": gettext_lazy(
+        "Control register %(register)s: the register in the books is not the one the audit trail recorded."
+    ),
+    "count_missing": gettext_lazy("Cagnotte count %(count)s, recorded by the audit trail, is gone from the books."),
+    "register_missing": gettext_lazy(
+        "Control register %(register)s, recorded by the audit trail, is gone from the books."
+    ),
+}
 # A record_mismatch's first sentence, by the kind of record (audit.reports.records).
 RECORDS = {
     "day": gettext_lazy("The gaming day's row"),
@@ -243,6 +257,10 @@ BOOK_REFUSALS = {
     "levies_changed_since_count": gettext_lazy(
         "The levies recorded at a table no longer add up to its count's expected cagnotte: verify the "
         "day's report, and correct the count."
+    ),
+    "count_not_as_recorded": gettext_lazy(
+        "A cagnotte count of the day is not what the audit trail recorded for it (edited behind the services): "
+        "verify the day's report; no register is written or signed over it."
     ),
     "register_not_signed": gettext_lazy("An unsigned register is brought up to date, not corrected."),
     "register_unchanged": gettext_lazy(
@@ -449,7 +467,8 @@ def _explain(result: dict) -> dict:
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }
         details = {"record_mismatch": _record_words, "postings_mismatch": _postings_words,
-                   "bets_mismatch": _bets_words, "cards_mismatch": _cards_words, "coup_mismatch": _coup_words}  # fmt: skip
+                   "bets_mismatch": _bets_words, "cards_mismatch": _cards_words, "coup_mismatch": _coup_words,
+                   "books_mismatch": _books_words}  # fmt: skip
         if code in details:
             try:
                 said = details[code](reason)
@@ -457,7 +476,7 @@ def _explain(result: dict) -> dict:
                 # Values a rewritten event put there that no row holds (a list for a card):
                 # the first sentence stands, the details are in the API's answer.
                 said = _("Its details are not all values the books hold; the API's answer lists them.")
-            text = said if code == "record_mismatch" and reason.get("record") in RECORDS else f"{text} {said}"
+            text = said if code == "record_mismatch" and reason.get("record") in RECORDS else f"{text} {said}".rstrip()
         broken = reason.get("first_broken")
         if broken:
             text += " " + _broken_words(broken)
@@ -467,6 +486,15 @@ def _explain(result: dict) -> dict:
             text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
+
+
+def _books_words(reason: dict) -> str:
+    """Which count, at which table (by its number), or which register: the API's details."""
+    words = BOOKS.get(reason.get("problem"))
+    if words is None:
+        return ""
+    table = reason.get("table_number", reason.get("table", ""))
+    return str(words % {"table": table, "count": reason.get("count", ""), "register": reason.get("register", "")})
 
 
 def _euros(cents) -> str:

@@ -262,6 +262,25 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
 # --------------------------------------------------------------------------- control register
 
 
+def _refuse_counts_not_as_recorded(day: GamingDay) -> None:
+    """Nobody writes or signs a register over a count that is not what its event recorded:
+    a count edited in SQL (or written with no event) reads as a legitimate figure, even as a
+    later correction, and would go into the register and its signatures. Verification names
+    it only afterwards (`count_not_as_recorded`); this refuses it before (409, writes
+    nothing). The day's books stream is replayed once (books_verify)."""
+    problems = [p for p in books_verify(gaming_day_id=day.pk) if p["code"] in ("count_not_as_recorded", "count_missing")]
+    if not problems:
+        return
+    raise Conflict(
+        "count_not_as_recorded",
+        "A cagnotte count of the day is not what the audit trail recorded for it.",
+        details={
+            "counts": [p["count"] for p in problems],
+            "tables": sorted({p["table_number"] for p in problems if "table_number" in p}),
+        },
+    )
+
+
 def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
     """Per table and per session, the day's accounts (art. 72); the counted figure is per
     table (one box per table), the carried figure is the higher of expected and counted,
@@ -272,6 +291,7 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
     if missing:
         raise Conflict("cagnotte_not_counted", "Count the cagnotte of every table first.",
                        details={"tables": missing})  # fmt: skip
+    _refuse_counts_not_as_recorded(day)
     session_figures = report_selectors.session_figures(gaming_day_id=day.pk)
     sessions: dict[int, list] = {}
     for s in floor_selectors.day_sessions(gaming_day_id=day.pk):
@@ -483,13 +503,15 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
             # recorded is named as not as recorded (and the chain check names the event).
             continue
     problems: list[dict[str, Any]] = []
-    for count in CagnotteCount.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
+    rows = CagnotteCount.objects.filter(gaming_day_id=gaming_day_id).select_related("table").order_by("pk")
+    for count in rows:
         recorded = counts.pop(str(count.pk), None)
         row = json.loads(json.dumps(_count_payload(count)))
         if isinstance(recorded, dict) and "counted_at" not in recorded:  # written before it said it
             del row["counted_at"]
-        if recorded != row:
-            problems.append({"code": "count_not_as_recorded", "count": count.pk, "table": count.table_id})
+        if recorded != row:  # the table by its id and, as the desk says it, its number
+            problems.append({"code": "count_not_as_recorded", "count": count.pk, "table": count.table_id,
+                             "table_number": count.table.number})  # fmt: skip
     for reg in ControlRegister.objects.filter(gaming_day_id=gaming_day_id).order_by("pk"):
         recorded = registers.pop(str(reg.pk), None)
         times = [None if t is None else t.isoformat() for t in (reg.first_signed_at, reg.second_signed_at)]

@@ -1673,3 +1673,57 @@ def test_a_report_built_before_the_summary_digest_is_held_to_its_expected_cagnot
     DayReport.objects.filter(pk=report.pk).update(summary={**report.summary, "expected_cagnotte": 1})
     reasons = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
     assert {"code": "summary_mismatch", "recorded": "expected_cagnotte", "event": built.pk} in reasons
+
+
+# --------------------------------------------------------------------------- counts edited behind the services
+
+
+def test_no_register_prepared_signed_or_corrected_over_a_count_edited_in_sql(closed, api, direzione, direzione2):
+    """QA: a count edited in SQL showed on the desk as a legitimate later correction, and a
+    register, its correction and their signatures were accepted over it; verification named
+    it only afterwards. Each is refused now, as levies changed since the count are."""
+    _count_all(closed, direzione, direzione2)
+    count = CagnotteCount.objects.get(gaming_day=closed.day, table=closed.tables[0])
+    url = f"/api/gaming-days/{closed.day.pk}/control-register/"
+
+    def refused(user, path: str, body: dict | None = None) -> None:
+        before = AuditEvent.objects.count(), list(ControlRegister.objects.values().order_by("pk"))
+        r = api(user).post(path, body or {}, format="json")
+        assert r.status_code == 409, r.json()
+        assert r.json()["error"]["code"] == "count_not_as_recorded"
+        assert r.json()["error"]["details"] == {"counts": [count.pk], "tables": [1]}
+        assert (AuditEvent.objects.count(), list(ControlRegister.objects.values().order_by("pk"))) == before
+
+    raw_sql("UPDATE audit_cagnottecount SET counted = 4560 WHERE id = %s", (count.pk,))
+    refused(direzione, url)
+    assert not ControlRegister.objects.exists()
+    raw_sql("UPDATE audit_cagnottecount SET counted = %s WHERE id = %s", (house(session__table=closed.tables[0]),
+                                                                          count.pk))  # fmt: skip
+    reg = api(direzione).post(url).json()
+    raw_sql("UPDATE audit_cagnottecount SET counted = 4560 WHERE id = %s", (count.pk,))
+    refused(direzione, f"/api/control-registers/{reg['id']}/sign/")
+    raw_sql("UPDATE audit_cagnottecount SET counted = %s WHERE id = %s", (house(session__table=closed.tables[0]),
+                                                                          count.pk))  # fmt: skip
+    assert api(direzione).post(f"/api/control-registers/{reg['id']}/sign/").status_code == 200
+    assert api(direzione2).post(f"/api/control-registers/{reg['id']}/sign/").json()["status"] == "signed"
+    # A count corrected (through the services), then the correction's row edited in SQL.
+    new = registers.cagnotte_count_correct(count=count, by=direzione, witness=direzione2, counted=40_00, note="recount")
+    raw_sql("UPDATE audit_cagnottecount SET counted = 4560 WHERE id = %s", (new.pk,))
+    count = new
+    refused(direzione, f"/api/control-registers/{reg['id']}/correct/", {"reason": "count corrected"})
+
+
+def test_the_desk_names_the_table_and_the_count_edited_in_sql(closed, api, auditor, direzione, direzione2):
+    from audit.views import _explain
+
+    _count_all(closed, direzione, direzione2)
+    count = CagnotteCount.objects.get(gaming_day=closed.day, table=closed.tables[1])
+    raw_sql("UPDATE audit_cagnottecount SET counted = 4560 WHERE id = %s", (count.pk,))
+    report = DayReport.objects.get(gaming_day=closed.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    [reason] = [r for r in body["reasons"] if r["code"] == "books_mismatch"]
+    assert reason == {"code": "books_mismatch", "problem": "count_not_as_recorded", "count": count.pk,
+                      "table": closed.tables[1].pk, "table_number": 2}  # fmt: skip
+    [line] = [x for x in _explain(body)["lines"] if "cagnotte count" in x]
+    assert line.endswith(f"Table 2, cagnotte count {count.pk}: the count in the books is not the one the audit "
+                         "trail recorded.")  # fmt: skip
