@@ -560,10 +560,43 @@ def _postings_words(reason: dict) -> str:
     return _entries_words(reason, "role", ROLES, signed=True)
 
 
+# A bet's field, in a bets_mismatch said in words (audit.reports.ledger.BET_FIELDS).
+BET_FIELD_NAMES = {
+    "seat": gettext_lazy("seat"),
+    "order": gettext_lazy("place in the betting order"),
+    "standing": gettext_lazy("standing"),
+    "by": gettext_lazy("recorded by (user)"),
+    "at": gettext_lazy("time"),
+}
+
+
 def _bets_words(reason: dict) -> str:
     """The bets that differ, each side: "In the books: Anna Rossi (patron 12, individual)
-    80.00. In the audit trail: Anna Rossi (patron 12, individual) 50.00."."""
-    return _entries_words(reason, "kind", KINDS, signed=False)
+    80.00. In the audit trail: Anna Rossi (patron 12, individual) 50.00.", then each field
+    of a bet that differs: "Anna Rossi (patron 12), seat: 3 in the books, 2 in the audit
+    trail." (the stakes' sentence only when they differ)."""
+    def stakes_of(side: str) -> list[str]:
+        return sorted(repr((e.get("patron"), e.get("kind"), e.get("amount"))) for e in reason.get(side) or [])
+
+    stakes = stakes_of("in_books") != stakes_of("in_trail")
+    words = [_entries_words(reason, "kind", KINDS, signed=False)] if stakes or not reason.get("fields") else []
+    for entry in reason.get("fields") or []:
+        values = {"who": (_("%(name)s (patron %(patron)s)") if entry.get("name") else _("patron %(patron)s")) % {
+                      "name": entry.get("name"), "patron": entry.get("patron")},
+                  "field": BET_FIELD_NAMES.get(entry.get("field"), entry.get("field")),
+                  "books": _bet_value(entry.get("field"), entry.get("in_books")),
+                  "trail": _bet_value(entry.get("field"), entry.get("in_trail"))}  # fmt: skip
+        words.append(_("%(who)s, %(field)s: %(books)s in the books, %(trail)s in the audit trail.") % values)
+    return " ".join(str(w) for w in words)
+
+
+def _bet_value(field: str | None, value) -> str:
+    if field == "standing" and isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if field == "at":
+        when = _aware(value)
+        return when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else str(value)
+    return str(value)
 
 
 def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> str:

@@ -45,8 +45,12 @@ PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker
 # Every field a coup_mismatch may name, in the order it names them.
 FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled", "settled_at")
 # The events the replay reads.
-ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "coup.rien_ne_va_plus",
-           "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
+ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "bet.placed", "bet.withdrawn",
+           "banco.called", "coup.rien_ne_va_plus", "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
+# A bet's fields beyond its stake (patron, kind, amount) that the report prints and the
+# events record: its seat (by number), its place in the betting order, whether standing,
+# who recorded it and when (the row's own time: in `bet.placed` since it records it).
+BET_FIELDS = ("seat", "order", "standing", "by", "at")
 # The session's own events in the day's stream.
 DAY_ACTIONS = ("table_session.opened", "table_session.closed")
 UNUSED = "unused by the reconstruction"  # the reason the settlement gives its void cards
@@ -88,6 +92,9 @@ class _Trail(RecordTrail):
         self.postings: dict[int, Counter[Entry]] = {}
         self.coups: dict[int, dict[str, Any]] = {}  # coup -> punta, PLAYED, next_cards, settled
         self.bets: dict[int, Counter[Stake]] = {}  # coup -> the bets at rien ne va plus
+        self.placed: dict[tuple[Any, Any], dict[str, Any]] = {}  # (coup, patron) -> a bet's BET_FIELDS
+        self.called: dict[tuple[Any, Any], dict[str, Any]] = {}  # (coup, patron) -> a banco call's seat
+        self.bet_fields: dict[int, dict[Any, dict[str, Any]]] = {}  # coup -> patron -> BET_FIELDS held
         self.cards: dict[tuple[int, int], dict[str, Any]] = {}  # (shoe, position) -> the card
         self.dealt: dict[int, list[tuple[int, int]]] = {}  # coup -> its dealt cards, in shoe order
         self.shoe: int | None = None  # the shoe in play as the events go
@@ -157,6 +164,34 @@ class _Trail(RecordTrail):
         self._card(payload, ShoeCard.Use.RECONSTRUCTION)
         self._coup(payload["coup"])["next_cards"].append(payload.get("card"))
 
+    def _bet_placed(self, bet: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        """A bet's fields as placed (a changed bet is placed again, in its place)."""
+        self.placed[(payload["coup"], payload["patron"])] = {
+            "seat": payload.get("seat_number", UNKNOWN), "order": payload.get("order", UNKNOWN),
+            "standing": payload.get("standing", UNKNOWN), "by": actor, "at": payload.get("at", UNKNOWN),
+        }  # fmt: skip
+
+    def _bet_withdrawn(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self.placed.pop((payload["coup"], payload["patron"]), None)
+
+    def _banco_called(self, call: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        self.called[(payload["coup"], payload["patron"])] = {
+            "seat": payload.get("seat_number", UNKNOWN), "standing": payload.get("standing", UNKNOWN)}  # fmt: skip
+
+    def _fields_of(self, coup: int, bets: Any, actor: int | None) -> dict[Any, dict[str, Any]]:
+        """The BET_FIELDS of a coup's bets as the trail holds them (UNKNOWN: not said). A bet
+        placed at the coup: its `bet.placed`. The banco solo's bet, written at rien ne va plus
+        by whoever called it: first in order, at its caller's seat (its `banco.called`). A bet
+        carried from a tie has no event of its own at the replay: its fields are not held."""
+        fields: dict[Any, dict[str, Any]] = {}
+        for bet in bets or ():
+            patron = bet.get("patron")
+            said = self.placed.get((coup, patron))
+            if said is None and bet.get("kind") == Bet.Kind.BANCO and (coup, patron) in self.called:
+                said = {"order": 1, "by": actor, "at": UNKNOWN, **self.called[(coup, patron)]}
+            fields[patron] = said or dict.fromkeys(BET_FIELDS, UNKNOWN)
+        return fields
+
     def _coup_rien_ne_va_plus(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         if coup is None:
             return
@@ -164,6 +199,7 @@ class _Trail(RecordTrail):
         self.bets[coup] = Counter(
             (b.get("patron"), b.get("kind"), int(b.get("amount") or 0)) for b in payload.get("bets") or ()
         )
+        self.bet_fields[coup] = self._fields_of(coup, payload.get("bets"), actor)
 
     def _coup_annulled(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         """An annulled coup: its register row (records), and the bets it gave back."""
@@ -174,6 +210,8 @@ class _Trail(RecordTrail):
                 (b.get("patron"), b.get("kind"), int(b.get("amount") or 0))
                 for b in payload.get("bets_returned") or ()
             )
+            if coup not in self.bet_fields:  # annulled before rien ne va plus: as placed
+                self.bet_fields[coup] = self._fields_of(coup, payload.get("bets_returned"), actor)
 
     def _coup_played(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
         coup = int(payload["coup"])
@@ -214,7 +252,8 @@ def books_as_played(report: DayReport) -> list[dict[str, Any]]:
       net), its punta, its cards and draws, its Regola marks, its conformity, violations and
       versions (as played, settled on) differ from the events' (`fields`: each one, in the
       books and in the trail), or a coup is settled in one and not in the other;
-    - `bets_mismatch`: a settled coup's bets differ from those at its rien ne va plus;
+    - `bets_mismatch`: a settled coup's bets differ from those at its rien ne va plus (their
+      stakes, or a bet's seat, order, standing, recorder or time, where the trail says them);
     - `postings_mismatch`: a posting changed, added or removed, or booked with no event;
     - `cards_mismatch`: a card out of a shoe changed, added or removed (its code, what it
       was used for, its coup and hand, whether and why it was voided).
@@ -301,20 +340,32 @@ def _bank_numbers(session: TableSession, reasons: list[dict[str, Any]]) -> None:
 
 def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> list[dict[str, Any]]:
     """The settled coups' bet rows against the bets their rien ne va plus recorded; the
-    annulled coups' against the bets their annulment gave back."""
+    annulled coups' against the bets their annulment gave back: the stakes (patron, kind,
+    amount), and each bet's BET_FIELDS where the trail holds them (`fields`: per bet and
+    field, both sides; a bet is one per patron and coup)."""
     in_books: dict[int, Counter[Stake]] = {coup: Counter() for coup in books}
+    held: dict[int, dict[int, dict[str, Any]]] = {}  # coup -> patron -> BET_FIELDS in the books
     ended = (Coup.State.SETTLED, Coup.State.ANNULLED)
     rows = Bet.objects.filter(coup__session=session, coup__state__in=ended).values_list(
-        "coup_id", "patron_id", "kind", "amount"
+        "coup_id", "patron_id", "kind", "amount", "seat__seat_number", "order", "standing", "by_id", "at"
     )
-    for coup, patron, kind, amount in rows.order_by("coup_id", "order").iterator(chunk_size=CHUNK):
+    for coup, patron, kind, amount, *rest in rows.order_by("coup_id", "order").iterator(chunk_size=CHUNK):
         in_books.setdefault(coup, Counter())[(patron, kind, amount)] += 1
-    return [
-        {"code": "bets_mismatch", **where, "coup": numbers.get(coup),
-         "in_books": _listed(in_books.get(coup), "kind"), "in_trail": _listed(trail.bets.get(coup), "kind")}
-        for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results or c in trail.annulled})
-        if (in_books.get(coup) or Counter()) != (trail.bets.get(coup) or Counter())  # none and no bets alike
-    ]  # fmt: skip
+        held.setdefault(coup, {})[patron] = dict(zip(BET_FIELDS, [*rest[:-1], said(rest[-1])], strict=True))
+    found = []
+    for coup in sorted(set(in_books) | {c for c in trail.bets if c in trail.results or c in trail.annulled}):
+        fields = [
+            {"patron": patron, "field": field, "in_books": row[field], "in_trail": said_[field]}
+            for patron, row in sorted(held.get(coup, {}).items())
+            for said_ in [trail.bet_fields.get(coup, {}).get(patron, {})]
+            for field in BET_FIELDS
+            if said_.get(field, UNKNOWN) is not UNKNOWN and row[field] != said_[field]
+        ]  # fmt: skip
+        if fields or (in_books.get(coup) or Counter()) != (trail.bets.get(coup) or Counter()):  # none and no bets alike
+            found.append({"code": "bets_mismatch", **where, "coup": numbers.get(coup),
+                          "in_books": _listed(in_books.get(coup), "kind"),
+                          "in_trail": _listed(trail.bets.get(coup), "kind"), "fields": fields})  # fmt: skip
+    return found
 
 
 def _postings(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
@@ -372,7 +423,7 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
     house), and a coup's punta both sides' ("names"), as the report names them: a query for
     them all, and one for puntas not among them."""
     entries = [e for r in reasons if r["code"] in ("postings_mismatch", "bets_mismatch")
-               for e in (*r["in_books"], *r["in_trail"])]  # fmt: skip
+               for e in (*r["in_books"], *r["in_trail"], *r.get("fields", ()))]  # fmt: skip
     ids = {e["patron"] for e in entries if isinstance(e["patron"], int)}
     names = {pk: f"{first} {last}" for pk, first, last in
              Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip

@@ -474,6 +474,7 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
         "order": bet.order,
         "seat_number": seat.seat_number,
         "standing": seat.standing,
+        "at": bet.at.isoformat(),  # the row's own time (the event has its own): the books check holds it
         "covered": covered + amount,
         "open": coup.bank_amount - covered - amount,
     }

@@ -562,3 +562,78 @@ def test_a_rewritten_time_that_is_no_date_is_said_as_written(evening, written):
     assert (reason["record"], set(reason["fields"])) == ("interruption", {"interrupted_at"})
     [line] = _explain({"reasons": [reason]})["lines"]
     assert line.endswith(f"in the books, {written} in the audit trail.")
+
+
+def test_a_bets_seat_order_standing_recorder_or_time_edited_in_sql_is_named(evening, make_user):
+    """QA: the report prints each bet's seat, order, standing, time and who recorded it; the
+    check compared only the stakes, so those could be edited unseen. Its `bet.placed`
+    records them (the time since it records it)."""
+    from datetime import timedelta
+
+    from audit.views import _explain
+    from floor.models import Seat
+
+    game, coups = evening
+    p2, p5 = game.seat(2).pk, game.seat(5).pk
+    bet = Bet.objects.get(coup=coups["plain"], patron_id=p5)
+    other = Seat.objects.filter(session=game.session).exclude(pk=bet.seat_id).first()
+    intruder = make_user("intruder", Role.CAPO_PARTITA)
+    edits = [
+        ("seat", {"seat": other}, bet.seat.seat_number, other.seat_number),
+        ("standing", {"standing": not bet.standing}, bet.standing, not bet.standing),
+        ("by", {"by": intruder}, bet.by_id, intruder.pk),
+        ("at", {"at": bet.at - timedelta(minutes=3)}, bet.at.isoformat(), (bet.at - timedelta(minutes=3)).isoformat()),
+    ]
+    for field, change, was, now in edits:
+        Bet.objects.filter(pk=bet.pk).update(**change)
+        [reason] = as_played(game.session)
+        assert (reason["code"], reason["coup"]) == ("bets_mismatch", coups["plain"].number)
+        assert reason["in_books"] == reason["in_trail"]  # the stakes are as they were
+        assert reason["fields"] == [{"patron": p5, "field": field, "in_books": now, "in_trail": was}], field
+        Bet.objects.filter(pk=bet.pk).update(seat=bet.seat, standing=bet.standing, by=bet.by, at=bet.at)
+        assert as_played(game.session) == []
+    # Two bets' places in the betting order swapped.
+    first = Bet.objects.get(coup=coups["plain"], patron_id=p2)
+    Bet.objects.filter(pk=first.pk).update(order=99)
+    Bet.objects.filter(pk=bet.pk).update(order=first.order)
+    Bet.objects.filter(pk=first.pk).update(order=bet.order)
+    [reason] = as_played(game.session)
+    assert reason["fields"] == [
+        {"patron": p2, "field": "order", "in_books": bet.order, "in_trail": first.order},
+        {"patron": p5, "field": "order", "in_books": first.order, "in_trail": bet.order},
+    ]
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith(f"patron {p2}, place in the betting order: {bet.order} in the books, {first.order} in "
+                         f"the audit trail. patron {p5}, place in the betting order: {first.order} in the books, "
+                         f"{bet.order} in the audit trail.")  # fmt: skip
+
+
+def test_a_banco_solos_bet_is_held_to_its_call_and_rien_ne_va_plus(game):
+    from floor.models import Seat
+
+    s, by = game.session, game.capo
+    coup = services.coup_record(session=s, by=by, cards=BANKER_WINS, punta_draws=True, banco=game.seat(3))
+    bet = Bet.objects.get(coup=coup)
+    assert bet.kind == "banco" and as_played(s) == []
+    other = Seat.objects.filter(session=s).exclude(pk=bet.seat_id).first()
+    Bet.objects.filter(pk=bet.pk).update(seat=other, order=2)
+    [reason] = as_played(s)
+    assert [(f["field"], f["in_books"], f["in_trail"]) for f in reason["fields"]] == [
+        ("seat", other.seat_number, bet.seat.seat_number), ("order", 2, 1)]  # fmt: skip
+
+
+def test_a_bet_placed_before_its_event_said_its_time_leaves_the_time_unheld(evening):
+    import json
+
+    from tests.audit.conftest import trigger_disabled
+
+    game, coups = evening
+    with trigger_disabled():
+        for event in AuditEvent.objects.filter(action="bet.placed", stream__name=game.session.audit_stream):
+            payload = {k: v for k, v in event.payload.items() if k != "at"}
+            AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(payload))
+    bet = Bet.objects.get(coup=coups["plain"], patron=game.seat(5))
+    Bet.objects.filter(pk=bet.pk).update(at=bet.at.replace(year=2001))
+    assert as_played(game.session) == []
+    Bet.objects.filter(pk=bet.pk).update(order=7)
+    assert [f["field"] for f in as_played(game.session)[0]["fields"]] == ["order"]
