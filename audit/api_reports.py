@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer, StrictInput, StrictIntegerField
+from config.api import ErrorSerializer, StrictInput, StrictIntegerField, TakesNoBody
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
@@ -301,7 +301,7 @@ class ReportVerifyOutput(serializers.Serializer):
     )
 
 
-class ReportVerifyApi(IdempotentMixin, APIView):
+class ReportVerifyApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = READ
     # A verification recomputes chains and file hashes: rate-limited per user (429 `throttled`).
     throttle_classes = (ScopedRateThrottle,)
@@ -457,7 +457,7 @@ class ControlRegisterOutput(serializers.Serializer):
         return registers.register_agrees(reg)
 
 
-class ControlRegisterApi(IdempotentMixin, APIView):
+class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = BOOKS
 
     @extend_schema(summary="The control register in force for a gaming day (art. 72)",
@@ -482,7 +482,7 @@ class ControlRegisterApi(IdempotentMixin, APIView):
         return Response(ControlRegisterOutput(reg).data)
 
 
-class ControlRegisterSignApi(IdempotentMixin, APIView):
+class ControlRegisterSignApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = BOOKS
 
     @extend_schema(

@@ -13,6 +13,7 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import parsers, serializers
 from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.utils.json import strict_constant as json_strict_constant
 
 
@@ -173,10 +174,28 @@ class StrictInput(serializers.Serializer):
             unknown = sorted(str(key) for key in data if key not in self.fields)
             if unknown:
                 known = ", ".join(sorted(self.fields))
-                raise serializers.ValidationError(
-                    {key[:100]: [f"Unknown field (known: {known})."] for key in unknown[:20]}
-                )
+                said = f"Unknown field (known: {known})." if known else "Unknown field: this request takes no body."
+                raise serializers.ValidationError({key[:100]: [said] for key in unknown[:20]})
         return super().to_internal_value(data)
+
+
+class NoBodyInput(StrictInput):
+    """The body of a write that takes none: empty, `{}`, or absent (no Content-Type)."""
+
+
+class TakesNoBody:
+    """For a view whose writes (POST, PUT, PATCH, DELETE) take no body: a body with any key is
+    a 400 invalid_input naming it, as StrictInput answers for the views that take one, never
+    dropped while the write is applied ({"foo": 1} opened a coup). An empty body, `{}` and
+    no Content-Type are accepted. Checked once the request is authenticated and allowed (a
+    refusal by role stays a 401 or 403), before the handler looks anything up or writes.
+    Put it before APIView among the bases; tests/config/test_strict_inputs.py holds every
+    write documented with `request=None` to it."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if request.method not in SAFE_METHODS:
+            NoBodyInput(data=request.data).is_valid(raise_exception=True)
 
 
 class StrictBooleanField(serializers.BooleanField):

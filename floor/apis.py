@@ -24,6 +24,7 @@ from config.api import (
     StrictDateField,
     StrictInput,
     StrictIntegerField,
+    TakesNoBody,
 )
 from config.errors import ApplicationError
 
@@ -143,7 +144,7 @@ class TokenLoginApi(APIView):
         return Response({"token": key, "user": me, "roles": me["roles"], "recovery_codes_left": left})
 
 
-class TokenLogoutApi(APIView):
+class TokenLogoutApi(TakesNoBody, APIView):
     """Revokes the token the request carries (this tablet's; the user's other tablets stay
     logged in) and ends the browser session if there is one."""
 
@@ -286,7 +287,7 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
         return Response(GamingDaySerializer(day).data, status=status.HTTP_201_CREATED)
 
 
-class GamingDayCloseApi(IdempotentMixin, APIView):
+class GamingDayCloseApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
@@ -386,7 +387,7 @@ class TableSessionResumeApi(IdempotentMixin, APIView):
         return Response(_session_detail(session))
 
 
-class TableSessionCloseApi(IdempotentMixin, APIView):
+class TableSessionCloseApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(
@@ -528,7 +529,7 @@ class SeatListApi(IdempotentMixin, _ListApi):
         return Response(SeatSerializer(selectors.seat_list(session=session).get(pk=seat.pk)).data, status=201)
 
 
-class SeatReleaseApi(IdempotentMixin, APIView):
+class SeatReleaseApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = (CommissarioWrites,)
 
     @extend_schema(

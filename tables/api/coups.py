@@ -27,7 +27,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter, StrictFilterSet
+from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter, StrictFilterSet, TakesNoBody
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import IsAssignedCapoPartita, _session_of
@@ -242,7 +242,7 @@ def _bank_answer(bank: Bank, code: int) -> Response:
     return Response({"bank": bank_data(bank), "game": _game(bank.session_id, rows)}, status=code)
 
 
-class BankWithdrawApi(_TableApi):
+class BankWithdrawApi(TakesNoBody, _TableApi):
     @extend_schema(
         request=None,
         responses={200: BankAnswerSerializer, **WRITE_ERRORS},
@@ -288,7 +288,7 @@ class CoupFilter(StrictFilterSet):
         fields = ["state", "conforming"]
 
 
-class CoupListApi(_TableApi):
+class CoupListApi(TakesNoBody, _TableApi):
     serializer_class = CoupSummarySerializer
     filterset_class = CoupFilter
 
@@ -440,7 +440,7 @@ class BetWithdrawApi(_CoupStepApi):
         return super().post(request, pk)
 
 
-class RienNeVaPlusApi(_CoupStepApi):
+class RienNeVaPlusApi(TakesNoBody, _CoupStepApi):
     step = staticmethod(services.rien_ne_va_plus)
 
     @_step_schema(

@@ -19,7 +19,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictInput, StrictIntegerField
+from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictInput, StrictIntegerField, TakesNoBody
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import FLOOR_READERS, _session_of
@@ -262,7 +262,7 @@ class OfferPassApi(_Write):
         return _state(succession.session_id)
 
 
-class AuctionOpenApi(_Write):
+class AuctionOpenApi(TakesNoBody, _Write):
     permission_classes = (IsSessionCapoPartitaOrCommissario,)
 
     @extend_schema(
@@ -300,7 +300,7 @@ class AuctionBidApi(_Write):
         return _state(auction.session_id, status.HTTP_201_CREATED)
 
 
-class AuctionCloseApi(_Write):
+class AuctionCloseApi(TakesNoBody, _Write):
     permission_classes = (IsSessionCapoPartitaOrCommissario,)
 
     @extend_schema(

@@ -247,3 +247,62 @@ def test_page_and_page_size_are_ascii_digits(table_session, auditor, api_client_
         assert response.status_code == 400, (bad, response.content)
         assert response.json()["error"]["code"] == "invalid_input"
     assert client.get("/api/sessions/?page_size=100000").status_code == 200  # capped at 500
+
+
+# --------------------------------------------------------------------------- writes that take no body
+
+
+def _bodiless_writes() -> list[tuple[str, str, type]]:
+    """(path, method, view class) of every write the schema documents without a request body."""
+    import re
+
+    from django.urls import resolve
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    found = []
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method in ("post", "put", "patch", "delete") and "requestBody" not in operation:
+                url = path.replace("{fmt}", "csv")
+                url = re.sub(r"\{[^}]+\}", "999999", url)
+                found.append((url, method, resolve(url).func.view_class))
+    return found
+
+
+def test_every_write_without_a_body_refuses_one_by_construction():
+    """A write documented with no body (`request=None`) is a TakesNoBody view, and a
+    TakesNoBody view documents none: a new endpoint cannot forget either."""
+    from config.api import TakesNoBody
+
+    writes = _bodiless_writes()
+    assert len(writes) >= 12, writes
+    assert sorted(f"{m} {url}" for url, m, cls in writes if not issubclass(cls, TakesNoBody)) == []
+
+    def every(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from every(sub)
+
+    documented = {cls for _url, _m, cls in writes}
+    assert sorted(c.__qualname__ for c in every(TakesNoBody) if c not in documented and c.__subclasses__() == []) == []
+
+
+@pytest.mark.django_db
+def test_every_write_without_a_body_answers_an_unknown_key_with_a_400_naming_it(make_user, api_client_for):
+    # {"foo": 1} opened a coup (201), closed betting, withdrew a bank, opened and closed an asta.
+    from floor.roles import ALL_ROLES
+
+    clients = {role: api_client_for(make_user(f"u-{role}", role)) for role in ALL_ROLES}
+    for n, (url, method, _cls) in enumerate(_bodiless_writes()):
+        answers = {}
+        for role, client in clients.items():
+            response = getattr(client, method)(url, {"foo": 1}, format="json", HTTP_IDEMPOTENCY_KEY=f"k-{n}-{role}")
+            assert response.status_code >= 400, (method, url, role, response.status_code)
+            answers[role] = response
+        bad = [r for r in answers.values() if r.status_code == 400]
+        assert bad, (method, url, {role: r.status_code for role, r in answers.items()})
+        for response in bad:
+            error = response.json()["error"]
+            assert error["code"] == "invalid_input" and list(error["details"]) == ["foo"], (url, error)
+            assert "takes no body" in error["details"]["foo"][0]
