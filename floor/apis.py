@@ -35,7 +35,13 @@ from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, Tab
 from .idempotency import IdempotentMixin
 from .mfa import SecondFactorRefused, check_second_factor, recovery_codes_left_after, second_factor_failed
 from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
-from .permissions import CanReadFloor, CommissarioWrites, DirezioneWrites
+from .permissions import (
+    CanReadFloor,
+    CommissarioWrites,
+    DirezioneWrites,
+    check_session_readable,
+    readable_sessions,
+)
 from .roles import has_role
 from .security import security_event
 from .serializers import (
@@ -319,7 +325,8 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         maximum = StrictIntegerField(max_value=MAX_CENTS, required=False, allow_null=True)
 
     def get_queryset(self):
-        return selectors.table_session_list()
+        # The table staff list the sessions they work or worked at (floor.permissions).
+        return readable_sessions(self.request.user, selectors.table_session_list())
 
     @extend_schema(responses={200: TableSessionSerializer(many=True), **LIST_ERRORS})
     def get(self, request):
@@ -345,6 +352,7 @@ class TableSessionDetailApi(APIView):
 
     @extend_schema(responses={200: TableSessionDetailSerializer, **READ_ERRORS})
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         session = get_object_or_404(selectors.table_session_detail(), pk=pk)
         return Response(TableSessionDetailSerializer(session).data)
 
@@ -442,6 +450,7 @@ class MinimumChangeListApi(_ListApi):
 
     @extend_schema(responses={200: MinimumChangeSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         return self.list_response()
 
 
@@ -487,6 +496,7 @@ class StaffChangeListApi(_ListApi):
 
     @extend_schema(responses={200: StaffChangeSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         return self.list_response()
 
 
@@ -512,6 +522,7 @@ class SeatListApi(IdempotentMixin, _ListApi):
 
     @extend_schema(responses={200: SeatSerializer(many=True), **READ_ERRORS})
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         return self.list_response()
 
     @extend_schema(

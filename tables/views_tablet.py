@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 from config.errors import ApplicationError
 from config.htmx import refusal
 from floor.models import Patron, TableSession
-from floor.permissions import session_writable_by
+from floor.permissions import SESSION_READERS, session_writable_by
 from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
@@ -47,8 +47,9 @@ from .views_common import (
 )
 from .wording import RULE_NAMES
 
-# Who may look at a tablet without writing: the floor's supervisors.
-TABLET_READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
+# Who may look at a tablet without writing: the floor's supervisors (those who read every
+# session, floor.permissions; the table staff read their own table's).
+TABLET_READERS = SESSION_READERS
 
 RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 SUITS = [("S", "♠", gettext_lazy("spades")), ("H", "♥", gettext_lazy("hearts")),

@@ -4,7 +4,9 @@ Views are thin (ARCHITECTURE.md): parse the input (coups_serializers), authorize
 service of tables.services, render. No rule lives here: the services apply the engine and
 answer a refusal with its stable code, in the one error shape.
 
-- Reads are open to every staff role. Writes only to the Capo Partita assigned to the
+- Reads: the supervisors and auditors, any table; the table staff (Capo Partita, changeur),
+  only the sessions they work or worked at (floor.permissions.session_readable_by; 403
+  `permission_denied` for another). Writes only to the Capo Partita assigned to the
   object's table session (`IsSessionCapoPartita`, checked on the object, so a Capo Partita
   of table 3 cannot write into table 5 by guessing its ids).
 - Every POST requires an `Idempotency-Key` (floor/idempotency.py): the service's writes and
@@ -30,7 +32,7 @@ from rest_framework.views import APIView
 from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter, StrictFilterSet, TakesNoBody
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
-from floor.permissions import IsAssignedCapoPartita, _session_of
+from floor.permissions import IsAssignedCapoPartita, _session_of, check_session_readable
 from floor.roles import Role, has_role
 from tables import selectors, services
 from tables.models import Bank, Coup
@@ -138,6 +140,7 @@ class GameStateApi(APIView):
         "A constant number of queries, however many coups, bettors and seats.",
     )
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         return Response(_game(pk))
 
 
@@ -146,6 +149,7 @@ class SessionBalancesApi(APIView):
 
     @extend_schema(responses={200: SessionBalancesSerializer, **READ_ERRORS})
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         session = get_object_or_404(TableSession, pk=pk)
         balances = selectors.session_balances(session=session)
         names = Patron.objects.in_bulk([pk for pk in balances if pk is not None])
@@ -215,6 +219,7 @@ class BankListApi(_TableApi):
 
     @extend_schema(responses={200: CoupBankSerializer(many=True), **READ_ERRORS}, summary="The session's banks")
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(CoupBankSerializer(page, many=True).data)
 
@@ -303,6 +308,7 @@ class CoupListApi(TakesNoBody, _TableApi):
         description="Paginated; filter by `state` and `conforming` (false: the reconstructed ones).",
     )
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(CoupSummarySerializer(page, many=True).data)
 
@@ -353,6 +359,7 @@ class CoupDetailApi(APIView):
         session_id = Coup.objects.filter(pk=pk).values_list("session_id", flat=True).first()
         if session_id is None:
             raise NotFound()
+        check_session_readable(request.user, session_id)
         coup = selectors.coup_list(session=TableSession(pk=session_id)).get(pk=pk)
         return Response(CoupDetailSerializer(coup).data)
 

@@ -4,7 +4,8 @@ Views are thin (ARCHITECTURE.md): parse, authorize on the object, call ONE servi
 tables.services, answer with the table's succession state (tables.selectors.succession_state)
 read in the same transaction. No rule lives here.
 
-- Reads: every staff role.
+- Reads: the supervisors and auditors, any table; the table staff, the sessions they work or
+  worked at (floor.permissions.session_readable_by).
 - Acceptances, passes and bids: only the Capo Partita assigned to the session (the players
   speak, he records). Opening and closing the auction: he, or a Commissario. Auditors never.
 - Every POST requires an `Idempotency-Key` (floor/idempotency.py)."""
@@ -15,6 +16,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,7 +24,13 @@ from rest_framework.views import APIView
 from config.api import READ_ERRORS, WRITE_ERRORS, IdField, StrictInput, StrictIntegerField, TakesNoBody
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
-from floor.permissions import FLOOR_READERS, _session_of
+from floor.permissions import (
+    FLOOR_READERS,
+    SESSION_READ_REFUSED,
+    _session_of,
+    check_session_readable,
+    session_readable_by,
+)
 from floor.roles import Role, has_role
 from tables import selectors, services
 from tables.models import Auction, Succession
@@ -58,7 +66,9 @@ class _ObjectWrites(BasePermission):
 
     def has_object_permission(self, request, view, obj) -> bool:
         if request.method in SAFE_METHODS:
-            return has_role(request.user, *FLOOR_READERS)
+            if not session_readable_by(request.user, _session_of(obj)):
+                raise PermissionDenied(SESSION_READ_REFUSED)
+            return True
         return self.may_write(request.user, _session_of(obj))
 
     def may_write(self, user, session) -> bool:
@@ -217,6 +227,7 @@ class SuccessionStateApi(APIView):
         "with its terms and answer (`current`: who may answer now), the auction and its bids.",
     )
     def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
         get_object_or_404(TableSession, pk=pk)
         return _state(pk)
 

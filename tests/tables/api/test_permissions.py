@@ -1,5 +1,6 @@
-"""Every role x every endpoint of the coup API: reads for every staff role, writes only for
-the Capo Partita assigned to the session; a refusal writes nothing at all (not even its
+"""Every role x every endpoint of the coup API: reads for the supervisors and auditors, and
+for the session's own table staff (another table's are refused: test_read_scope.py), writes
+only for the Capo Partita assigned to the session; a refusal writes nothing at all (not even its
 idempotency key); anonymous calls get 401."""
 
 from __future__ import annotations
@@ -94,9 +95,15 @@ def test_anonymous_gets_401_everywhere(world):
 
 @pytest.mark.parametrize("role", STAFF)
 def test_reads_for_every_staff_role(world, role):
-    tablet = Tablet(UserFactory(roles=[role]))
+    session = world["game"].session
+    own = {Role.CAPO_PARTITA: session.capo_partita, Role.CHANGEUR: session.changeur}.get(role)
+    tablet = Tablet(own or UserFactory(roles=[role]))
     for url in world["gets"]:
         assert tablet.get(url).status_code == 200, (role, url)
+    if own is not None:  # one of the role at another table reads none of this one
+        tablet = Tablet(UserFactory(roles=[role]))
+        for url in world["gets"]:
+            assert (tablet.get(url).status_code, error(tablet.get(url))) == (403, "permission_denied"), (role, url)
 
 
 def test_reads_refused_without_a_role(world):

@@ -64,8 +64,9 @@ def test_constant_queries_2_vs_8_bettors(make_game):
     two = measure(make_game, 2)
     eight = measure(make_game, 8)
     assert two == eight, {k: (two[k], eight[k]) for k in two if two[k] != eight[k]}
-    # The game GET: the tablet's state only (the test client's user needs no token query).
-    assert eight["game_dealing"] == eight["game_betting"] == STATE_QUERIES + _one_by_one(STATE_ONE_BY_ONE)
+    # The game GET: the tablet's state (the test client's user needs no token query), and for
+    # the table staff one query more: may he read this session (floor.permissions)?
+    assert eight["game_dealing"] == eight["game_betting"] == STATE_QUERIES + _one_by_one(STATE_ONE_BY_ONE) + 1
 
 
 def ties():
