@@ -8,7 +8,9 @@ Every POST honours Idempotency-Key. Views are thin: parse, authorize, one servic
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
+from typing import Any
 
 from celery.result import AsyncResult
 from django.conf import settings
@@ -74,6 +76,44 @@ def _errors(codes: str, *, conflict: str = "") -> dict:
     if conflict:
         out[409] = OpenApiResponse(ErrorSerializer, description=conflict)
     return out
+
+
+def _local_times(value: Any) -> Any:
+    """`value` with its times in the casino's zone (TIME_ZONE, Europe/Rome: "+01:00"), as every
+    other answer of the API and the exports give them; a register's selectors hand aware times
+    in UTC, which the JSON encoder wrote as "...Z". A copy: what it is given is left as it is."""
+    if isinstance(value, dt.datetime):
+        return serializers.DateTimeField().to_representation(value)
+    if isinstance(value, dict):
+        return {key: _local_times(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_local_times(item) for item in value]
+    return value
+
+
+def _local_stored_times(value: Any, key: str = "") -> Any:
+    """A stored JSON document (a control register's signed lines: their times are ISO 8601
+    strings in UTC, "+00:00") with each time, a "..._at" key's, given in the casino's zone. On
+    output only: the stored lines, which the signatures and the trail's events cover, are never
+    rewritten (a copy is returned)."""
+    if isinstance(value, dict):
+        return {k: _local_stored_times(item, str(k)) for k, item in value.items()}
+    if isinstance(value, list):
+        return [_local_stored_times(item, key) for item in value]
+    if isinstance(value, str) and key.endswith("_at"):
+        try:
+            at = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        return _local_times(at) if at.tzinfo is not None else value
+    return value
+
+
+class LocalTimesJSONField(serializers.JSONField):
+    """A stored JSON document whose times are given in the casino's zone (_local_stored_times)."""
+
+    def to_representation(self, value):
+        return super().to_representation(_local_stored_times(value))
 
 
 # --------------------------------------------------------------------------- reports
@@ -418,7 +458,7 @@ class CagnotteRegisterApi(APIView):
         "and maximum in force (`minimums`, `maximums`: `[{amount, from}]` in order, the opening's first, then one "
         "per change; amount in cents, null for no maximum), interruptions "
         "and resumptions, shoes; each banker's coups separately with the levy of every coup; the expected "
-        "cagnotte (sum of the recorded levies) and the count in force.",
+        "cagnotte (sum of the recorded levies) and the count in force. Times in the casino's zone (Europe/Rome).",
         parameters=[OpenApiParameter("table", OpenApiTypes.INT, description="One table only.")],
         responses={200: OpenApiTypes.OBJECT, **_errors("")},
     )
@@ -426,6 +466,7 @@ class CagnotteRegisterApi(APIView):
         day = floor_selectors.gaming_day_or_404(pk=pk)
         table = _id_param(request, "table", "table is a table id.")
         tables = registers.cagnotte_register(gaming_day_id=day.pk, table_id=table)
+        tables = _local_times(tables)  # the casino's zone, as the exports (not UTC's "Z")
         return Response({"gaming_day": day.pk, "date": day.date, "closed": not day.is_open, "tables": tables})
 
 
@@ -438,7 +479,9 @@ class ControlRegisterOutput(serializers.Serializer):
     status = serializers.CharField(help_text="draft, first_signed or signed.")
     corrects = StrictIntegerField(source="corrects_id", allow_null=True)
     reason = serializers.CharField()
-    lines = serializers.JSONField()
+    lines = LocalTimesJSONField(
+        help_text="Per table, its sessions and figures as written (and signed); times in the casino's zone."
+    )
     total = StrictIntegerField(help_text="Cents.")
     total_words_it = serializers.CharField()
     total_words_en = serializers.CharField()
