@@ -454,7 +454,9 @@ class CagnotteRegisterApi(APIView):
 
     @extend_schema(
         summary="The cagnotte register of each table (art. 70-71)",
-        description="Per table: sessions with opening and closing times, croupier and changeur, every minimum "
+        description="Per table: sessions with opening and closing times, the croupiers and changeurs (art. 70: "
+        "`croupiers` and `changeurs`, every one in turn with `from`, when he took over, the opening's first; "
+        "`capo_partita` and `changeur`: those in place at the close), every minimum "
         "and maximum in force (`minimums`, `maximums`: `[{amount, from}]` in order, the opening's first, then one "
         "per change; amount in cents, null for no maximum), interruptions "
         "and resumptions, shoes; each banker's coups separately with the levy of every coup; the expected "

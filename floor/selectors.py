@@ -4,8 +4,9 @@ list endpoints run a constant number of queries however many rows they return.""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -156,6 +157,20 @@ def day_staff_changes(*, gaming_day_id: int) -> QuerySet[StaffChange]:
         .select_related("old_capo_partita", "new_capo_partita", "old_changeur", "new_changeur")
         .order_by("at", "pk")
     )
+
+
+def staff_in_turn(session: TableSession, changes: Sequence[StaffChange] | None, role: str) -> list[tuple[Any, Any]]:
+    """Who held `role` ("capo_partita" or "changeur") at `session`, in turn: (user, since), the
+    first from the opening, each relief from its change. `changes`: the session's staff changes
+    in order (day_staff_changes), with the people they name. Art. 70 names them all: the
+    register's API and its exports (audit.reports) both read them from here."""
+    if not changes:
+        return [(getattr(session, role), session.opened_at)]
+    turn = [(getattr(changes[0], f"old_{role}"), session.opened_at)]
+    for change in changes:
+        if getattr(change, f"new_{role}_id") != getattr(change, f"old_{role}_id"):
+            turn.append((getattr(change, f"new_{role}"), change.at))
+    return turn
 
 
 def patron_list() -> QuerySet[Patron]:

@@ -275,22 +275,15 @@ def build_document(
     ):
         reliefs.setdefault(change.session_id, []).append(change)
 
-    def in_turn(session, old: str, new: str) -> str:
-        changes = reliefs.get(session.pk)
-        if not changes:
-            return _who(getattr(session, new.removeprefix("new_")))
-        names = [_who(getattr(changes[0], old))]
-        for change in changes:
-            if getattr(change, f"{new}_id") != getattr(change, f"{old}_id"):
-                names.append(_who(getattr(change, new)))
-        return " → ".join(names)
+    def in_turn(session, role: str) -> str:
+        return " → ".join(_who(user) for user, _since in floor_selectors.staff_in_turn(session, reliefs.get(session.pk), role))
 
     session_rows = []
     for s in sessions:
         f = session_figures.get(s.pk, {})
         session_rows.append([
-            s.table.number, s.number, s.opened_at, s.closed_at, in_turn(s, "old_capo_partita", "new_capo_partita"),
-            in_turn(s, "old_changeur", "new_changeur"), s.shoe_number, _limits_text(limits[s.pk].minimums),
+            s.table.number, s.number, s.opened_at, s.closed_at, in_turn(s, "capo_partita"),
+            in_turn(s, "changeur"), s.shoe_number, _limits_text(limits[s.pk].minimums),
             # a maximum never set is a blank cell, as in the changes' section
             _limits_text(limits[s.pk].maximums) if limits[s.pk].had_maximum else "", f.get("coups", 0), f.get("annulled", 0),
             f.get("banker_wins", 0),

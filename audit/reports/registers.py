@@ -231,6 +231,14 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
 
     sessions = list(sessions)
     limits = floor_selectors.day_session_limits(gaming_day_id=gaming_day_id, sessions=sessions)
+    # Art. 70 names every croupier and changeur of a session, in turn, as the exports do.
+    reliefs: dict[int, list] = {}
+    for change in floor_selectors.day_staff_changes(gaming_day_id=gaming_day_id):
+        reliefs.setdefault(change.session_id, []).append(change)
+
+    def in_turn(session, role: str) -> list[dict[str, Any]]:
+        turn = floor_selectors.staff_in_turn(session, reliefs.get(session.pk), role)
+        return [{**_user(user), "from": since} for user, since in turn]
 
     def in_force(history) -> list[dict[str, Any]]:
         return [{"amount": item.amount, "from": item.since} for item in history]
@@ -250,7 +258,9 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
         key = (table.number, s.number)
         entry["sessions"].append({
             "id": s.pk, "number": s.number, "opened_at": s.opened_at, "closed_at": s.closed_at,
+            # Who is in place at the close (or now); `croupiers` and `changeurs`: all of them, in turn.
             "capo_partita": _user(s.capo_partita), "changeur": _user(s.changeur), "shoe_number": s.shoe_number,
+            "croupiers": in_turn(s, "capo_partita"), "changeurs": in_turn(s, "changeur"),
             # Every minimum (and maximum) in force, from the opening, in order (RULES.md §6).
             "minimums": in_force(limits[s.pk].minimums), "maximums": in_force(limits[s.pk].maximums),
             "interruptions": interruptions.get(key, []), "shoes": shoes.get(key, []), "banks": banks.get(key, []),
