@@ -113,6 +113,16 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": _encodable(message), "details": _encodable(details or {})}}
 
 
+def integrity_constraint(exc: BaseException) -> str | None:
+    """The name of the database constraint an IntegrityError broke, when the driver says."""
+    for cause in (exc, exc.__cause__):
+        diag = getattr(cause, "diag", None)
+        name = getattr(diag, "constraint_name", None) if diag is not None else None
+        if name:
+            return str(name)
+    return None
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
@@ -121,7 +131,17 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(error_body("invalid_input", "The input is not valid.", details), status=400)
     if isinstance(exc, IntegrityError):
         # A constraint caught a race the service did not: the transaction was rolled back.
-        return Response(error_body("conflict", "The request conflicts with the current state."), status=409)
+        # The answer names the constraint, so the refusal says what it was (not a bare 409).
+        constraint = integrity_constraint(exc)
+        return Response(
+            error_body(
+                "conflict",
+                "The request conflicts with the current state"
+                + (f" (database constraint {constraint})." if constraint else "."),
+                {"constraint": constraint} if constraint else None,
+            ),
+            status=409,
+        )
     if isinstance(exc, OperationalError):
         return Response(
             error_body("service_unavailable", "The database is not reachable; retry with the same key."),

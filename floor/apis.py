@@ -229,7 +229,8 @@ class TableListApi(IdempotentMixin, _ListApi):
         request=TableInput,
         responses={201: TableSerializer, **WRITE_ERRORS},
         description="Creates a table; settings not given come from its rule profile. Codes: `unknown_profile`, "
-        "`table_number_taken`, `decks_not_allowed`, `cagnotte_rate_out_of_range`, `cagnotte_not_in_profile` "
+        "`table_number_taken`, `decks_not_allowed`, `cagnotte_rate_out_of_range`, `cagnotte_unit_out_of_range` "
+        "(the rounding unit is 1 to 10000 cents and divides 10000), `cagnotte_not_in_profile` "
         "(the domestic and chemmy-fi rules take no cagnotte: their rate is 0, RULES.md §3.2).",
     )
     def post(self, request):

@@ -111,6 +111,10 @@ def _table_values(table: Table) -> dict[str, Any]:
     return values
 
 
+# The largest cagnotte rounding unit, in cents (100 euros); a unit must divide it.
+CAGNOTTE_UNIT_MAX = 10_000
+
+
 def _table_validate(table: Table) -> None:
     """The meaning of a table's settings; the shape was checked by the serializer."""
     if table.site.casino_id != table.casino_id:
@@ -153,8 +157,16 @@ def _table_validate(table: Table) -> None:
             "This profile's rules take no cagnotte; its tables have a rate of 0.",
             details={"profile": table.profile, "cagnotte_rate_bp": table.cagnotte_rate_bp},
         )
-    if table.cagnotte_unit_cents < 1:
-        raise ApplicationError("cagnotte_unit_out_of_range", "The rounding unit is at least 1 cent.")
+    if not 1 <= table.cagnotte_unit_cents <= CAGNOTTE_UNIT_MAX or CAGNOTTE_UNIT_MAX % table.cagnotte_unit_cents:
+        # RULES.md §4: the levy is rounded to a coin-like unit (10 cents by default). A unit
+        # is 1 cent to 100 euros and divides 100 euros (1, 2, 5, 10, 20, 25, 50, 100... cents),
+        # so whole euros of stake round onto it; an absurd unit (1,000 euros) would round
+        # every levy to 0 or to more than the win, which the engine then caps (settlement).
+        raise ApplicationError(
+            "cagnotte_unit_out_of_range",
+            "The rounding unit is 1 to 10000 cents (100 euros) and divides 10000 cents.",
+            details={"cagnotte_unit_cents": table.cagnotte_unit_cents, "maximum": CAGNOTTE_UNIT_MAX},
+        )
     if table.cagnotte_rounding not in {r.value for r in Rounding}:
         raise ApplicationError("unknown_rounding", "Unknown rounding rule.")
 

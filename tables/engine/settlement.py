@@ -94,11 +94,17 @@ def round_to_unit(amount: Fraction, unit: int, rounding: Rounding) -> int:
 
 
 def cagnotte_for(covered: int, rate: Fraction, unit: int, rounding: Rounding) -> int:
-    """The house's levy on a coup the banker wins: rate x S, rounded (RULES.md §4)."""
+    """The house's levy on a coup the banker wins: rate x S, rounded (RULES.md §4).
+
+    The cagnotte is "taken from the banker's winnings" (§4), so it never exceeds S: when the
+    rounding (up, or to a unit larger than the levy) would take more, it is capped at S
+    rounded DOWN to the unit, so it stays a payable multiple of the unit (0 when S is under
+    one unit). The banker's net on a win is therefore never negative."""
     rate = Fraction(rate)
     if rate < 0 or rate >= 1:
         raise EngineError("bad_rate", f"the cagnotte rate must be in [0, 1), got {rate}")
-    return round_to_unit(rate * covered, unit, rounding)
+    levy = round_to_unit(rate * covered, unit, rounding)
+    return min(levy, round_to_unit(Fraction(covered), unit, Rounding.DOWN))
 
 
 def tie_outcome(profile: Profile, bank: int, covered: int) -> TieOutcome:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db import IntegrityError
+
 from config import prepared
+from config.errors import Conflict, integrity_constraint
 from floor.models import Seat, TableSession
 from tables.engine import BANKER, PUNTA, settle
 
@@ -126,14 +129,32 @@ def settle_coup(
     coup.state, coup.settled_at, coup.settled_by = Coup.State.SETTLED, at, by
     settled_fields = {"winner", "cagnotte", "banker_net", "settlement", "state", "settled_at", "settled_by"}
     # What the caller deferred, the postings, the bank and the coup: one round trip.
-    prepared.write_rows(
-        [
-            *(writes or ()),
-            rows,
-            prepared.update_sql(bank, fields),
-            prepared.update_sql(coup, sorted(settled_fields | set(coup_fields))),
-        ]
-    )
+    try:
+        prepared.write_rows(
+            [
+                *(writes or ()),
+                rows,
+                prepared.update_sql(bank, fields),
+                prepared.update_sql(coup, sorted(settled_fields | set(coup_fields))),
+            ]
+        )
+    except IntegrityError as exc:
+        # A figure the books refuse (a negative bank, a posting that breaks a rule): the
+        # whole request is rolled back, the coup is as it was before this step, and the
+        # refusal names the constraint and the figures rather than a bare `conflict`.
+        raise Conflict(
+            "settlement_refused",
+            "The coup's settlement breaks a rule of the books; nothing was recorded.",
+            details={
+                "coup": coup.pk,
+                "constraint": integrity_constraint(exc),
+                "winner": winner,
+                "bank_amount": coup.bank_amount,
+                "covered": coup.covered,
+                "cagnotte": result.cagnotte,
+                "banker_net": result.banker_net,
+            },
+        ) from exc
     audit(
         session,
         by,

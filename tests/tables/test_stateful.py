@@ -143,7 +143,8 @@ def expected_cagnotte(covered: int, rate_bp: int, unit: int, rounding: str) -> i
         n = num // den
     else:
         n = -(-num // den)
-    return n * unit
+    # Never more than S, capped at S rounded down to the unit (RULES.md §4: from the winnings).
+    return min(n * unit, covered // unit * unit)
 
 
 class Choices:
