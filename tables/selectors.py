@@ -558,6 +558,19 @@ def _succession_state(
             return session.minimum
         return o.amount_min
 
+    def amount_max(o: SuccessionOffer) -> int | None:
+        # No bound of its own (a new bank; domestic at the height): the table maximum in force
+        # binds it (offer_accept refuses above it, `bank_above_maximum`), so the offer shows it;
+        # a continuation already above the maximum is taken at that floor. Null: no maximum.
+        if (
+            live
+            and o.status == SuccessionOffer.Status.PENDING
+            and o.amount_max is None
+            and session.maximum is not None
+        ):
+            return max(session.maximum, amount_min(o) or 0)
+        return o.amount_max
+
     engine_offers = tuple(
         succession_rules.Offer(
             o.order,
@@ -601,7 +614,7 @@ def _succession_state(
                 "seat_number": o.seat_number,
                 "standing": o.standing,
                 "amount_min": amount_min(o),
-                "amount_max": o.amount_max,
+                "amount_max": amount_max(o),
                 "status": o.status,
                 "reason": o.reason or None,
                 "amount": o.amount,

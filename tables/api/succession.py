@@ -115,7 +115,7 @@ class SuccessionOfferSerializer(serializers.Serializer):
     seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
     amount_min = StrictIntegerField(help_text="Cents.")
-    amount_max = StrictIntegerField(allow_null=True, help_text="Cents; null: the table maximum.")
+    amount_max = StrictIntegerField(allow_null=True, help_text="Cents; the table maximum in force while the offer waits; null: no maximum.")
     status = serializers.CharField(help_text="pending, accepted, claimed, passed, skipped.")
     reason = serializers.CharField(
         allow_null=True, help_text="Why skipped: barred, left, taken, outranked, auction, lapsed."
@@ -153,7 +153,8 @@ class SuccessionSerializer(serializers.Serializer):
     kind = serializers.CharField(help_text="rotation, all_altezza, equal_bank, continuation.")
     status = serializers.CharField(help_text="offering, unclaimed, auction, taken, lapsed.")
     lapse_reason = serializers.CharField(
-        allow_null=True, help_text="nobody_accepted, no_bids, session_closed, bank_opened_directly."
+        allow_null=True, help_text="nobody_accepted, no_bids (the asta closed without a bid), no_valid_bids (bids, none standing), "
+        "session_closed, bank_opened_directly."
     )
     previous_bank = StrictIntegerField()
     outgoing_banker = SuccessionPatronSerializer()

@@ -50,3 +50,66 @@ def test_an_integrity_error_names_its_constraint():
     assert response.status_code == 409
     assert response.data["error"]["code"] == "conflict"
     assert response.data["error"]["details"] == {"constraint": "tables_bank_amount_check"}
+
+
+# -- 5. the offers show the table maximum in force (RULES.md §6) ------------------------------
+
+
+PUNTA_WINS = ["7H", "6S", "KH", "KD"]
+
+
+def test_succession_offers_show_the_table_maximum_in_force(make_game, tablet):
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    sid = game.session.pk
+    tablet.ok(
+        tablet.post(
+            f"/api/sessions/{sid}/coups/record/",
+            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": PUNTA_WINS, "punta_draws": False},
+        ),
+        201,
+    )
+    state = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))
+    offers = state["succession"]["offers"]
+    assert offers and all(o["amount_max"] == 5000_00 for o in offers)
+    game_state = tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))
+    assert [o["amount_max"] for o in game_state["succession"]["offers"]] == [5000_00] * len(offers)
+    # The offer's terms are those accept applies: above the maximum is refused.
+    answer = tablet.post(
+        f"/api/successions/{state['succession']['id']}/accept/", {"patron": game.seat(2).pk, "amount": 5000_01}
+    )
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "bank_above_maximum"
+    answer = tablet.ok(
+        tablet.post(
+            f"/api/successions/{state['succession']['id']}/accept/", {"patron": game.seat(2).pk, "amount": 5000_00}
+        )
+    )
+    # Answered: the offer keeps the terms it was laid out with.
+    assert answer["succession"]["status"] == "taken"
+
+
+# -- 6. a succession's lapse reasons are as README says --------------------------------------
+
+
+def test_an_asta_closed_without_bids_lapses_no_bids_as_the_readme_says(make_game, tablet):
+    from pathlib import Path
+
+    from django.conf import settings
+
+    game = make_game("venezia", seated=3, standing=0, min_seats_to_start=2)
+    sid = game.session.pk
+    tablet.ok(
+        tablet.post(
+            f"/api/sessions/{sid}/coups/record/",
+            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": BANKER_WINS, "punta_draws": True},
+        ),
+        201,
+    )
+    tablet.ok(tablet.post(f"/api/banks/{game.bank.pk}/withdraw/"))
+    succession = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]
+    for n in (2, 3):
+        tablet.ok(tablet.post(f"/api/successions/{succession['id']}/pass/", {"patron": game.seat(n).pk}))
+    auction = tablet.ok(tablet.post(f"/api/sessions/{sid}/auctions/"), 201)["succession"]["auction"]["id"]
+    closed = tablet.ok(tablet.post(f"/api/auctions/{auction}/close/"))
+    assert closed["succession"]["lapse_reason"] == "no_bids"
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    assert '(`lapse_reason: "no_bids"`)' in readme and "none\n  standing (`no_valid_bids`)" in readme
