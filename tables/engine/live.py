@@ -245,10 +245,13 @@ def banco_refused(*, profile: Profile, caller: Any, suivi: Any | None) -> str | 
     return None
 
 
-def choose_punta(bets: Sequence[Call]) -> Call | None:
+def choose_punta(bets: Sequence[Call], *, banker_seat: int | None, table_seats: int) -> Call | None:
     """The punta among the bets (§2.2): the banco caller; else the avec-la-table bettor;
-    else the highest bettor, equal highest: a seated player before a standing one, then
-    the first in betting order. Never a barred player (§4): the next eligible one."""
+    else the highest bettor, equal highest: the first in betting order. Players bet in turn
+    from the banker's right (§2.2), the order of turn banco calls use (`turn_rank`): the
+    seated players in that rotation, then the standing ones (a seated player beats a
+    standing one), among the standing the first to bet. Never a barred player (§4): the
+    next eligible one."""
     eligible = [b for b in bets if not b.barred]
     for kind in ("banco", "avec_la_table"):
         for bet in eligible:
@@ -256,4 +259,11 @@ def choose_punta(bets: Sequence[Call]) -> Call | None:
                 return bet
     if not eligible:
         return None
-    return min(eligible, key=lambda b: (-b.amount, b.seat_number is None, b.order))
+    return min(
+        eligible,
+        key=lambda b: (
+            -b.amount,
+            turn_rank(b.seat_number, banker_seat=banker_seat, table_seats=table_seats),
+            b.order,
+        ),
+    )

@@ -635,7 +635,9 @@ def _rien_ne_va_plus(play: _Play) -> Coup:
     covered = sum(b.amount for b in bets)
     if covered <= 0:
         raise ApplicationError("no_bets", "No bet covers any of the bank.")
-    chosen = live.choose_punta(_calls(bets, barred))
+    chosen = live.choose_punta(
+        _calls(bets, barred), banker_seat=coup.bank.seat.seat_number, table_seats=session.table.seats
+    )
     if chosen is None:
         raise ApplicationError("no_eligible_punta", "Every bettor is barred from holding the cards.")
     punta = next(b for b in bets if b.pk == chosen.key)

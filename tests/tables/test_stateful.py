@@ -490,7 +490,9 @@ class TableMachine(RuleBasedStateMachine):
                     barred=b["patron"] in self.barred,
                 )
                 for b in bets
-            ]
+            ],
+            banker_seat=c["bank"]["seat"],
+            table_seats=self.table.seats,
         )
         if chosen is None:
             return e | {"no_eligible_punta"}, bets, None

@@ -113,3 +113,36 @@ def test_an_asta_closed_without_bids_lapses_no_bids_as_the_readme_says(make_game
     assert closed["succession"]["lapse_reason"] == "no_bids"
     readme = (Path(settings.BASE_DIR) / "README.md").read_text()
     assert '(`lapse_reason: "no_bids"`)' in readme and "none\n  standing (`no_valid_bids`)" in readme
+
+
+# -- 3. equal highest bets: the first in betting order, from the banker's right (RULES.md §2) --
+
+
+def _punta_of(tablet, session_id: int, bets) -> int:
+    coup_id = tablet.ok(tablet.post(f"/api/sessions/{session_id}/coups/"), 201)["coup"]["id"]
+    for patron, amount in bets:
+        tablet.ok(tablet.post(f"/api/coups/{coup_id}/bets/", {"patron": patron.pk, "amount": amount}), 201)
+    tablet.ok(tablet.post(f"/api/coups/{coup_id}/rien-ne-va-plus/"))
+    return Coup.objects.get(pk=coup_id).punta_id
+
+
+def test_equal_highest_bets_go_to_the_first_in_betting_order_not_the_first_entered(make_game, tablet):
+    game = make_game("venezia", seated=8, standing=2)  # the banker at seat 1
+    sid = game.session.pk
+    # seat 5 is entered first, but seat 2 bets before him (the banker's right: 2, 3, ... 8)
+    assert _punta_of(tablet, sid, [(game.seat(5), 300_00), (game.seat(2), 300_00), (game.seat(3), 100_00)]) == (
+        game.seat(2).pk
+    )
+
+
+def test_equal_highest_seated_beats_standing_then_standing_in_entry_order(make_game, tablet):
+    game = make_game("venezia", seated=8, standing=2)
+    sid = game.session.pk
+    first = game.standing[0]
+    assert _punta_of(tablet, sid, [(first, 300_00), (game.seat(8), 300_00)]) == game.seat(8).pk
+
+
+def test_equal_highest_standing_players_in_the_order_they_bet(make_game, tablet):
+    game = make_game("venezia", seated=8, standing=2)
+    first, second = game.standing
+    assert _punta_of(tablet, game.session.pk, [(second, 300_00), (first, 300_00)]) == second.pk

@@ -187,9 +187,14 @@ def test_choose_punta():
         Call("seat2", 2, 3, 300, "individual"),
         Call("small", 1, 0, 100, "individual"),
     ]
-    assert choose_punta(bets).key == "seat5"  # equal highest: seated first, then betting order
+    # Equal highest: the first in betting order, from the banker's right (seat 4 here:
+    # seat 5 speaks before seat 2), whoever bet first; standing players after the seated.
+    assert choose_punta(bets, banker_seat=4, table_seats=8).key == "seat5"
+    assert choose_punta(bets, banker_seat=1, table_seats=8).key == "seat2"
     barred = [b._replace(barred=b.key == "seat5") for b in bets]
-    assert choose_punta(barred).key == "seat2"
+    assert choose_punta(barred, banker_seat=4, table_seats=8).key == "seat2"
+    only_standing = [Call("late", None, 5, 300), Call("early", None, 4, 300), Call("seat", 3, 6, 200)]
+    assert choose_punta(only_standing, banker_seat=4, table_seats=8).key == "early"
     avec = [*bets, Call("avec", 7, 9, 50, "avec_la_table")]
-    assert choose_punta(avec).key == "avec"
-    assert choose_punta([Call("x", 1, 0, 5, barred=True)]) is None
+    assert choose_punta(avec, banker_seat=4, table_seats=8).key == "avec"
+    assert choose_punta([Call("x", 1, 0, 5, barred=True)], banker_seat=4, table_seats=8) is None
