@@ -41,6 +41,7 @@ REFUSALS = {
     "bet_over_bank": gettext_lazy("The bets would exceed the bank."),
     "bet_after_rien_ne_va_plus": gettext_lazy("Betting is closed (rien ne va plus)."),
     "banco_called": gettext_lazy("Banco is called: it covers the whole bank alone."),
+    "banco_carried": gettext_lazy("A banco carried from the tie covers the whole bank: no other banco or bet."),
     "bets_already_placed": gettext_lazy("Bets are placed: banco solo covers the whole bank alone."),
     "coup_moved_on": gettext_lazy(
         "The coup has moved on since this page was shown (another tablet?): check its cards, then enter the next one."

@@ -404,7 +404,8 @@ class BancoCallApi(_CoupStepApi):
         "Call banco solo",
         "Several may call; at rien ne va plus the engine picks the winner (banco suivi, then first in "
         "turn from the banker). Codes: `bet_after_rien_ne_va_plus`, `patron_barred`, "
-        "`banco_suivi_forbidden` (chemmy-fi), `bets_already_placed`, `banco_already_called`, "
+        "`banco_suivi_forbidden` (chemmy-fi), `bets_already_placed`, `banco_already_called`, `banco_carried` "
+        "(classic: a banco carried from a tie covers the whole bank), "
         "`banker_cannot_bet`, `patron_not_at_table`.",
         201,
     )
@@ -422,7 +423,8 @@ class BetPlaceApi(_CoupStepApi):
         "Place a bet",
         "Individual, or banco avec la table (half the bank; `amount` may be omitted). The total never "
         "exceeds the bank. Codes: `bet_after_rien_ne_va_plus`, `bet_over_bank` (details: open), "
-        "`bad_amount`, `bet_already_placed`, `banco_called`, `avec_la_table_taken`, `patron_barred`, "
+        "`bad_amount`, `bet_already_placed`, `banco_called`, `banco_carried` (classic: a banco carried from a tie), "
+        "`avec_la_table_taken`, `patron_barred`, "
         "`banker_cannot_bet`, `patron_not_at_table`.",
         201,
     )

@@ -359,6 +359,7 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
             "This profile forbids a second banco by a player who lost one.",
             details={"patron": patron.pk},
         )
+    _refuse_over_carried_banco(play, patron)
     any_bets = bool(play.bets) if play.bets is not None else coup.bets.exists()
     if any_bets:
         raise Conflict("bets_already_placed", "Bets are placed: banco solo covers the whole bank alone.")
@@ -384,6 +385,20 @@ def _banco_call(play: _Play, patron: Patron) -> BancoCall:
         },
     )
     return call
+
+
+def _refuse_over_carried_banco(play: _Play, patron: Patron) -> None:
+    """classic (seed 000: "in caso di pareggio, le scommesse passano al colpo successivo"): a
+    banco carried from a tie stays on the table and covers the whole bank, so no other banco
+    call or bet displaces it (`banco_carried`). Not where the carried bets may change
+    (chemmy-fi's replay), nor when its caller was barred since (he may not hold the cards)."""
+    for call in play.load_calls():
+        if call.carried and call.patron_id != patron.pk and not _may_change(play, call):
+            raise Conflict(
+                "banco_carried",
+                "A banco carried from the tie covers the whole bank: no other banco or bet this coup.",
+                details={"patron": call.patron_id, "bank_amount": play.coup.bank_amount},
+            )
 
 
 @service_atomic
@@ -422,6 +437,7 @@ def _bet_check(play: _Play, patron: Patron, amount: int | None, kind: str) -> tu
     changed = _withdraw_own(play, patron)  # chemmy-fi, after a tie: the bettor changes his bet
     any_calls = bool(play.calls) if play.calls is not None else coup.banco_calls.exists()
     if any_calls:
+        _refuse_over_carried_banco(play, patron)
         raise Conflict("banco_called", "Banco is called: it covers the whole bank alone.")
     bets = play.load_bets()
     if kind == Bet.Kind.AVEC_LA_TABLE:

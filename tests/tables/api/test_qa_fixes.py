@@ -146,3 +146,36 @@ def test_equal_highest_standing_players_in_the_order_they_bet(make_game, tablet)
     game = make_game("venezia", seated=8, standing=2)
     first, second = game.standing
     assert _punta_of(tablet, game.session.pk, [(second, 300_00), (first, 300_00)]) == second.pk
+
+
+# -- 4. classic tie: a carried banco covers the whole bank (RULES.md §3.2, seed 000) ----------
+
+
+TIE = ["7H", "7S", "KH", "KD"]
+
+
+def test_a_banco_carried_from_a_classic_tie_is_not_displaced(make_game, tablet, refused_api):
+    game = make_game("classic", seated=8, standing=1)  # banker at seat 1
+    sid = game.session.pk
+    coup = tablet.ok(tablet.post(f"/api/sessions/{sid}/coups/"), 201)["coup"]["id"]
+    tablet.ok(tablet.post(f"/api/coups/{coup}/banco/", {"patron": game.seat(5).pk}), 201)
+    tablet.ok(tablet.post(f"/api/coups/{coup}/rien-ne-va-plus/"))
+    for card in TIE:
+        answer = tablet.ok(tablet.post(f"/api/coups/{coup}/cards/", {"card": card}))
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup}/declaration/", {"draws": False}))
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup}/banker-decision/", {"draws": False}))
+    assert answer["coup"]["winner"] == "tie"
+    nxt = tablet.ok(tablet.post(f"/api/sessions/{sid}/coups/"), 201)["coup"]["id"]
+    # Seat 2 is nearer the banker than seat 5, and would win a banco call in turn: refused.
+    refused_api(409, "banco_carried", lambda: tablet.post(f"/api/coups/{nxt}/banco/", {"patron": game.seat(2).pk}))
+    refused_api(
+        409, "banco_carried",
+        lambda: tablet.post(f"/api/coups/{nxt}/bets/", {"patron": game.seat(3).pk, "amount": 100_00}),
+    )  # fmt: skip
+    refused_api(
+        409, "banco_carried",
+        lambda: tablet.post(f"/api/coups/{nxt}/banco/", {"patron": game.standing[0].pk}),
+    )  # fmt: skip
+    tablet.ok(tablet.post(f"/api/coups/{nxt}/rien-ne-va-plus/"))
+    played = Coup.objects.get(pk=nxt)
+    assert played.banco_solo and played.punta_id == game.seat(5).pk
