@@ -13,6 +13,7 @@ from .models import (
     Bid,
     Coup,
     FauxTirageBar,
+    FirstBankPass,
     Posting,
     RegolaMark,
     Shoe,
@@ -123,6 +124,12 @@ class RegolaMarkAdmin(ReadOnlyAdmin):
 @admin.register(FauxTirageBar)
 class FauxTirageBarAdmin(ReadOnlyAdmin):
     list_display = ("id", "session", "patron", "reason", "at", "by")
+    list_select_related = ("session", "patron", "by")
+
+
+@admin.register(FirstBankPass)
+class FirstBankPassAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "patron", "seat_number", "at", "by")
     list_select_related = ("session", "patron", "by")
 
 

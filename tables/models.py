@@ -371,6 +371,28 @@ class FauxTirageBar(models.Model):
         return f"{self.patron_id} barred @ session {self.session_id}"
 
 
+class FirstBankPass(models.Model):
+    """The player whose turn it is for the session's first bank declines it ("passe", RULES.md
+    §5-§6): the turn goes to the next occupied seat in the profile's rotation (services.bank
+    first_bank_turn). Once per player and session."""
+
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="first_bank_passes")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, related_name="+")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="+")
+    seat_number = models.PositiveSmallIntegerField()
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["session_id", "at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "patron"], name="tables_first_bank_pass_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.patron_id} passed the first bank @ session {self.session_id}"
+
+
 class Succession(models.Model):
     """Passing the bank when it ends (RULES.md §5): laid out at once, offer by offer, in the
     order of the right to the bank (tables.engine.succession), then answered one by one, so

@@ -28,6 +28,7 @@ from .models import (
     Bid,
     Coup,
     FauxTirageBar,
+    FirstBankPass,
     Posting,
     RegolaMark,
     Shoe,
@@ -459,7 +460,7 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
             if r["patron_id"] is not None
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
-        "rotation": _rotation(profile, session, last_bank, seats),
+        "rotation": _rotation(profile, session, last_bank, seats, bars),
         "succession": None if succession is None else _succession_state(succession, bars, session, seats),
     }
 
@@ -489,11 +490,41 @@ def _latest_successions(session_ids: list[int]) -> dict[int, Succession]:
     return found
 
 
-def _rotation(profile, session: TableSession, last_bank: Bank | None, seats: list[Seat]) -> dict[str, Any]:
+def first_bank_turn(
+    session: TableSession, seats: list[Seat], bars: list[FauxTirageBar], passes: list[FirstBankPass]
+) -> int | None:
+    """The seat whose turn it is for the session's first bank (RULES.md §6, §5): the first
+    occupied seat from the profile's first banker seat (seat 1 when taken) in the profile's
+    rotation, skipping who declined it and who is barred (he may not hold the cards). None
+    when every seated player has declined: nobody opens the first bank."""
+    profile = get_profile(session.table.profile)
+    seated = {s.seat_number: s.patron_id for s in seats if s.seat_number is not None and s.left_at is None}
+    return succession_rules.first_bank_seat(
+        seated,
+        first_seat=profile.first_banker_seat,
+        rotation=profile.rotation,
+        table_seats=session.table.seats,
+        declined={p.patron_id for p in passes} | {b.patron_id for b in bars},
+    )
+
+
+def _rotation(
+    profile, session: TableSession, last_bank: Bank | None, seats: list[Seat], bars: list[FauxTirageBar]
+) -> dict[str, Any]:
     """The rotation pointer: the seat whose turn the (last) bank holds, and the seat the bank
-    is offered to first when it passes (empty seats and the banker skipped)."""
+    is offered to first when it passes (empty seats and the banker skipped). Before the
+    session's first bank, `next_seat` is the seat whose turn it is to open it (RULES.md §6:
+    seat 1 when taken, else the first occupied seat after it in rotation, skipping who
+    declined it or is barred), the one bank_open accepts."""
     if profile.house_bank:
         return {"direction": str(profile.rotation), "turn_seat": None, "next_seat": None}
+    if last_bank is None:
+        passes = list(FirstBankPass.objects.filter(session=session))
+        return {
+            "direction": str(profile.rotation),
+            "turn_seat": None,
+            "next_seat": first_bank_turn(session, seats, bars, passes),
+        }
     turn = None if last_bank is None else last_bank.turn_seat
     banker_id = (
         last_bank.banker_id if last_bank is not None and last_bank.status == Bank.Status.ACTIVE else None
@@ -644,6 +675,6 @@ def succession_state(*, session: TableSession) -> dict[str, Any]:
         "bank": None
         if last_bank is None or last_bank.status != Bank.Status.ACTIVE
         else {"id": last_bank.pk, "banker": last_bank.banker_id, "amount": last_bank.amount},
-        "rotation": _rotation(profile, session, last_bank, seats),
+        "rotation": _rotation(profile, session, last_bank, seats, bars),
         "succession": None if succession is None else _succession_state(succession, bars, session, seats),
     }

@@ -52,7 +52,12 @@ REFUSALS = {
     "patron_already_barred": gettext_lazy("This player is barred already."),
     "regola_unchanged": gettext_lazy("The player's Regola is so already."),
     "not_enough_players": gettext_lazy("The game starts when enough seats are taken."),
-    "not_first_banker_seat": gettext_lazy("The first bank goes to the player at seat 1."),
+    "not_first_banker_seat": gettext_lazy(
+        "The first bank goes to the player at seat 1, or the next occupied seat in rotation if seat 1 is "
+        "empty or declined it."
+    ),
+    "first_bank_opened": gettext_lazy("The first bank is opened already: the bank passes by its succession."),
+    "first_bank_declined_by_all": gettext_lazy("Every seated player has declined the first bank."),
     "bank_below_minimum": gettext_lazy("A new bank is at least the table minimum."),
     "bank_above_maximum": gettext_lazy("The bank is above the table maximum."),
     "bank_already_active": gettext_lazy("A bank is open at this table already."),

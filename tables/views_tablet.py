@@ -464,7 +464,9 @@ def _context(
         "burn_cards": get_profile(state["session"]["profile"]).burn_cards,
         "sides": SIDES,
         "cannot_open": [REASONS.get(r, r) for r in state["cannot_open_because"]],
-        "first_bank": bank is None and not state["last_coup"],
+        # Before the session's first bank (none ended, so no succession and no turn yet): it
+        # goes to the game state's rotation.next_seat, who may also decline it (RULES.md §5-§6).
+        "first_bank": bank is None and state["succession"] is None and state["rotation"]["turn_seat"] is None,
         "outcome": outcome,
         # Before its first card a coup may be annulled, also while play is interrupted.
         # A barred player's banco call cannot stand (RULES.md §4): the tablet offers to take it back.
@@ -553,6 +555,11 @@ def act_bank_open(request, session, user):
         session=session, by=user, patron=_patron(request), amount=euros_to_cents(request.POST.get("amount"))
     )
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
+
+
+def act_first_bank_pass(request, session, user):
+    passed = services.first_bank_pass(session=session, by=user, patron=_patron(request))
+    return _("%(name)s declines the first bank (passe).") % {"name": passed.patron.full_name}
 
 
 def _bank(request: HttpRequest, session: TableSession) -> Bank:
@@ -770,6 +777,7 @@ def act_auction_close(request, session, user):
 ACTIONS: dict[str, Callable] = {
     "shoe-load": act_shoe_load,
     "bank-open": act_bank_open,
+    "first-bank-pass": act_first_bank_pass,
     "bank-withdraw": act_bank_withdraw,
     "bank-raise": act_bank_raise,
     "coup-open": act_coup_open,

@@ -56,6 +56,8 @@ from .coups_serializers import (
     CoupSummarySerializer,
     DrawsInput,
     FauxTirageBarInput,
+    FirstBankPassAnswerSerializer,
+    FirstBankPassInput,
     GameStateSerializer,
     MarkAnswerSerializer,
     ReconstructionDecisionInput,
@@ -227,10 +229,13 @@ class BankListApi(_TableApi):
         request=BankOpenInput,
         responses={201: BankAnswerSerializer, **WRITE_ERRORS},
         summary="Open a bank",
-        description="The first bank of the session goes to the player at seat 1 once enough seats are "
-        "taken (RULES.md §6); a later one to a seated or standing patron. Codes: `bank_already_active`, "
+        description="The first bank of the session goes, once enough seats are taken, to the player at "
+        "seat 1, or when it is empty (or he declined, `POST .../banks/first/pass/`) the first occupied seat "
+        "after it in the profile's rotation: the game state's `rotation.next_seat` (RULES.md §6); a later "
+        "one to a seated or standing patron. Codes: `bank_already_active`, "
         "`bank_below_minimum`, `bank_above_maximum`, `bad_amount`, `not_enough_players`, "
-        "`not_first_banker_seat`, `patron_not_at_table`, `patron_barred` (faux tirage)." + WRITE_NOTE,
+        "`not_first_banker_seat` (details: first_banker_seat, whose turn it is), `first_bank_declined_by_all`, "
+        "`patron_not_at_table`, `patron_barred` (faux tirage)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)
@@ -245,6 +250,38 @@ def _bank_answer(bank: Bank, code: int) -> Response:
     if rows is None:
         bank = selectors.bank_list(session=TableSession(pk=bank.session_id)).get(pk=bank.pk)
     return Response({"bank": bank_data(bank), "game": _game(bank.session_id, rows)}, status=code)
+
+
+class FirstBankPassApi(_TableApi):
+    @extend_schema(
+        request=FirstBankPassInput,
+        responses={201: FirstBankPassAnswerSerializer, **WRITE_ERRORS},
+        summary="Decline the first bank (passe)",
+        description="Before the session's first bank, the seated player whose turn it is (the game "
+        "state's `rotation.next_seat`) declines it: the turn goes to the next occupied seat in the "
+        "profile's rotation (RULES.md §5, §6). Codes: `not_first_banker_seat` (details: "
+        "first_banker_seat, whose turn it is), `first_bank_opened` (409), `first_bank_declined_by_all` "
+        "(409), `not_enough_players`, `patron_not_at_table`." + WRITE_NOTE,
+    )
+    def post(self, request, pk: int):
+        session = self.writable_session(pk)
+        data = FirstBankPassInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        row = services.first_bank_pass(session=session, by=request.user, **data.validated_data)
+        patron = data.validated_data["patron"]
+        game = _game(session.pk, row.game_rows)
+        return Response(
+            {
+                "passed": {
+                    "patron": {"id": patron.pk, "name": patron.full_name},
+                    "seat_number": row.seat_number,
+                    "at": DateTimeField().to_representation(row.at),
+                    "next_seat": game["rotation"]["next_seat"],
+                },
+                "game": game,
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class BankWithdrawApi(TakesNoBody, _TableApi):
@@ -611,6 +648,7 @@ urlpatterns = [
     path("sessions/<int:pk>/shoes/", ShoeLoadApi.as_view(), name="session-shoes"),
     path("sessions/<int:pk>/void-cards/", CardVoidApi.as_view(), name="session-void-cards"),
     path("sessions/<int:pk>/banks/", BankListApi.as_view(), name="session-banks"),
+    path("sessions/<int:pk>/banks/first/pass/", FirstBankPassApi.as_view(), name="session-first-bank-pass"),
     path("banks/<int:pk>/withdraw/", BankWithdrawApi.as_view(), name="bank-withdraw"),
     path("banks/<int:pk>/raise/", BankRaiseApi.as_view(), name="bank-raise"),
     path("sessions/<int:pk>/coups/", CoupListApi.as_view(), name="session-coups"),

@@ -598,6 +598,24 @@ class BarAnswerSerializer(serializers.Serializer):
     game = GameStateSerializer()
 
 
+class FirstBankPassInput(StrictInput):
+    patron = PatronField()
+
+
+class FirstBankPassSerializer(serializers.Serializer):
+    patron = GamePatronRefSerializer()
+    seat_number = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    next_seat = serializers.IntegerField(
+        allow_null=True, help_text="The seat whose turn it is now; null: every seated player declined."
+    )
+
+
+class FirstBankPassAnswerSerializer(serializers.Serializer):
+    passed = FirstBankPassSerializer()
+    game = GameStateSerializer()
+
+
 class SessionBalanceSerializer(serializers.Serializer):
     patron = GamePatronRefSerializer()
     balance = StrictIntegerField()

@@ -30,7 +30,7 @@ engine.live.turn_rank. A table numbered the other way round would be one more ST
 
 from __future__ import annotations
 
-from collections.abc import Container, Hashable, Iterable, Sequence
+from collections.abc import Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -166,6 +166,32 @@ def next_seat(
         key=lambda s: distance(s, after=after, rotation=rotation, table_seats=table_seats),
     )
     return seats[0] if seats else None
+
+
+def first_bank_seat(
+    seated: Mapping[int, Hashable],
+    *,
+    first_seat: int,
+    rotation: Rotation | str,
+    table_seats: int,
+    declined: Iterable[Hashable] = (),
+) -> int | None:
+    """The seat whose turn it is for a session's first bank (RULES.md §6: "the hand begins
+    with the player at seat 1 as banker"; §5: each may accept or decline, "passe"): the first
+    occupied seat from the profile's first banker seat (itself first) in the profile's
+    rotation order, skipping the players who declined it (or may not take it). `seated`:
+    seat number -> player. None when every seated player has declined."""
+    try:
+        step = _step(rotation)
+    except EngineError:  # a bank that never passes (punto banco): increasing seat order
+        step = 1
+    before = (first_seat - 1 - step) % table_seats + 1  # the seat the rotation reaches first_seat from
+    out = set(declined)
+    order = sorted(
+        (n for n in seated if n is not None),
+        key=lambda n: ((n - before) * step - 1) % table_seats,
+    )
+    return next((n for n in order if seated[n] not in out), None)
 
 
 # --------------------------------------------------------------------------- laying out the offers

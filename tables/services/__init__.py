@@ -2,7 +2,7 @@
 first, the rules from tables.engine, the audit event inside). See each module."""
 
 from ._common import locked_session
-from .bank import bank_end_for_session_close, bank_open, bank_raise, bank_withdraw
+from .bank import bank_end_for_session_close, bank_open, bank_raise, bank_withdraw, first_bank_pass
 from .coup import (
     banco_call,
     banker_decide,
@@ -39,6 +39,7 @@ __all__ = [
     "coup_open",
     "coup_record",
     "faux_tirage_bar",
+    "first_bank_pass",
     "locked_session",
     "offer_accept",
     "offer_pass",

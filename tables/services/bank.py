@@ -12,8 +12,8 @@ from floor.models import Patron, Seat, TableSession
 from floor.selectors import session_can_start
 from tables.engine.profiles import Continuation
 
-from ..models import Bank, FauxTirageBar
-from ..selectors import BARS, LAST_BANK, SEATS, GameRows
+from ..models import Bank, FauxTirageBar, FirstBankPass
+from ..selectors import BARS, LAST_BANK, SEATS, GameRows, first_bank_turn
 from ._common import (
     User,
     active_bank,
@@ -82,7 +82,7 @@ def _bank_open(
     bars: list[FauxTirageBar],
     last: Bank | None,
 ) -> Bank:
-    profile = profile_of(session)
+    profile_of(session)  # refuses a table whose profile is not chemin de fer
     # The last bank is the active one when one is (a bank opens only when none is active).
     if last is not None and last.status == Bank.Status.ACTIVE:
         raise Conflict("bank_already_active", "A bank is active at this table.")
@@ -106,12 +106,7 @@ def _bank_open(
                 "The game starts when enough seats are taken.",
                 details={"needed": session.table.min_seats_to_start},
             )
-        if seat.seat_number != profile.first_banker_seat:
-            raise ApplicationError(
-                "not_first_banker_seat",
-                "The first bank goes to the player at the first banker seat.",
-                details={"seat_number": seat.seat_number, "first_banker_seat": profile.first_banker_seat},
-            )
+        _require_first_bank_turn(session, seat, seats, bars, list(FirstBankPass.objects.filter(session=session)))
         if origin not in (None, Bank.Origin.FIRST):
             raise ApplicationError("bad_origin", "The first bank of a session has origin 'first'.")
         origin = Bank.Origin.FIRST
@@ -140,6 +135,78 @@ def _bank_open(
     )
     bank.banker = patron
     return bank
+
+
+def _require_first_bank_turn(
+    session: TableSession, seat: Seat, seats: list[Seat], bars: list[FauxTirageBar], passes: list[FirstBankPass]
+) -> int:
+    turn = first_bank_turn(session, seats, bars, passes)
+    if turn is None:
+        raise Conflict(
+            "first_bank_declined_by_all",
+            "Every seated player has declined the first bank.",
+            details={"declined": [p.patron_id for p in passes]},
+        )
+    if seat.seat_number != turn:
+        raise ApplicationError(
+            "not_first_banker_seat",
+            "The first bank goes to the first occupied seat from seat 1 in rotation, "
+            "after those who declined it.",
+            details={"seat_number": seat.seat_number, "first_banker_seat": turn},
+        )
+    return turn
+
+
+@service_atomic
+def first_bank_pass(*, session: TableSession, by: User, patron: Patron) -> FirstBankPass:
+    """The player whose turn it is for the session's first bank declines it ("passe", RULES.md
+    §5): the turn goes to the next occupied seat in rotation. Before the first bank only."""
+    session = lock_session(session, by)
+    with audit_batch():
+        sid = session.pk
+        seats, bars, lasts, heads = prepared.read(
+            (SEATS, (sid,)), (BARS, (sid,)), (LAST_BANK, (sid,)), (AUDIT_HEAD, (session.audit_stream,))
+        )
+        held_head(heads[0] if heads else None)
+        if lasts:
+            raise Conflict(
+                "first_bank_opened",
+                "The session's first bank is opened already: the bank passes by its succession.",
+            )
+        seat = next((s for s in sorted(seats, key=lambda s: s.pk) if s.patron_id == patron.pk), None)
+        if seat is None:
+            seat = place_of(session, patron)  # refused with its code
+        if not session_can_start(session):
+            raise ApplicationError(
+                "not_enough_players",
+                "The game starts when enough seats are taken.",
+                details={"needed": session.table.min_seats_to_start},
+            )
+        passes = list(FirstBankPass.objects.filter(session=session))
+        if seat.seat_number is None:
+            raise ApplicationError(
+                "not_first_banker_seat",
+                "The first bank is offered to the seated players only.",
+                details={"seat_number": None, "first_banker_seat": first_bank_turn(session, seats, bars, passes)},
+            )
+        turn = _require_first_bank_turn(session, seat, seats, bars, passes)
+        row = FirstBankPass(session=session, patron=patron, seat=seat, seat_number=turn, at=now(), by=by)
+        row.save()
+        following = first_bank_turn(session, seats, bars, [*passes, row])
+        audit(
+            session,
+            by,
+            "bank.first_declined",
+            row,
+            {
+                "patron": patron.pk,
+                "seat_number": turn,
+                "next_seat": following,
+                "at": row.at.isoformat(),
+            },
+        )
+    row.game_rows = GameRows(session=session, seats=seats, bars=bars)
+    return row
 
 
 def open_bank_row(

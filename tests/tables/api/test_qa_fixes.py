@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -179,3 +180,77 @@ def test_a_banco_carried_from_a_classic_tie_is_not_displaced(make_game, tablet, 
     tablet.ok(tablet.post(f"/api/coups/{nxt}/rien-ne-va-plus/"))
     played = Coup.objects.get(pk=nxt)
     assert played.banco_solo and played.punta_id == game.seat(5).pk
+
+
+# -- 2. the first bank: the first occupied seat from seat 1, who may decline it (RULES.md §5, §6) --
+
+
+def _seat_patrons(game, numbers):
+    from floor import services as floor_services
+    from tests.factories import PatronFactory
+
+    return {
+        n: floor_services.seat_assign(
+            session=game.session, patron=PatronFactory(), seat_number=n, by=game.commissario
+        ).patron
+        for n in numbers
+    }
+
+
+@pytest.mark.parametrize("profile", ["venezia", "classic", "domestic", "chemmy-fi"])
+def test_the_first_bank_goes_to_the_first_occupied_seat_when_seat_1_is_empty(make_game, tablet, refused_api, profile):
+    game = make_game(profile, seated=0, standing=0, bank=None)
+    sid = game.session.pk
+    patrons = _seat_patrons(game, range(2, 9))
+    state = tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))
+    assert state["rotation"]["next_seat"] == 2
+    err = refused_api(
+        400, "not_first_banker_seat",
+        lambda: tablet.post(f"/api/sessions/{sid}/banks/", {"patron": patrons[3].pk, "amount": 1000_00}),
+    )  # fmt: skip
+    assert err["details"]["first_banker_seat"] == 2
+    answer = tablet.ok(tablet.post(f"/api/sessions/{sid}/banks/", {"patron": patrons[2].pk, "amount": 1000_00}), 201)
+    assert answer["bank"]["banker"]["id"] == patrons[2].pk
+    assert answer["game"]["rotation"]["turn_seat"] == 2
+
+
+def test_the_player_whose_turn_it_is_may_decline_the_first_bank(make_game, tablet, refused_api):
+    from audit.models import AuditEvent
+
+    game = make_game("venezia", seated=8, standing=1, bank=None)
+    sid = game.session.pk
+    url = f"/api/sessions/{sid}/banks/first/pass/"
+    assert tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))["rotation"]["next_seat"] == 1
+    # Not his turn: refused, nothing written.
+    err = refused_api(400, "not_first_banker_seat", lambda: tablet.post(url, {"patron": game.seat(3).pk}))
+    assert err["details"]["first_banker_seat"] == 1
+    refused_api(400, "not_first_banker_seat", lambda: tablet.post(url, {"patron": game.standing[0].pk}))
+    answer = tablet.ok(tablet.post(url, {"patron": game.seat(1).pk}), 201)
+    assert answer["passed"]["seat_number"] == 1 and answer["passed"]["next_seat"] == 2
+    assert answer["game"]["rotation"]["next_seat"] == 2
+    event = json.loads(AuditEvent.objects.filter(action="bank.first_declined").get().payload_json)
+    assert event["patron"] == game.seat(1).pk and event["next_seat"] == 2
+    # Seat 1 declined: he may not open it now, seat 2 may decline too, then seat 3 opens.
+    refused_api(
+        400, "not_first_banker_seat",
+        lambda: tablet.post(f"/api/sessions/{sid}/banks/", {"patron": game.seat(1).pk, "amount": 1000_00}),
+    )  # fmt: skip
+    refused_api(400, "not_first_banker_seat", lambda: tablet.post(url, {"patron": game.seat(1).pk}))
+    assert tablet.ok(tablet.post(url, {"patron": game.seat(2).pk}), 201)["passed"]["next_seat"] == 3
+    bank = tablet.ok(
+        tablet.post(f"/api/sessions/{sid}/banks/", {"patron": game.seat(3).pk, "amount": 1000_00}), 201
+    )
+    assert bank["bank"]["banker"]["id"] == game.seat(3).pk and bank["bank"]["origin"] == "first"
+    refused_api(409, "first_bank_opened", lambda: tablet.post(url, {"patron": game.seat(4).pk}))
+
+
+def test_when_every_seated_player_declines_nobody_opens_the_first_bank(make_game, tablet, refused_api):
+    game = make_game("venezia", seated=6, standing=0, bank=None)
+    sid = game.session.pk
+    for n in range(1, 7):
+        tablet.ok(tablet.post(f"/api/sessions/{sid}/banks/first/pass/", {"patron": game.seat(n).pk}), 201)
+    assert tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))["rotation"]["next_seat"] is None
+    refused_api(
+        409, "first_bank_declined_by_all",
+        lambda: tablet.post(f"/api/sessions/{sid}/banks/", {"patron": game.seat(1).pk, "amount": 1000_00}),
+    )  # fmt: skip
