@@ -266,6 +266,9 @@ class GameRows:
     # The session's latest succession as the write left it (with its offers, their patrons
     # and seats, and no auction), when the write started it; NOT_READ: read it.
     succession: Any = None
+    # Before the session's first bank: the first bank's declines (FirstBankPass), when the
+    # caller read them (session_game_states, for all its sessions at once); None: read them.
+    first_bank_passes: list[Any] | None = None
 
     def __post_init__(self):
         if self.succession is None:
@@ -318,10 +321,18 @@ def session_game_states(sessions: Sequence[TableSession]) -> dict[int, dict[str,
         if not read["last_bank"] or read["last_bank"][0].status != Bank.Status.ACTIVE
     ]  # fmt: skip
     found = _latest_successions([sessions[i].pk for i in between])
+    # Those before their first bank: their first bank's declines, in one query for all (run
+    # whatever the sessions, so that the page costs the same queries however many it shows).
+    first = [sessions[i].pk for i, read in enumerate(reads) if not read["last_bank"]]
+    passes: dict[int, list[FirstBankPass]] = {pk: [] for pk in first}
+    for row in FirstBankPass.objects.filter(session_id__in=[s.pk for s in sessions]) if sessions else ():
+        if row.session_id in passes:
+            passes[row.session_id].append(row)
     states = {}
     for i, ((fresh, rows, _), read) in enumerate(zip(plans, reads, strict=True)):
         if i in between:
             rows.succession = found.get(sessions[i].pk)
+        rows.first_bank_passes = passes.get(sessions[i].pk)
         states[sessions[i].pk] = _state_built(fresh, rows, read)
     return states
 
@@ -460,7 +471,7 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
             if r["patron_id"] is not None
         ],
         "house_cagnotte": sum(r["total"] for r in balances if r["patron_id"] is None),
-        "rotation": _rotation(profile, session, last_bank, seats, bars),
+        "rotation": _rotation(profile, session, last_bank, seats, bars, rows.first_bank_passes),
         "succession": None if succession is None else _succession_state(succession, bars, session, seats),
     }
 
@@ -509,7 +520,12 @@ def first_bank_turn(
 
 
 def _rotation(
-    profile, session: TableSession, last_bank: Bank | None, seats: list[Seat], bars: list[FauxTirageBar]
+    profile,
+    session: TableSession,
+    last_bank: Bank | None,
+    seats: list[Seat],
+    bars: list[FauxTirageBar],
+    passes: list[FirstBankPass] | None = None,
 ) -> dict[str, Any]:
     """The rotation pointer: the seat whose turn the (last) bank holds, and the seat the bank
     is offered to first when it passes (empty seats and the banker skipped). Before the
@@ -519,7 +535,7 @@ def _rotation(
     if profile.house_bank:
         return {"direction": str(profile.rotation), "turn_seat": None, "next_seat": None}
     if last_bank is None:
-        passes = list(FirstBankPass.objects.filter(session=session))
+        passes = list(FirstBankPass.objects.filter(session=session)) if passes is None else passes
         return {
             "direction": str(profile.rotation),
             "turn_seat": None,
