@@ -156,7 +156,11 @@ class TokenLogoutApi(TakesNoBody, APIView):
 
     permission_classes = (IsAuthenticated,)
 
-    @extend_schema(request=None, responses={204: None, **LIST_ERRORS})
+    @extend_schema(
+        request=None,
+        responses={204: None, 400: _E, **LIST_ERRORS},
+        description="Takes no body: a key in one is a 400 `invalid_input` naming it, and nothing is revoked.",
+    )
     def post(self, request):
         token = request.auth if isinstance(request.auth, ApiToken) else None
         if token is not None:
