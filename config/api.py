@@ -2,6 +2,7 @@
 
 import codecs
 import json
+import re
 from collections.abc import Mapping
 
 import django_filters
@@ -61,18 +62,19 @@ WRITE_ERRORS = {400: ERROR_RESPONSE, **READ_ERRORS, 409: ERROR_RESPONSE}
 
 
 class _StrictNullBooleanField(forms.NullBooleanField):
-    """true/false (or 1/0); absent or empty: no filter; anything else is refused. Django's
-    NullBooleanField (and its select widget) reads "maybe" as "no filter", which answers a
-    typo with the whole list as if it had been applied."""
+    """true or false; absent or empty: no filter; anything else is refused, as in a body
+    (StrictBooleanField: not 1, 0 or True). Django's NullBooleanField (and its select widget)
+    reads "maybe" as "no filter", which answers a typo with the whole list as if it had been
+    applied."""
 
     widget = forms.TextInput
 
     def to_python(self, value):
         if value in (None, ""):
             return None
-        if value in (True, "True", "true", "1"):
+        if value is True or value == "true":
             return True
-        if value in (False, "False", "false", "0"):
+        if value is False or value == "false":
             return False
         raise forms.ValidationError("Enter true or false.", code="invalid")
 
@@ -101,10 +103,18 @@ class IdFilter(django_filters.NumberFilter):
     field_class = _StrictIdFormField
 
 
+_STRICT_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def is_strict_date(value) -> bool:
+    """YYYY-MM-DD in ASCII digits, as ISO 8601 writes a date: strptime's %Y reads any
+    script's digits (a fullwidth date filtered as that date) and parse_date takes "2026-12-3"."""
+    return isinstance(value, str) and _STRICT_DATE.fullmatch(value) is not None
+
+
 class _StrictDateFormField(forms.DateField):
     def to_python(self, value):
-        if isinstance(value, str) and not value.isascii():
-            # strptime's %Y reads any script's digits: a fullwidth date filtered as that date.
+        if isinstance(value, str) and value and not is_strict_date(value):
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         return super().to_python(value)
 
@@ -212,11 +222,11 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 class StrictDateField(serializers.DateField):
-    """A date as ISO 8601 writes it, in ASCII digits: Django's parse_date reads any script's
-    digits (a fullwidth birth date was stored as that date)."""
+    """A date as ISO 8601 writes it, YYYY-MM-DD in ASCII digits: Django's parse_date reads any
+    script's digits (a fullwidth birth date was stored as that date) and one-digit months."""
 
     def to_internal_value(self, value):
-        if isinstance(value, str) and not value.isascii():
+        if isinstance(value, str) and not is_strict_date(value):
             self.fail("invalid", format="YYYY-MM-DD")
         return super().to_internal_value(value)
 

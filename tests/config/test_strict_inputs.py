@@ -110,9 +110,14 @@ def test_anything_else_is_no_boolean(value):
 
 
 @pytest.mark.parametrize(
-    "value", ["\uff11\uff19\uff18\uff10-01-01", "\u0661\u0669\u0668\u0660-01-01", "1980-0\uff11-01"]
-)
+    "value",
+    [
+        "\uff11\uff19\uff18\uff10-01-01", "\u0661\u0669\u0668\u0660-01-01", "1980-0\uff11-01",
+        "1980-1-1", "1980-01-1", "80-01-01", "19800101", "1980-01-01T00:00", " 1980-01-01",
+    ],
+)  # fmt: skip
 def test_a_date_in_other_digits_is_refused(value):
+    # parse_date takes one-digit months and days: the README says YYYY-MM-DD
     data = _Flags(data={"flag": True, "day": value})
     assert not data.is_valid()
     assert data.errors["day"][0].code == "invalid"
@@ -167,6 +172,12 @@ def test_a_birth_date_in_fullwidth_digits_is_a_400_and_writes_nothing(commissari
         "/api/gaming-days/?date=\uff12\uff10\uff12\uff16-12-01",
         "/api/gaming-days/?date_from=\uff12\uff10\uff12\uff16-12-01",
         "/api/gaming-days/?date_to=2026-12-0\uff11",
+        "/api/gaming-days/?date=2026-12-1",
+        "/api/gaming-days/?date_from=2026-1-01",
+        "/api/gaming-days/?is_open=1",
+        "/api/gaming-days/?is_open=0",
+        "/api/gaming-days/?is_open=True",
+        "/api/tables/?active=1",
         "/api/sessions/{session}/seats/?patron=1_0",
         "/api/sessions/{session}/coups/?conforming=yes",
     ],
