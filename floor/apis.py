@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import authenticate, get_user_model, logout
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from django.utils.timezone import localtime
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -139,7 +140,7 @@ class TokenLoginApi(APIView):
             if refused.code != "mfa_locked":  # (a right code may be among those refused then)
                 login_failed(username=username, address=address)
             second_factor_failed(user, refused.code, request)
-            details = {"locked_until": refused.until.isoformat()} if refused.until else None
+            details = {"locked_until": localtime(refused.until).isoformat()} if refused.until else None
             raise ApplicationError(refused.code, refused.message, details=details) from None
         login_succeeded(username=username, address=address)
         with transaction.atomic():  # the token and its event: both or neither

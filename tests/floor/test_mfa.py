@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from rest_framework.test import APIClient
@@ -227,7 +229,10 @@ def test_a_right_code_while_the_authenticator_is_slowed_down_is_told_so(mfa, com
     assert error(api_login("commissario", wrong)) == "mfa_code_invalid"
     refused = api_login("commissario", code(device))
     assert error(refused) == "mfa_locked" and "takes no code until" in refused.json()["error"]["message"]
-    assert refused.json()["error"]["details"]["locked_until"]
+    until = datetime.fromisoformat(refused.json()["error"]["details"]["locked_until"])
+    # in the casino's zone, as every time in an answer (the message says the same clock time)
+    assert until.utcoffset() == timezone.localtime(until).utcoffset()
+    assert until.strftime("%H:%M:%S") in refused.json()["error"]["message"]
     browser = Client()
     page = browser.post("/accounts/login/", {"username": "commissario", "password": PASSWORD, "otp_token": code(device)})
     assert "takes no code until" in page.content.decode()
