@@ -459,7 +459,8 @@ class CagnotteRegisterApi(APIView):
         "`capo_partita` and `changeur`: those in place at the close), every minimum "
         "and maximum in force (`minimums`, `maximums`: `[{amount, from}]` in order, the opening's first, then one "
         "per change; amount in cents, null for no maximum), interruptions "
-        "and resumptions, shoes; each banker's coups separately with the levy of every coup; the expected "
+        "and resumptions, shoes; each banker's coups played, separately, with the levy of every coup (not an annulled "
+        "coup: the report lists those apart); the expected "
         "cagnotte (sum of the recorded levies) and the count in force. Times in the casino's zone (Europe/Rome).",
         parameters=[OpenApiParameter("table", OpenApiTypes.INT, description="One table only.")],
         responses={200: OpenApiTypes.OBJECT, **_errors("")},

@@ -220,6 +220,8 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
     coups: dict[tuple, list] = {}
     for row in report_selectors.coup_rows(gaming_day_id=gaming_day_id, table_id=table_id):
         c = dict(zip(report_selectors.COUP_COLUMNS, row, strict=True))
+        if c["state"] != "settled":
+            continue  # a coup annulled (or still in play) was not played: not among the bank's coups
         coups.setdefault((c["table"], c["session"], c["bank"]), []).append(
             {k: c[k] for k in ("coup", "settled_at", "covered", "winner", "levy", "paid_to_winner", "conforming")}
         )

@@ -562,6 +562,23 @@ def test_cagnotte_register_api(closed, api, auditor, outsider):
     assert api(outsider).get(f"/api/gaming-days/{closed.day.pk}/cagnotte-register/").status_code == 403
 
 
+def test_the_cagnotte_register_describes_the_coups_played_not_an_annulled_one(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    # Art. 71 describes each banker's coups with their levies; an annulled coup was not
+    # played (the report lists it apart): it is not a coup of the bank with no winner.
+    s2 = TableSession.objects.get(pk=world.sessions[1].pk)
+    coup = table_services.coup_open(session=s2, by=s2.capo_partita)
+    table_services.coup_annul(coup=coup, by=s2.capo_partita, reason="sabot dropped")
+    close(world, django_capture_on_commit_callbacks)
+    r = api(auditor).get(f"/api/gaming-days/{world.day.pk}/cagnotte-register/?table={s2.table_id}")
+    assert r.status_code == 200, r.json()
+    [bank] = [b for s in r.json()["tables"][0]["sessions"] for b in s["banks"] if b["bank"] == coup.bank.number]
+    assert coup.number not in [c["coup"] for c in bank["coups_detail"]]
+    assert len(bank["coups_detail"]) == bank["coups"] >= 1
+    assert all(c["settled_at"] and c["winner"] for c in bank["coups_detail"])
+
+
 # --------------------------------------------------------------------------- control register
 
 
