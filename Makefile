@@ -7,6 +7,10 @@ PORT ?= 8000
 # The demo listens on this machine only: its passwords are public. HOST=0.0.0.0 (and
 # DJANGO_ALLOWED_HOSTS) lets a tablet on a trusted network reach it.
 HOST ?= 127.0.0.1
+# The settings leave DEBUG off unless DJANGO_DEBUG says otherwise; the demo turns it on: its
+# static files served with no collectstatic, and seed_demo (which refuses without DEBUG)
+# loads its floor. DJANGO_DEBUG=0 in the environment or on the command line wins.
+DJANGO_DEBUG ?= 1
 
 # Test services: real PostgreSQL and Redis (see .ci/services).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
@@ -24,9 +28,9 @@ $(STAMP): pyproject.toml
 
 # Zero configuration: SQLite and eager Celery unless DATABASE_URL / REDIS_URL are set.
 run: install
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DJANGO_DEBUG=$(DJANGO_DEBUG) $(BIN)/python manage.py migrate --noinput
+	DJANGO_DEBUG=$(DJANGO_DEBUG) $(BIN)/python manage.py seed_demo
+	DJANGO_DEBUG=$(DJANGO_DEBUG) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 services:
 	bash .ci/services

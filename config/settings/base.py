@@ -22,7 +22,11 @@ AUDIT_HEAD_KEYS = env_list("AUDIT_HEAD_KEYS", [])
 # AUDIT_ANCHOR_FILE if set (a mount the database's owner cannot rewrite).
 AUDIT_ANCHOR_FILE = env_str("AUDIT_ANCHOR_FILE") or None
 AUDIT_ANCHOR_SECONDS = env_int("AUDIT_ANCHOR_SECONDS", 300, minimum=10)
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked for: a deployment that forgets the production settings module shows no
+# debug pages (settings, tracebacks) and seed_demo refuses to write its public passwords.
+# `make run` asks for it (DJANGO_DEBUG=1): runserver then serves the static files from the
+# apps with no collectstatic, and seed_demo loads the demo floor.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 

@@ -37,6 +37,26 @@ def test_production_settings_pass_check_deploy():
     assert "no issues" in result.stdout
 
 
+def test_debug_is_off_unless_asked_for_and_make_run_asks_for_it():
+    """A deployment that forgets the production settings module shows no debug pages: the
+    base settings leave DEBUG off without DJANGO_DEBUG. The demo (`make run`) turns it on for
+    each of its commands (seed_demo refuses without it; runserver serves the static files)."""
+    show = "from django.conf import settings; print('DEBUG', settings.DEBUG)"
+    unset = _manage("shell", "-c", show, DJANGO_SETTINGS_MODULE="config.settings.base")
+    assert unset.returncode == 0, unset.stderr[-500:]
+    assert "DEBUG False" in unset.stdout
+    asked = _manage("shell", "-c", show, DJANGO_SETTINGS_MODULE="config.settings.base", DJANGO_DEBUG="1")
+    assert "DEBUG True" in asked.stdout, asked.stderr[-500:]
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG", "MAKEFLAGS", "MAKELEVEL")}
+    dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "run"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr[-500:]
+    commands = [line for line in dry.stdout.splitlines() if "manage.py" in line]
+    assert [c.split("manage.py ")[1].split()[0] for c in commands] == ["migrate", "seed_demo", "runserver"]
+    assert all(c.startswith("DJANGO_DEBUG=1 ") for c in commands), commands
+
+
 def test_production_refuses_to_start_without_a_secret_key():
     result = _manage(
         "check",
