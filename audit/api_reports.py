@@ -358,6 +358,7 @@ class ReportVerifyApi(IdempotentMixin, TakesNoBody, APIView):
     )
     def post(self, request, pk: int):
         report = get_object_or_404(DayReport, pk=pk)
+        self.refuse_body()
         return Response(ReportVerifyOutput(report_verify(report=report)).data)
 
 
@@ -524,6 +525,7 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
     )  # fmt: skip
     def post(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
+        self.refuse_body()
         reg = registers.control_register_prepare(gaming_day=day, by=request.user)
         return Response(ControlRegisterOutput(reg).data)
 
@@ -540,6 +542,7 @@ class ControlRegisterSignApi(IdempotentMixin, TakesNoBody, APIView):
     )  # fmt: skip
     def post(self, request, pk: int):
         reg = get_object_or_404(ControlRegister, pk=pk)
+        self.refuse_body()
         return Response(ControlRegisterOutput(registers.control_register_sign(register=reg, by=request.user)).data)
 
 

@@ -1,6 +1,7 @@
 """API plumbing shared by the apps: pagination and the error schema for the docs."""
 
 import codecs
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -8,13 +9,12 @@ from collections.abc import Mapping
 import django_filters
 from django import forms
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import parsers, serializers
 from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.permissions import SAFE_METHODS
 from rest_framework.utils.json import strict_constant as json_strict_constant
 
 
@@ -197,15 +197,52 @@ class TakesNoBody:
     """For a view whose writes (POST, PUT, PATCH, DELETE) take no body: a body with any key is
     a 400 invalid_input naming it, as StrictInput answers for the views that take one, never
     dropped while the write is applied ({"foo": 1} opened a coup). An empty body, `{}` and
-    no Content-Type are accepted. Checked once the request is authenticated and allowed (a
-    refusal by role stays a 401 or 403), before the handler looks anything up or writes.
-    Put it before APIView among the bases; tests/config/test_strict_inputs.py holds every
-    write documented with `request=None` to it."""
+    no Content-Type are accepted.
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if request.method not in SAFE_METHODS:
-            NoBodyInput(data=request.data).is_valid(raise_exception=True)
+    Refused only once the request is authenticated and allowed and its object found: a user
+    who may not write gets his 401 or 403, an unknown id its 404, with a body as without one
+    (the body says nothing about who may write what). The handler calls `refuse_body()` after
+    its lookups and before it writes; `check_object_permissions` calls it too. A handler that
+    forgets it is refused all the same: with keys in the body it runs in a transaction, rolled
+    back when it returns. Put it before APIView among the bases; tests/config/
+    test_strict_inputs.py holds every write documented with `request=None` to it."""
+
+    _body_refusal: Exception | None = None
+    _write_methods = ("post", "put", "patch", "delete")
+
+    def __init_subclass__(cls, **kwargs):
+        # Wrapped before IdempotentMixin's (a base after this one) wraps the result: the
+        # refusal is the write's answer, stored under its Idempotency-Key like a StrictInput's.
+        for name in cls._write_methods:
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "takes_no_body", False):
+                setattr(cls, name, _refusing_a_body(method))
+        super().__init_subclass__(**kwargs)
+
+    def refuse_body(self) -> None:
+        """Raises the 400 when the body had keys; the handler calls it once its object is
+        found and its permissions checked."""
+        if self._body_refusal is not None:
+            raise self._body_refusal
+
+    def check_object_permissions(self, request, obj):
+        super().check_object_permissions(request, obj)
+        self.refuse_body()
+
+
+def _refusing_a_body(method):
+    @functools.wraps(method)
+    def handler(self, request, *args, **kwargs):
+        body = NoBodyInput(data=request.data)
+        if self._body_refusal is not None or body.is_valid():
+            return method(self, request, *args, **kwargs)  # (nested: the outer one checks)
+        self._body_refusal = serializers.ValidationError(body.errors)
+        with transaction.atomic():
+            method(self, request, *args, **kwargs)
+            raise self._body_refusal  # the handler never called refuse_body: nothing it wrote stays
+
+    handler.takes_no_body = True
+    return handler
 
 
 class StrictBooleanField(serializers.BooleanField):

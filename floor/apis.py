@@ -163,6 +163,7 @@ class TokenLogoutApi(TakesNoBody, APIView):
         description="Takes no body: a key in one is a 400 `invalid_input` naming it, and nothing is revoked.",
     )
     def post(self, request):
+        self.refuse_body()
         token = request.auth if isinstance(request.auth, ApiToken) else None
         if token is not None:
             with transaction.atomic():  # the revocation and its event: both or neither
@@ -309,6 +310,7 @@ class GamingDayCloseApi(IdempotentMixin, TakesNoBody, APIView):
     )
     def post(self, request, pk: int):
         day = get_object_or_404(GamingDay, pk=pk)
+        self.refuse_body()
         day = services.gaming_day_close(gaming_day=day, by=request.user)
         return Response(GamingDaySerializer(day).data)
 
@@ -411,6 +413,7 @@ class TableSessionCloseApi(IdempotentMixin, TakesNoBody, APIView):
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
+        self.refuse_body()
         session = services.table_session_close(session=session, by=request.user)
         return Response(_session_detail(session))
 
@@ -558,6 +561,7 @@ class SeatReleaseApi(IdempotentMixin, TakesNoBody, APIView):
     )
     def post(self, request, pk: int):
         seat = get_object_or_404(Seat, pk=pk)
+        self.refuse_body()
         seat = services.seat_release(seat=seat, by=request.user)
         return Response(SeatSerializer(seat).data)
 

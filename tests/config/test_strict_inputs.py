@@ -300,20 +300,33 @@ def test_every_write_without_a_body_refuses_one_by_construction():
 
 
 @pytest.mark.django_db
-def test_every_write_without_a_body_answers_an_unknown_key_with_a_400_naming_it(make_user, api_client_for):
-    # {"foo": 1} opened a coup (201), closed betting, withdrew a bank, opened and closed an asta.
+def test_every_write_without_a_body_answers_a_body_as_none_until_the_user_may_write_that_object(
+    make_user, api_client_for
+):
+    """{"foo": 1} opened a coup (201), closed betting, withdrew a bank, opened and closed an
+    asta: a key is refused (400 naming it). But only once the user may write and the object
+    exists: with an unknown id (999999) a role that may not write gets the 403, one that may
+    the 404, a body or none (the 400 came first, telling a stranger the endpoint's body rules
+    before the id's existence). The write with no object (the logout) refuses the key."""
     from floor.roles import ALL_ROLES
 
-    clients = {role: api_client_for(make_user(f"u-{role}", role)) for role in ALL_ROLES}
+    users = {"no role": make_user("u-none")} | {role: make_user(f"u-{role}", role) for role in ALL_ROLES}
+    clients = {who: api_client_for(user) for who, user in users.items()}
     for n, (url, method, _cls) in enumerate(_bodiless_writes()):
-        answers = {}
-        for role, client in clients.items():
-            response = getattr(client, method)(url, {"foo": 1}, format="json", HTTP_IDEMPOTENCY_KEY=f"k-{n}-{role}")
-            assert response.status_code >= 400, (method, url, role, response.status_code)
-            answers[role] = response
-        bad = [r for r in answers.values() if r.status_code == 400]
-        assert bad, (method, url, {role: r.status_code for role, r in answers.items()})
-        for response in bad:
-            error = response.json()["error"]
+        seen = set()
+        for who, client in clients.items():
+            body = getattr(client, method)(url, {"foo": 1}, format="json", HTTP_IDEMPOTENCY_KEY=f"k-{n}-{who}")
+            bare = getattr(client, method)(url, HTTP_IDEMPOTENCY_KEY=f"b-{n}-{who}")
+            seen.add(bare.status_code)
+            if bare.status_code in (401, 403, 404):
+                assert body.status_code == bare.status_code, (method, url, who, body.status_code, bare.status_code)
+                assert body.json()["error"]["code"] == bare.json()["error"]["code"], (url, who, body.json())
+                continue
+            assert body.status_code == 400, (method, url, who, body.status_code, bare.status_code)
+            error = body.json()["error"]
             assert error["code"] == "invalid_input" and list(error["details"]) == ["foo"], (url, error)
             assert "takes no body" in error["details"]["foo"][0]
+        if "999999" in url:
+            assert {403, 404} <= seen, (method, url, seen)  # a wrong role, and an unknown id
+        else:
+            assert seen == {204}, (method, url, seen)  # the logout
