@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 from config.errors import ApplicationError
 from config.htmx import refusal
 from floor.models import Patron, TableSession
-from floor.permissions import SESSION_READERS, session_writable_by
+from floor.permissions import session_readable_by, session_writable_by
 from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
@@ -46,10 +46,6 @@ from .views_common import (
     stored_outcome,
 )
 from .wording import RULE_NAMES
-
-# Who may look at a tablet without writing: the floor's supervisors (those who read every
-# session, floor.permissions; the table staff read their own table's).
-TABLET_READERS = SESSION_READERS
 
 RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 SUITS = [("S", "♠", gettext_lazy("spades")), ("H", "♥", gettext_lazy("hearts")),
@@ -174,7 +170,11 @@ FLOOR_ACTIONS = frozenset({"auction-open", "auction-close"})
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
     session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
-    if not writable and not has_role(request.user, *TABLET_READERS) and not _serves(request.user, session):
+    # Read only for whoever the API lets read the session (session_readable_by): the
+    # supervisors, its staff now, and a Capo Partita or changeur relieved there (or its Capo
+    # Partita once it closed), who still read the session they worked. Writing stays
+    # session_writable_by's (tablet_action: 403).
+    if not writable and not session_readable_by(request.user, session):
         # His entries for this table still waiting on the tablet (the session closed, or he was
         # relieved, before they were sent) are sent from here and answered with the reason.
         if session.capo_partita_id == request.user.pk and session.status == TableSession.Status.CLOSED:
@@ -184,12 +184,6 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
             message = _("Only the Capo Partita assigned to this table session may use its tablet.")
         return forbidden(request, message, queue=f"{request.user.pk}:{session.pk}")
     return session, writable
-
-
-def _serves(user, session: TableSession) -> bool:
-    """The session's changeur follows his table's play on its tablet page (read only): the
-    bank, the bets he changes chips for, the coups' outcome."""
-    return session.changeur_id == user.pk and has_role(user, Role.CHANGEUR)
 
 
 @never_cache

@@ -79,19 +79,54 @@ def test_another_capo_partita_gets_403_and_cannot_post(client_for, game):
     assert not Coup.objects.filter(session=game.session).exists()
 
 
-def test_his_own_closed_table_is_said_closed_not_someone_elses(client_for, game):
+def test_his_own_closed_table_reads_as_closed_not_someone_elses(client_for, game):
+    """Its Capo Partita still reads his closed session, as the API lets him (its final
+    balances, read only; what his tablet still sends is answered `closed`); another Capo
+    Partita is refused it."""
     from floor import services as floor
 
     floor.table_session_close(session=game.session, by=game.commissario)
     client = client_for(game.capo)
     response = client.get(f"/tablet/sessions/{game.session.pk}/")
-    assert response.status_code == 403
+    assert response.status_code == 200
     text = response.content.decode()
-    assert "This table session is closed: its tablet takes no more entries." in text
-    assert "Only the Capo Partita assigned" not in text
+    assert "This table session is closed: its final balances are listed." in text
+    assert "Open the coup" not in text and not key_of(text)
+    assert f'data-queue="{game.capo.pk}:{game.session.pk}"' in text  # his waiting entries are sent from here
+    assert post(client, game.session, "coup-open").status_code == 409
+    assert not Coup.objects.filter(session=game.session).exists()
     other = UserFactory(username="other_capo", roles=["capo_partita"])
-    text = client_for(other).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    assert "Only the Capo Partita assigned to this table session may use its tablet." in text
+    response = client_for(other).get(f"/tablet/sessions/{game.session.pk}/")
+    assert response.status_code == 403
+    assert "Only the Capo Partita assigned to this table session may use its tablet." in response.content.decode()
+
+
+def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_nothing(client_for, game):
+    """The API lets a relieved Capo Partita or changeur read the session he worked
+    (floor.permissions.session_readable_by); its tablet page says the same, read only, and
+    what he posts there is refused (403), nothing entered. Another table's stays refused."""
+    from floor import services as floor
+
+    old_capo, old_changeur = game.capo, game.session.changeur
+    floor.table_session_staff_change(
+        session=game.session, by=game.commissario, reason="break",
+        capo_partita=UserFactory(username="capo_relief", roles=["capo_partita"]),
+        changeur=UserFactory(username="changeur_relief", roles=["changeur"]),
+    )  # fmt: skip
+    stranger = UserFactory(username="other_capo", roles=["capo_partita"])
+    assert client_for(stranger).get(f"/tablet/sessions/{game.session.pk}/").status_code == 403
+    for user in (old_capo, old_changeur):
+        client = client_for(user)
+        response = client.get(f"/tablet/sessions/{game.session.pk}/")
+        html = response.content.decode()
+        assert response.status_code == 200, user.username
+        assert "Read only: you are not this table&#x27;s Capo Partita." in html
+        assert "Open the coup" not in html and not key_of(html)  # no form: nothing to write with
+        assert post(client, game.session, "coup-open").status_code == 403
+        assert post(client, game.session, "bank-withdraw").status_code == 403
+    assert not Coup.objects.filter(session=game.session).exists()
+    game.bank.refresh_from_db()
+    assert game.bank.status == "active"
 
 
 def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, game, auditor):
@@ -658,16 +693,19 @@ def test_the_queues_words_and_settings_are_on_every_page(client_for, game, setti
 
 
 def test_a_refused_tablet_page_still_names_its_queue(client_for, game):
-    """Its session closed: the table's page refuses its Capo Partita, but names the queue
-    (user:session), so chemin.js lists and sends his entries left on the tablet there."""
+    """The table's page names the queue (user:session), so chemin.js lists and sends the
+    entries left on the tablet there: its Capo Partita's once the session closed (he reads
+    it, read only), and a refused user's own (never another's)."""
     from floor import services as floor_services
 
     floor_services.table_session_close(session=game.session, by=game.commissario)
     response = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/")
     html = response.content.decode()
-    assert response.status_code == 403 and f'data-queue="{game.capo.pk}:{game.session.pk}"' in html
+    assert response.status_code == 200 and f'data-queue="{game.capo.pk}:{game.session.pk}"' in html
     other = UserFactory(username="capo-elsewhere", roles=["capo_partita"])
-    html = client_for(other).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    response = client_for(other).get(f"/tablet/sessions/{game.session.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 403
     assert f'data-queue="{other.pk}:{game.session.pk}"' in html  # his own queue, never another's
 
 
