@@ -211,8 +211,9 @@ class TakesNoBody:
     _write_methods = ("post", "put", "patch", "delete")
 
     def __init_subclass__(cls, **kwargs):
-        # Wrapped before IdempotentMixin's (a base after this one) wraps the result: the
-        # refusal is the write's answer, stored under its Idempotency-Key like a StrictInput's.
+        # Wrapped before IdempotentMixin's wrapper (it calls super() first, wherever it stands
+        # among the bases) wraps the result: the refusal is the write's answer, stored under
+        # its Idempotency-Key like a StrictInput's.
         for name in cls._write_methods:
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "takes_no_body", False):
