@@ -148,11 +148,14 @@ BOOKS = {
 RECORDS = {
     "day": gettext_lazy("The gaming day's row"),
     "session": gettext_lazy("Table %(table)s, session %(session)s: the session's row"),
+    "seat": gettext_lazy("Table %(table)s, session %(session)s, the place taken at %(at)s"),
+    "first_bank_pass": gettext_lazy("Table %(table)s, session %(session)s, the first bank declined at %(at)s"),
     "bank": gettext_lazy("Table %(table)s, session %(session)s, bank %(number)s"),
     "minimum_change": gettext_lazy("Table %(table)s, session %(session)s, the minimum change of %(at)s"),
     "staff_change": gettext_lazy("Table %(table)s, session %(session)s, the staff change of %(at)s"),
     "interruption": gettext_lazy("Table %(table)s, session %(session)s, the interruption of %(at)s"),
     "bar": gettext_lazy("Table %(table)s, session %(session)s, the faux-tirage bar of %(at)s"),
+    "regola": gettext_lazy("Table %(table)s, session %(session)s, the Regola mark of %(at)s"),
     "annulled_coup": gettext_lazy("Table %(table)s, session %(session)s, annulled coup %(number)s"),
     "shoe": gettext_lazy("Table %(table)s, session %(session)s, shoe %(number)s"),
     "succession": gettext_lazy("Table %(table)s, session %(session)s, succession %(number)s"),
@@ -199,6 +202,10 @@ RECORD_FIELDS = {
     "order": gettext_lazy("Order"), "round": gettext_lazy("Round"), "amount_min": gettext_lazy("From"),
     "amount_max": gettext_lazy("Up to"),
     "answered_by": gettext_lazy("Entered by"), "offer.status": gettext_lazy("Answer"),
+    "standing": gettext_lazy("Standing"), "taken_at": gettext_lazy("Taken"), "taken_by": gettext_lazy("Seated by"),
+    "left_at": gettext_lazy("Left"), "left_by": gettext_lazy("Released by"), "seat": gettext_lazy("Place (row)"),
+    "declared": gettext_lazy("Plays alla Regola"), "set_at": gettext_lazy("Marked at"),
+    "set_by": gettext_lazy("Marked by"),
     "offer.reason": gettext_lazy("Skipped because"), "offer.amount": gettext_lazy("Amount"),
 }  # fmt: skip
 # The two figures a levies_mismatch compares.
@@ -227,6 +234,7 @@ COUP_FIELDS = {
     "next_cards": gettext_lazy("Shoe cards drawn for the reconstruction"),
     "settled": gettext_lazy("Settled on"),
     "settled_at": gettext_lazy("Settled at"),
+    "settled_by": gettext_lazy("Settled by"),
 }
 MONEY_FIELDS = {"bank_amount", "covered", "cagnotte", "banker_net"}
 CARD_FIELDS = {"cards", "next_cards"}
@@ -516,6 +524,8 @@ def _coup_words(reason: dict) -> str:
             return euros_exact(value) if isinstance(value, int) else "—"
         if field == "punta":
             return _("patron %(patron)s") % {"patron": value} if value is not None else "—"
+        if field == "settled_by":
+            return _("user %(user)s") % {"user": value} if value is not None else "—"
         if field == "bank":
             return str(value) if value is not None else "—"
         if field in CARD_FIELDS:
@@ -538,6 +548,8 @@ def _coup_words(reason: dict) -> str:
 
     def named(field: str, values: dict, side: str) -> str:
         name = (values.get("names") or {}).get(side)  # the punta's, as the report names him
+        if name and field == "settled_by":  # a member of staff, by his username
+            return str(name)
         if name:
             return _("%(name)s (patron %(patron)s)") % {"name": name, "patron": values.get(side)}
         return shown(field, values.get(side), values)
@@ -557,7 +569,31 @@ def _postings_words(reason: dict) -> str:
     """The entries that differ, each side: "In the books: Anna Rossi (patron 12, bettor)
     +60.00. In the audit trail: Anna Rossi (patron 12, bettor) +40.00." (the entries both
     sides share are left out)."""
-    return _entries_words(reason, "role", ROLES, signed=True)
+    def stakes_of(side: str) -> list[str]:
+        return sorted(repr((e.get("patron"), e.get("role"), e.get("amount"))) for e in reason.get(side) or [])
+
+    entries = stakes_of("in_books") != stakes_of("in_trail")
+    words = [_entries_words(reason, "role", ROLES, signed=True)] if entries or not reason.get("fields") else []
+    for entry in reason.get("fields") or []:  # a posting's bet or time (audit.reports.ledger.POSTING_FIELDS)
+        if entry.get("patron") is None:
+            who = _("the house (cagnotte)")
+        else:
+            who = (_("%(name)s (patron %(patron)s, %(role)s)") if entry.get("name") else
+                   _("patron %(patron)s (%(role)s)")) % {"name": entry.get("name"), "patron": entry.get("patron"),
+                                                        "role": ROLES.get(entry.get("role"), entry.get("role"))}  # fmt: skip
+        field = entry.get("field")
+        values = {"who": who, "field": POSTING_FIELD_NAMES.get(field, field),
+                  "books": "—" if entry.get("in_books") is None else _bet_value(field, entry.get("in_books")),
+                  "trail": "—" if entry.get("in_trail") is None else _bet_value(field, entry.get("in_trail"))}  # fmt: skip
+        words.append(_("%(who)s, %(field)s: %(books)s in the books, %(trail)s in the audit trail.") % values)
+    return " ".join(str(w) for w in words)
+
+
+# A posting's field, in a postings_mismatch said in words (audit.reports.ledger.POSTING_FIELDS).
+POSTING_FIELD_NAMES = {
+    "bet": gettext_lazy("bet (its place in the betting order)"),
+    "at": gettext_lazy("time"),
+}
 
 
 # A bet's field, in a bets_mismatch said in words (audit.reports.ledger.BET_FIELDS).

@@ -961,7 +961,8 @@ def seat_assign(
         data={
             "patron": patron.pk,
             "old": None,
-            "new": {"seat": seat.pk, "seat_number": seat.seat_number, "standing": standing},
+            "new": {"seat": seat.pk, "seat_number": seat.seat_number, "standing": standing,
+                    "taken_at": seat.taken_at.isoformat()},  # the row's time (audit.reports.records holds it)
         },
     )
     return seat

@@ -17,6 +17,8 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth import get_user_model
+
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
 from floor.models import Patron
@@ -43,7 +45,7 @@ RESULT = ("winner", "bank_amount", "covered", "cagnotte", "banker_net")
 PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker", "banco_solo",
           "conforming", "violations", "as_played")  # fmt: skip
 # Every field a coup_mismatch may name, in the order it names them.
-FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled", "settled_at")
+FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled", "settled_at", "settled_by")
 # The events the replay reads.
 ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "bet.placed", "bet.withdrawn",
            "banco.called", "coup.rien_ne_va_plus", "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
@@ -51,6 +53,11 @@ ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "b
 # events record: its seat (by number), its place in the betting order, whether standing,
 # who recorded it and when (the row's own time: in `bet.placed` since it records it).
 BET_FIELDS = ("seat", "order", "standing", "by", "at")
+# A posting's fields beyond its entry (patron, role, amount) that the events record: the bet
+# it settles (the report sums a bet's result from it; said by the bet's place in the betting
+# order) and its time (the settlement's). An event written before it said the bet leaves it
+# unheld.
+POSTING_FIELDS = ("bet", "at")
 # The session's own events in the day's stream.
 DAY_ACTIONS = ("table_session.opened", "table_session.closed")
 UNUSED = "unused by the reconstruction"  # the reason the settlement gives its void cards
@@ -90,6 +97,7 @@ class _Trail(RecordTrail):
         self.annulled: set[int] = set()  # the coups annulled before their cards
         self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
         self.postings: dict[int, Counter[Entry]] = {}
+        self.posting_fields: dict[int, dict[tuple[Any, Any], dict[str, Any]]] = {}  # coup -> POSTING_FIELDS
         self.coups: dict[int, dict[str, Any]] = {}  # coup -> punta, PLAYED, next_cards, settled
         self.bets: dict[int, Counter[Stake]] = {}  # coup -> the bets at rien ne va plus
         self.placed: dict[tuple[Any, Any], dict[str, Any]] = {}  # (coup, patron) -> a bet's BET_FIELDS
@@ -225,6 +233,13 @@ class _Trail(RecordTrail):
         coup = int(payload["coup"])
         self.results[coup] = {field: payload.get(field) for field in RESULT}
         self.results[coup]["settled_at"] = payload.get("at", UNKNOWN)  # the row's time (not said before)
+        self.results[coup]["settled_by"] = actor  # who settled it: the event's actor
+        # Each posting's bet (since the event says it) and time (the settlement's), by its
+        # patron and role (one bet per patron and coup, one banker's, one house's).
+        self.posting_fields[coup] = {
+            (p.get("patron"), p.get("role")): {"bet": p.get("bet", UNKNOWN), "at": payload.get("at", UNKNOWN)}
+            for p in payload.get("postings") or ()
+        }
         self.postings[coup] = Counter(
             (p.get("patron"), p.get("role"), int(p.get("amount") or 0)) for p in payload.get("postings") or ()
         )
@@ -249,12 +264,13 @@ class _Trail(RecordTrail):
 def books_as_played(report: DayReport) -> list[dict[str, Any]]:
     """For each session the report sealed, its rows against its events (as of the build):
     - `coup_mismatch`: a settled coup's figures (winner, bank, covered stake, levy, banker's
-      net), its punta, its cards and draws, its Regola marks, its conformity, violations and
+      net), who settled it, its punta, its cards and draws, its Regola marks, its conformity, violations and
       versions (as played, settled on) differ from the events' (`fields`: each one, in the
       books and in the trail), or a coup is settled in one and not in the other;
     - `bets_mismatch`: a settled coup's bets differ from those at its rien ne va plus (their
       stakes, or a bet's seat, order, standing, recorder or time, where the trail says them);
-    - `postings_mismatch`: a posting changed, added or removed, or booked with no event;
+    - `postings_mismatch`: a posting changed, added or removed, or booked with no event, or
+      its bet or time changed (`fields`, where the trail says them);
     - `cards_mismatch`: a card out of a shoe changed, added or removed (its code, what it
       was used for, its coup and hand, whether and why it was voided).
     Read one session at a time, the events streamed: memory grows with a session's coups,
@@ -289,9 +305,11 @@ def session_as_played(session: TableSession, head: int, day_head: int | None) ->
         for (kind, _), row in trail.records.items():
             if kind == "interruption" and row.get("resumed_at") is None:
                 row.update(resumed_at=UNKNOWN, resumed_by=UNKNOWN, resume_reason=UNKNOWN)
+            if kind == "seat" and row.get("left_at") is None:  # a place the close released
+                row.update(left_at=UNKNOWN, left_by=UNKNOWN)
     numbers: dict[int, int] = {}
     books: dict[int, dict[str, Any]] = {}  # the settled coups' rows
-    columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled", "settled_at")
+    columns = (*RESULT, "bank_id", "punta_id", *PLAYED, "next_cards", "settled", "settled_at", "settled_by_id")
     coups = Coup.objects.filter(session=session).values_list("pk", "number", "state", *columns)
     for coup, number, state, *values in coups.order_by("pk").iterator(chunk_size=CHUNK):
         numbers[coup] = number
@@ -369,19 +387,45 @@ def _bets(session, trail: _Trail, books: dict, numbers: dict, where: dict) -> li
 
 
 def _postings(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
+    """The postings against their coups' `coup.settled`: the entries (patron, role, amount),
+    and each posting's POSTING_FIELDS where the trail holds them (`fields`: per posting, by
+    its patron and role, and field, both sides; a bet said by its place in the betting order)."""
     in_books: dict[int, Counter[Entry]] = {}
+    held: dict[int, dict[tuple[Any, Any], dict[str, Any]]] = {}  # coup -> (patron, role) -> fields
     rows = Posting.objects.filter(session=session).values_list(
-        "coup_id", "coup__number", "patron_id", "role", "amount"
+        "coup_id", "coup__number", "patron_id", "role", "amount", "bet_id", "at"
     )
-    for coup, number, patron, role, amount in rows.order_by("coup_id", "id").iterator(chunk_size=CHUNK):
+    for coup, number, patron, role, amount, bet, at in rows.order_by("coup_id", "id").iterator(chunk_size=CHUNK):
         numbers.setdefault(coup, number)
         in_books.setdefault(coup, Counter())[(patron, role, amount)] += 1
-    return [
-        {"code": "postings_mismatch", **where, "coup": numbers.get(coup),
-         "in_books": _listed(in_books.get(coup), "role"), "in_trail": _listed(trail.postings.get(coup), "role")}
-        for coup in sorted(set(trail.postings) | set(in_books))
-        if trail.postings.get(coup) != in_books.get(coup)
-    ]  # fmt: skip
+        held.setdefault(coup, {})[(patron, role)] = {"bet": bet, "at": said(at)}
+    found = []
+    for coup in sorted(set(trail.postings) | set(in_books)):
+        fields = [
+            {"patron": patron, "role": role, "field": field, "in_books": row[field], "in_trail": said_[field]}
+            for (patron, role), row in sorted(held.get(coup, {}).items(), key=lambda i: (str(i[0][1]), _id(i[0][0])))
+            for said_ in [trail.posting_fields.get(coup, {}).get((patron, role), {})]
+            for field in POSTING_FIELDS
+            if said_.get(field, UNKNOWN) is not UNKNOWN and row[field] != said_[field]
+        ]  # fmt: skip
+        if fields or trail.postings.get(coup) != in_books.get(coup):
+            found.append({"code": "postings_mismatch", **where, "coup": numbers.get(coup),
+                          "in_books": _listed(in_books.get(coup), "role"),
+                          "in_trail": _listed(trail.postings.get(coup), "role"), "fields": fields})  # fmt: skip
+    _bet_orders([e for r in found for e in r["fields"] if e["field"] == "bet"])
+    return found
+
+
+def _bet_orders(entries: list[dict[str, Any]]) -> None:
+    """A posting's bet said by its place in its coup's betting order, as the report does (a
+    query only when a posting's bet differs; a bet no row holds stays said by its id)."""
+    ids = {e[side] for e in entries for side in ("in_books", "in_trail") if isinstance(e[side], int)}
+    if ids:
+        orders = dict(Bet.objects.filter(pk__in=ids).values_list("pk", "order"))
+        for entry in entries:
+            for side in ("in_books", "in_trail"):
+                if isinstance(entry[side], int):
+                    entry[side] = orders.get(entry[side], entry[side])
 
 
 def _cards(session, trail: _Trail, numbers: dict, where: dict) -> list[dict[str, Any]]:
@@ -440,4 +484,13 @@ def _name_patrons(reasons: list[dict[str, Any]]) -> None:
                       Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")})  # fmt: skip
     for sides in puntas:
         sides["names"] = {side: names.get(sides[side]) if isinstance(sides[side], int) else None
+                          for side in ("in_books", "in_trail")}  # fmt: skip
+    # Who settled a coup: a member of staff, by his username (a query only when it differs).
+    settlers = [
+        r["fields"]["settled_by"] for r in reasons if r["code"] == "coup_mismatch" and "settled_by" in r["fields"]
+    ]
+    ids = {v for sides in settlers for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)}
+    users = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
+    for sides in settlers:
+        sides["names"] = {side: users.get(sides[side]) if isinstance(sides[side], int) else None
                           for side in ("in_books", "in_trail")}  # fmt: skip

@@ -1,5 +1,6 @@
-"""A session's registers against the events that recorded them: its banks (art. 71), its
-minimum changes, staff changes and interruptions (art. 70), its faux-tirage bars (art. 60),
+"""A session's registers against the events that recorded them: its places (seats, RULES.md
+§6) and the first bank's declines (§5), its banks (art. 71), its minimum changes, staff
+changes and interruptions (art. 70), its faux-tirage bars (art. 60) and Regola marks (§3.2),
 its annulled coups, its shoes, its successions with their offers, astas and bids (RULES.md
 §5), and the session's own row.
 
@@ -23,8 +24,27 @@ from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from audit.models import AuditEvent
-from floor.models import GamingDay, MinimumChange, Patron, SessionInterruption, StaffChange, TableSession
-from tables.models import Auction, Bank, Bid, Coup, FauxTirageBar, Shoe, Succession, SuccessionOffer
+from floor.models import (
+    GamingDay,
+    MinimumChange,
+    Patron,
+    Seat,
+    SessionInterruption,
+    StaffChange,
+    TableSession,
+)
+from tables.models import (
+    Auction,
+    Bank,
+    Bid,
+    Coup,
+    FauxTirageBar,
+    FirstBankPass,
+    RegolaMark,
+    Shoe,
+    Succession,
+    SuccessionOffer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -38,6 +58,10 @@ BOOKS: dict[str, dict[str, str]] = {
     "session": {"capo_partita": "capo_partita_id", "changeur": "changeur_id", "shoe_number": "shoe_number",
                 "minimum": "minimum", "maximum": "maximum", "status": "status", "opened_at": "opened_at",
                 "opened_by": "opened_by_id", "closed_at": "closed_at", "closed_by": "closed_by_id"},
+    "seat": {"patron": "patron_id", "seat_number": "seat_number", "standing": "standing", "taken_at": "taken_at",
+             "taken_by": "taken_by_id", "left_at": "left_at", "left_by": "left_by_id"},
+    "first_bank_pass": {"patron": "patron_id", "seat": "seat_id", "seat_number": "seat_number", "at": "at",
+                        "by": "by_id"},
     "bank": {"number": "number", "banker": "banker_id", "seat_number": "seat__seat_number", "origin": "origin",
              "turn_seat": "turn_seat", "initial_amount": "initial_amount", "raised": "raised", "amount": "amount",
              "reserve_returned": "reserve_returned", "coups_completed": "coups_completed", "status": "status",
@@ -51,6 +75,7 @@ BOOKS: dict[str, dict[str, str]] = {
     "interruption": {"interrupted_at": "interrupted_at", "interrupted_by": "interrupted_by_id", "reason": "reason",
                      "resumed_at": "resumed_at", "resumed_by": "resumed_by_id", "resume_reason": "resume_reason"},
     "bar": {"patron": "patron_id", "coup": "coup_id", "reason": "reason", "at": "at", "by": "by_id"},
+    "regola": {"patron": "patron_id", "declared": "declared", "set_at": "set_at", "set_by": "set_by_id"},
     "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_at": "annulled_at",
                       "annulled_by": "annulled_by_id"},
     "shoe": {"seq": "seq", "number": "number", "decks": "decks", "loaded_at": "loaded_at",
@@ -72,12 +97,16 @@ BOOKS: dict[str, dict[str, str]] = {
 }  # fmt: skip
 ORDER = tuple(kind for kind in BOOKS if kind != "day")  # a session's (the day's: day_as_played)
 # Where a record's rows are, and the column that tells it apart in words (else its time).
-MODELS = {"session": TableSession, "bank": Bank, "minimum_change": MinimumChange, "staff_change": StaffChange,
+MODELS = {"session": TableSession, "seat": Seat, "first_bank_pass": FirstBankPass, "bank": Bank,
+          "minimum_change": MinimumChange, "staff_change": StaffChange, "regola": RegolaMark,
           "interruption": SessionInterruption, "bar": FauxTirageBar, "annulled_coup": Coup, "shoe": Shoe,
           "succession": Succession, "offer": SuccessionOffer, "auction": Auction, "bid": Bid}  # fmt: skip
 NUMBER = {"bank": "number", "annulled_coup": "number", "shoe": "seq", "succession": "number",
           "auction": "succession__number", "offer": "order"}  # fmt: skip
 AT = {
+    "seat": "taken_at",
+    "first_bank_pass": "at",
+    "regola": "set_at",
     "minimum_change": "at",
     "staff_change": "at",
     "interruption": "interrupted_at",
@@ -85,11 +114,11 @@ AT = {
     "bid": "at",
 }
 TIMES = {"opened_at", "closed_at", "ended_at", "interrupted_at", "resumed_at", "at", "annulled_at", "loaded_at",
-         "finished_at", "started_at", "answered_at"}  # fmt: skip
+         "finished_at", "started_at", "answered_at", "taken_at", "left_at", "set_at"}  # fmt: skip
 # The fields that name a member of staff, or a patron (the reason gives their names too).
 USERS = {"capo_partita", "changeur", "opened_by", "closed_by", "ended_by", "by", "old_capo_partita",
          "new_capo_partita", "old_changeur", "new_changeur", "interrupted_by", "resumed_by", "annulled_by",
-         "loaded_by", "finished_by"}  # fmt: skip
+         "loaded_by", "finished_by", "taken_by", "left_by", "set_by"}  # fmt: skip
 PATRONS = {"banker", "patron", "outgoing_banker"}
 MONEY = {"minimum", "maximum", "initial_amount", "raised", "amount", "reserve_returned", "old", "new",
          "old_maximum", "new_maximum", "floor", "amount_min", "amount_max"}  # fmt: skip
@@ -130,6 +159,36 @@ class RecordTrail:
         if ended is not None:  # a running interruption ends with the session, at its time
             self.record("interruption", ended, resumed_at=new.get("closed_at", UNKNOWN), resumed_by=actor,
                         resume_reason="session closed")  # fmt: skip
+        for seat in payload.get("seats_released") or ():  # every place still held is released with it
+            if isinstance(seat, int):
+                self.record("seat", seat, left_at=new.get("closed_at", UNKNOWN), left_by=actor)
+
+    # The places (floor.services.seat_assign, seat_release), in the session's own stream.
+    def _seat_taken(self, seat: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        new = payload.get("new") or {}
+        if seat is not None:
+            self.record("seat", seat, patron=payload.get("patron", UNKNOWN),
+                        seat_number=new.get("seat_number", UNKNOWN), standing=new.get("standing", UNKNOWN),
+                        taken_at=new.get("taken_at", UNKNOWN), taken_by=actor, left_at=None,
+                        left_by=None)  # fmt: skip
+
+    def _seat_released(self, seat: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        if seat is not None:
+            self.record("seat", seat, left_at=(payload.get("new") or {}).get("left_at", UNKNOWN), left_by=actor)
+
+    def _bank_first_declined(self, row: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        """The first bank declined (tables.services.bank.first_bank_pass): its place (the seat
+        row) since its event says it."""
+        if row is not None:
+            self.record("first_bank_pass", row, patron=payload.get("patron", UNKNOWN),
+                        seat=payload.get("seat", UNKNOWN), seat_number=payload.get("seat_number", UNKNOWN),
+                        at=payload.get("at", UNKNOWN), by=actor)  # fmt: skip
+
+    def _regola_marked(self, mark: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        """The patron's one mark, set again in place at each change: what the last says."""
+        if mark is not None:
+            self.record("regola", mark, patron=payload.get("patron", UNKNOWN), declared=payload.get("new", UNKNOWN),
+                        set_at=payload.get("at", UNKNOWN), set_by=actor)  # fmt: skip
 
     def _minimum_changed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
         fields = {
@@ -339,7 +398,7 @@ class RecordTrail:
 
 
 RECORD_ACTIONS = (
-    "minimum.changed", "table_session.staff_changed", "table_session.interrupted", "table_session.resumed",
+    "seat.taken", "seat.released", "bank.first_declined", "regola.marked", "minimum.changed", "table_session.staff_changed", "table_session.interrupted", "table_session.resumed",
     "bank.opened", "bank.raised", "bank.lost", "bank.withdrawn", "bank.session_closed", "coup.opened",
     "coup.annulled", "faux_tirage.barred", "shoe.finished", "succession.started", "succession.unclaimed",
     "succession.taken", "succession.lapsed", "auction.opened", "auction.bid", "auction.closed",
@@ -415,8 +474,8 @@ def records_as_played(session: TableSession, trail: RecordTrail, where: dict[str
                       coup_numbers: dict[int, int], *, own_row: bool = True) -> list[dict[str, Any]]:  # fmt: skip
     """Each record of the session against the trail (a `record_mismatch` per row that
     differs, or that one side has and the other not), in the order of BOOKS: the session,
-    its banks, changes, interruptions, bars, annulled coups, shoes, successions, astas,
-    offers and bids. `own_row`: whether the trail holds the session's opening and close (the
+    its places, first bank declines, banks, changes, interruptions, bars, Regola marks,
+    annulled coups, shoes, successions, astas, offers and bids. `own_row`: whether the trail holds the session's opening and close (the
     day's stream was read)."""
     found: list[dict[str, Any]] = []
     by_kind: dict[str, dict[Any, dict[str, Any]]] = {}

@@ -200,6 +200,7 @@ def first_bank_pass(*, session: TableSession, by: User, patron: Patron) -> First
             row,
             {
                 "patron": patron.pk,
+                "seat": seat.pk,  # the place it was declined from (audit.reports.records holds it)
                 "seat_number": turn,
                 "next_seat": following,
                 "at": row.at.isoformat(),

@@ -51,6 +51,7 @@ def regola_mark(*, session: TableSession, by: User, patron: Patron, declared: bo
             "old": old,
             "new": declared,
             "applies_from_coup": None if coup is None or coup.state == "betting" else coup.number + 1,
+            "at": mark.set_at.isoformat(),  # the row's time (audit.reports.records holds it)
         },
     )
     return mark

@@ -170,7 +170,10 @@ def settle_coup(
             "banker_net": result.banker_net,
             "conforming": coup.conforming,
             "settled_on": "reconstruction" if not coup.conforming else "as_played",
-            "postings": [{"patron": r.patron_id, "role": r.role, "amount": r.amount} for r in rows],
+            # Each posting's bet too: the report sums a bet's result from its postings.
+            "postings": [
+                {"patron": r.patron_id, "role": r.role, "amount": r.amount, "bet": r.bet_id} for r in rows
+            ],
             "bank": {"old": old_amount, "new": bank.amount, "status": bank.status,
                      "reserve_returned": bank.reserve_returned},
             "tie": coup.settlement["tie"],

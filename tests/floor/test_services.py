@@ -536,9 +536,11 @@ def test_seat_assign_and_release_are_audited(table_session, commissario, patron)
     seat = services.seat_assign(session=table_session, patron=patron, seat_number=3, by=commissario)
     event = last_event(table_session.audit_stream)
     assert event.action == "seat.taken"
+    # The row's time too, since the records check holds the place to its event.
     assert event.payload == {
-        "patron": patron.pk, "old": None, "new": {"seat": seat.pk, "seat_number": 3, "standing": False}
-    }
+        "patron": patron.pk, "old": None,
+        "new": {"seat": seat.pk, "seat_number": 3, "standing": False, "taken_at": seat.taken_at.isoformat()},
+    }  # fmt: skip
     services.seat_release(seat=seat, by=commissario)
     seat.refresh_from_db()
     assert seat.left_by == commissario

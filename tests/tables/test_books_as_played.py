@@ -637,3 +637,226 @@ def test_a_bet_placed_before_its_event_said_its_time_leaves_the_time_unheld(even
     assert as_played(game.session) == []
     Bet.objects.filter(pk=bet.pk).update(order=7)
     assert [f["field"] for f in as_played(game.session)[0]["fields"]] == ["order"]
+
+
+# --------------------------------------------------------------------------- rows no check compared
+
+
+@pytest.fixture
+def declined(make_game):
+    """The first bank declined by seats 1 and 2 (RULES.md §5), opened by seat 3."""
+    game = make_game("venezia", bank=None)
+    s, by = game.session, game.capo
+    services.first_bank_pass(session=s, by=by, patron=game.seat(1))
+    services.first_bank_pass(session=s, by=by, patron=game.seat(2))
+    services.bank_open(session=s, by=by, patron=game.seat(3), amount=1000_00)
+    return game
+
+
+def test_a_first_bank_decline_edited_deleted_or_added_in_sql_is_named(declined, make_user):
+    """QA: the first bank's declines (`bank.first_declined`) were held to nothing: a decline
+    moved to another patron or seat, its time or recorder changed, deleted or slipped in
+    went unseen. Each is named now, with both sides."""
+    from datetime import timedelta
+
+    from audit.views import _explain
+    from floor.models import Seat
+    from tables.models import FirstBankPass
+
+    game = declined
+    assert as_played(game.session) == []
+    first = FirstBankPass.objects.get(session=game.session, seat_number=1)
+    other = Seat.objects.get(session=game.session, seat_number=5)
+    intruder = make_user("intruder", Role.CAPO_PARTITA)
+    later = first.at + timedelta(minutes=2)
+    edits = [
+        ("patron", {"patron": other.patron}, first.patron_id, other.patron_id),
+        ("seat", {"seat": other}, first.seat_id, other.pk),
+        ("seat_number", {"seat_number": 5}, 1, 5),
+        ("at", {"at": later}, first.at.isoformat(), later.isoformat()),
+        ("by", {"by": intruder}, first.by_id, intruder.pk),
+    ]
+    for field, change, was, now in edits:
+        FirstBankPass.objects.filter(pk=first.pk).update(**change)
+        [reason] = as_played(game.session)
+        assert (reason["code"], reason["record"], reason["in_books"], reason["in_trail"]) == (
+            "record_mismatch", "first_bank_pass", True, True), field  # fmt: skip
+        assert reason["fields"] == {field: {"in_books": now, "in_trail": was}}, field
+        FirstBankPass.objects.filter(pk=first.pk).update(patron=first.patron, seat=first.seat_id,
+                                                         seat_number=1, at=first.at, by=first.by)  # fmt: skip
+        assert as_played(game.session) == []
+    # Deleted, and another slipped in with no event.
+    FirstBankPass.objects.filter(pk=first.pk).delete()
+    FirstBankPass.objects.create(session=game.session, patron=other.patron, seat=other, seat_number=5,
+                                 at=first.at, by=game.capo)  # fmt: skip
+    reasons = as_played(game.session)
+    assert [(r["record"], r["in_books"], r["in_trail"]) for r in reasons] == [
+        ("first_bank_pass", False, True), ("first_bank_pass", True, False)]  # fmt: skip
+    lines = _explain({"reasons": reasons})["lines"]
+    t = game.session.table.number
+    assert lines[0].startswith(f"Table {t}, session {game.session.number}, the first bank declined at ")
+    assert lines[0].endswith("the books have no such row; the audit trail recorded it.")
+    from django.utils import translation
+
+    with translation.override("it"):
+        line = _explain({"reasons": reasons})["lines"][1]
+    assert line.startswith(f"Tavolo {t}, sessione {game.session.number}, la passe del primo banco delle ")
+
+
+def test_a_first_bank_decline_recorded_before_its_event_said_its_seat_leaves_the_seat_unheld(declined):
+    import json
+
+    from floor.models import Seat
+    from tables.models import FirstBankPass
+    from tests.audit.conftest import trigger_disabled
+
+    game = declined
+    with trigger_disabled():
+        for event in AuditEvent.objects.filter(action="bank.first_declined"):
+            payload = {k: v for k, v in event.payload.items() if k != "seat"}
+            AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(payload))
+    first = FirstBankPass.objects.get(session=game.session, seat_number=1)
+    FirstBankPass.objects.filter(pk=first.pk).update(seat=Seat.objects.get(session=game.session, seat_number=5))
+    assert as_played(game.session) == []
+    FirstBankPass.objects.filter(pk=first.pk).update(seat_number=4)
+    assert set(as_played(game.session)[0]["fields"]) == {"seat_number"}
+
+
+def test_a_coups_settler_edited_in_sql_is_named(evening, make_user):
+    """QA: a settled coup's `settled_by` was compared with nothing; its `coup.settled`'s actor
+    says who settled it."""
+    from audit.reports.ledger import _name_patrons
+    from audit.views import _explain
+
+    game, coups = evening
+    coup = coups["plain"]
+    intruder = make_user("intruder", Role.CAPO_PARTITA)
+    Coup.objects.filter(pk=coup.pk).update(settled_by=intruder)
+    reasons = as_played(game.session)
+    [reason] = reasons
+    assert (reason["code"], reason["coup"]) == ("coup_mismatch", coup.number)
+    assert reason["fields"] == {"settled_by": {"in_books": intruder.pk, "in_trail": coup.settled_by_id}}
+    _name_patrons(reasons)
+    [line] = _explain({"reasons": reasons})["lines"]
+    assert line.endswith(f"Settled by: intruder in the books, {game.capo.username} in the audit trail.")
+
+
+def test_a_postings_bet_or_time_edited_in_sql_is_named(evening):
+    """QA: a posting's bet (the report sums each bet's result from it) and its time were
+    compared with nothing: two bettors' postings swapped their bets, or one moved in time,
+    every entry the same. Its `coup.settled` records both (the bet since it says it)."""
+    from datetime import timedelta
+
+    from audit.views import _explain
+    from tables.models import Posting
+
+    game, coups = evening
+    coup = coups["plain"]
+    p2, p5 = game.seat(2).pk, game.seat(5).pk
+    two, five = (Posting.objects.get(coup=coup, patron_id=p, role="bettor") for p in (p2, p5))
+    b2, b5 = (Bet.objects.get(pk=p.bet_id).order for p in (two, five))
+    Posting.objects.filter(pk=two.pk).update(bet=five.bet_id)
+    Posting.objects.filter(pk=five.pk).update(bet=two.bet_id)
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["coup"]) == ("postings_mismatch", coup.number)
+    assert reason["in_books"] == reason["in_trail"]  # the entries are as they were
+    assert reason["fields"] == [
+        {"patron": p2, "role": "bettor", "field": "bet", "in_books": b5, "in_trail": b2},
+        {"patron": p5, "role": "bettor", "field": "bet", "in_books": b2, "in_trail": b5},
+    ]
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith(f"patron {p5} (bettor), bet (its place in the betting order): {b2} in the books, "
+                         f"{b5} in the audit trail.")  # fmt: skip
+    Posting.objects.filter(pk=two.pk).update(bet=two.bet_id)
+    Posting.objects.filter(pk=five.pk).update(bet=five.bet_id)
+    assert as_played(game.session) == []
+    house = Posting.objects.get(coup=coup, role="house")
+    Posting.objects.filter(pk=house.pk).update(at=house.at - timedelta(hours=1))
+    [reason] = as_played(game.session)
+    assert reason["fields"] == [{"patron": None, "role": "house", "field": "at",
+                                 "in_books": (house.at - timedelta(hours=1)).isoformat(),
+                                 "in_trail": house.at.isoformat()}]  # fmt: skip
+
+
+def test_a_posting_settled_before_its_event_said_its_bet_leaves_the_bet_unheld(evening):
+    import json
+
+    from tables.models import Posting
+    from tests.audit.conftest import trigger_disabled
+
+    game, coups = evening
+    with trigger_disabled():
+        for event in AuditEvent.objects.filter(action="coup.settled", stream__name=game.session.audit_stream):
+            payload = {**event.payload, "postings": [{k: v for k, v in p.items() if k != "bet"}
+                                                      for p in event.payload["postings"]]}  # fmt: skip
+            AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(payload))
+    assert as_played(game.session) == []
+    two = Posting.objects.get(coup=coups["plain"], patron=game.seat(2), role="bettor")
+    other = Bet.objects.get(coup=coups["plain"], patron=game.seat(5))
+    Posting.objects.filter(pk=two.pk).update(bet=other)
+    assert as_played(game.session) == []
+
+
+def test_a_regola_mark_deleted_or_edited_in_sql_is_named(evening, make_user):
+    """QA: the Regola marks (`regola.marked`) were held to nothing: a mark deleted, or its
+    declaration, recorder or time changed, went unseen."""
+    from datetime import timedelta
+
+    from audit.views import _explain
+    from tables.models import RegolaMark
+
+    game, _ = evening
+    mark = RegolaMark.objects.get(session=game.session, patron=game.seat(2))
+    intruder = make_user("intruder", Role.CAPO_PARTITA)
+    later = mark.set_at + timedelta(minutes=1)
+    for field, change, was, now in [("declared", {"declared": False}, True, False),
+                                    ("set_by", {"set_by": intruder}, mark.set_by_id, intruder.pk),
+                                    ("set_at", {"set_at": later}, mark.set_at.isoformat(), later.isoformat())]:  # fmt: skip
+        RegolaMark.objects.filter(pk=mark.pk).update(**change)
+        [reason] = as_played(game.session)
+        assert (reason["record"], reason["fields"]) == ("regola", {field: {"in_books": now, "in_trail": was}})
+        RegolaMark.objects.filter(pk=mark.pk).update(declared=True, set_by=mark.set_by, set_at=mark.set_at)
+    assert as_played(game.session) == []
+    RegolaMark.objects.filter(pk=mark.pk).delete()
+    [reason] = as_played(game.session)
+    assert (reason["code"], reason["record"], reason["in_books"], reason["in_trail"]) == (
+        "record_mismatch", "regola", False, True)  # fmt: skip
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.startswith(f"Table {game.session.table.number}, session {game.session.number}, the Regola mark of ")
+    assert line.endswith("the books have no such row; the audit trail recorded it.")
+
+
+def test_a_seats_patron_edited_in_sql_is_named(evening):
+    """QA: a place's patron (or its number, or its times) edited in SQL was compared with
+    nothing; its `seat.taken`, `seat.released` and the session's close record them."""
+    from datetime import timedelta
+
+    from floor.models import Seat
+
+    game, _ = evening
+    seat = Seat.objects.get(session=game.session, seat_number=8)  # no bet says its number
+    Seat.objects.filter(pk=seat.pk).update(seat_number=9)  # the close released it: no longer unique
+    [reason] = as_played(game.session)
+    assert (reason["record"], reason["fields"]) == ("seat", {"seat_number": {"in_books": 9, "in_trail": 8}})
+    Seat.objects.filter(pk=seat.pk).update(seat_number=8, left_at=seat.left_at + timedelta(seconds=1))
+    [reason] = as_played(game.session)
+    assert (reason["record"], set(reason["fields"])) == ("seat", {"left_at"})
+    Seat.objects.filter(pk=seat.pk).update(left_at=seat.left_at)
+    assert as_played(game.session) == []
+
+
+def test_a_seats_patron_swapped_in_sql_is_named(game):
+    from audit.reports.records import name_records
+    from floor.models import Seat
+
+    four, five = (Seat.objects.get(session=game.session, seat_number=n) for n in (4, 5))
+    # One patron holds one place: five's is released first, then the patrons swapped.
+    Seat.objects.filter(pk=five.pk).update(patron=four.patron, left_at=five.taken_at, left_by=game.capo)
+    Seat.objects.filter(pk=four.pk).update(patron=five.patron)
+    reasons = as_played(game.session)
+    assert [(r["record"], sorted(r["fields"])) for r in reasons] == [
+        ("seat", ["patron"]), ("seat", ["left_at", "left_by", "patron"])]  # fmt: skip
+    assert reasons[0]["fields"]["patron"] == {"in_books": five.patron_id, "in_trail": four.patron_id}
+    name_records(reasons)
+    p = five.patron
+    assert reasons[0]["fields"]["patron"]["names"]["in_books"] == f"{p.first_name} {p.last_name}"
