@@ -521,7 +521,7 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
         summary="Write the control register from the counts, or bring an unsigned one up to date",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`).")},
+            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
@@ -538,7 +538,7 @@ class ControlRegisterSignApi(IdempotentMixin, TakesNoBody, APIView):
         description="The second signature makes the register final and enqueues the next report version.",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`, `levies_changed_since_count`, `count_not_as_recorded`.")},
+            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`, `levies_changed_since_count`, `count_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         reg = get_object_or_404(ControlRegister, pk=pk)
@@ -556,7 +556,7 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         summary="Correct a signed control register: a new register that refers to it",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`.")},
+            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)

@@ -270,6 +270,10 @@ BOOK_REFUSALS = {
         "A cagnotte count of the day is not what the audit trail recorded for it (edited behind the services): "
         "verify the day's report; no register is written or signed over it."
     ),
+    "register_not_as_recorded": gettext_lazy(
+        "A control register of the day is not what the audit trail recorded for it (edited behind the services): "
+        "verify the day's report; it is not signed, brought up to date or corrected over it."
+    ),
     "register_not_signed": gettext_lazy("An unsigned register is brought up to date, not corrected."),
     "register_unchanged": gettext_lazy(
         "The signed register says what the counts in force say: correct a count first, then the register."

@@ -293,6 +293,26 @@ def _refuse_counts_not_as_recorded(day: GamingDay) -> None:
     )
 
 
+def _refuse_registers_not_as_recorded(day: GamingDay) -> None:
+    """Nobody signs, brings up to date or corrects a register while a register of the day is
+    not what its events recorded: a row edited in SQL (its figures, words, preparer, a
+    signer or a signature's time; a first signature slipped in, which the second would then
+    complete) or written with no event, or one the trail recorded and that is gone (the
+    register in force deleted, an older one read as in force). Verification names it only
+    afterwards (`register_not_as_recorded`); this refuses it before (409, writes nothing),
+    naming the registers. The day's books stream is replayed (books_verify), as for counts."""
+    problems = [
+        p for p in books_verify(gaming_day_id=day.pk) if p["code"] in ("register_not_as_recorded", "register_missing")
+    ]
+    if not problems:
+        return
+    raise Conflict(
+        "register_not_as_recorded",
+        "A control register of the day is not what the audit trail recorded for it.",
+        details={"registers": [p["register"] for p in problems]},
+    )
+
+
 def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
     """Per table and per session, the day's accounts (art. 72); the counted figure is per
     table (one box per table), the carried figure is the higher of expected and counted,
@@ -357,8 +377,10 @@ def current_register(*, gaming_day_id: int) -> ControlRegister | None:
 
 
 def _register_payload(reg: ControlRegister) -> dict[str, Any]:
+    # The row's time too (the report prints when it was prepared): books_verify holds it.
     return {"register": reg.pk, "total": reg.total, "lines": reg.lines, "corrects": reg.corrects_id,
-            "words_it": reg.total_words_it, "words_en": reg.total_words_en}  # fmt: skip
+            "words_it": reg.total_words_it, "words_en": reg.total_words_en,
+            "prepared_at": reg.prepared_at.isoformat()}  # fmt: skip
 
 
 def _fill(reg: ControlRegister, day: GamingDay) -> None:
@@ -375,6 +397,7 @@ def control_register_prepare(*, gaming_day: GamingDay, by: User) -> ControlRegis
     was given to figures no longer in force, so it is withdrawn, on record."""
     _require_direzione(by, "prepare the control register")
     day = _lock_closed_day(gaming_day)
+    _refuse_registers_not_as_recorded(day)  # the register in force is read, and may be rewritten
     reg = current_register(gaming_day_id=day.pk)
     if reg is not None:
         reg = ControlRegister.objects.select_for_update().get(pk=reg.pk)
@@ -413,6 +436,8 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
     _require_direzione(by, "sign the control register")
     day = floor_selectors.gaming_day_locked(pk=register.gaming_day_id)
     reg = ControlRegister.objects.select_for_update().get(pk=register.pk)
+    # Before what its row says is read: its signatures or figures may be edited ones.
+    _refuse_registers_not_as_recorded(day)
     if reg.signed:
         raise Conflict("already_signed", "The control register has both signatures already.",
                        details={"register": reg.pk})  # fmt: skip
@@ -456,6 +481,7 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
         raise ApplicationError("reason_required", "Say why the register is corrected.")
     day = _lock_closed_day(register.gaming_day)
     old = ControlRegister.objects.select_for_update().get(pk=register.pk)
+    _refuse_registers_not_as_recorded(day)  # a correction refers to it: not to an edited row
     if not old.signed:
         raise Conflict("register_not_signed", "An unsigned register is brought up to date, not corrected.",
                        details={"register": old.pk, "status": old.status})  # fmt: skip
@@ -481,11 +507,13 @@ def _replay_books(counts: dict, registers: dict, action: str, subject: str, acto
     if action in ("cagnotte.counted", "cagnotte.count_corrected"):
         counts[subject] = payload["new"]
     elif action in ("control_register.prepared", "control_register.updated", "control_register.corrected"):
-        signed = registers.get(subject, {"signers": [None, None], "signed_at": [None, None]})
+        signed = registers.get(subject, {"signers": [None, None], "signed_at": [None, None], "reason": ""})
         if action == "control_register.updated":  # a first signature on figures no longer in force is withdrawn
-            signed = {"signers": [None, None], "signed_at": [None, None]}
+            signed = {**signed, "signers": [None, None], "signed_at": [None, None]}
+        # Who prepared it: the event's actor; a correction's reason: its event's.
+        reason = payload.get("reason", "") if action == "control_register.corrected" else signed["reason"]
         registers[subject] = {"figures": payload["new"], "signers": signed["signers"],
-                              "signed_at": signed["signed_at"]}  # fmt: skip
+                              "signed_at": signed["signed_at"], "prepared_by": actor, "reason": reason}  # fmt: skip
     elif action == "control_register.signed" and subject in registers:
         slot = 0 if payload["new"]["signature"] == "first" else 1
         signed_at = payload["new"].get("signed_at", _UNSAID)
@@ -529,8 +557,11 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
         times = [None if t is None else t.isoformat() for t in (reg.first_signed_at, reg.second_signed_at)]
         if recorded is not None:  # a signature whose event did not say its time: not held to one
             times = [t if said is not _UNSAID else _UNSAID for t, said in zip(times, recorded["signed_at"], strict=True)]
-        now = {"figures": json.loads(json.dumps(_register_payload(reg))),
-               "signers": [reg.first_signer_id, reg.second_signer_id], "signed_at": times}  # fmt: skip
+        figures = json.loads(json.dumps(_register_payload(reg)))
+        if recorded is not None and "prepared_at" not in (recorded["figures"] or {}):  # written before it said it
+            del figures["prepared_at"]
+        now = {"figures": figures, "signers": [reg.first_signer_id, reg.second_signer_id], "signed_at": times,
+               "prepared_by": reg.prepared_by_id, "reason": reg.reason}  # fmt: skip
         if recorded != now:
             problems.append({"code": "register_not_as_recorded", "register": reg.pk})
     problems += [{"code": "count_missing", "count": int(pk)} for pk in counts]

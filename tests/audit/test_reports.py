@@ -1730,6 +1730,54 @@ def test_no_register_prepared_signed_or_corrected_over_a_count_edited_in_sql(clo
     refused(direzione, f"/api/control-registers/{reg['id']}/correct/", {"reason": "count corrected"})
 
 
+def test_no_register_signed_prepared_or_corrected_over_a_register_edited_in_sql(closed, api, auditor, direzione,
+                                                                                direzione2):  # fmt: skip
+    """QA: a control register's row edited in SQL (a first signature slipped in, its words
+    changed) was refused on nothing: only counts were held before signing. Signing, bringing
+    up to date and correcting now refuse while a register of the day is not what its events
+    recorded (409 `register_not_as_recorded`, naming it; nothing written)."""
+    _count_all(closed, direzione, direzione2)
+    url = f"/api/gaming-days/{closed.day.pk}/control-register/"
+    reg = api(direzione).post(url).json()
+    sign = f"/api/control-registers/{reg['id']}/sign/"
+
+    def refused(user, path: str, body: dict | None = None, registers_named: list | None = None) -> None:
+        before = AuditEvent.objects.count(), list(ControlRegister.objects.values().order_by("pk"))
+        r = api(user).post(path, body or {}, format="json")
+        assert r.status_code == 409, r.json()
+        assert r.json()["error"]["code"] == "register_not_as_recorded"
+        assert r.json()["error"]["details"] == {"registers": registers_named or [reg["id"]]}
+        assert (AuditEvent.objects.count(), list(ControlRegister.objects.values().order_by("pk"))) == before
+
+    # The auditor made the first signer in SQL: the Direzione's signature would complete it.
+    raw_sql("UPDATE audit_controlregister SET first_signer_id = %s, first_signed_at = now() WHERE id = %s",
+            (auditor.pk, reg["id"]))  # fmt: skip
+    refused(direzione, sign)
+    refused(direzione, url)  # nor is the edited signature withdrawn as if it had been given
+    raw_sql("UPDATE audit_controlregister SET first_signer_id = NULL, first_signed_at = NULL WHERE id = %s",
+            (reg["id"],))  # fmt: skip
+    assert api(direzione).post(sign).status_code == 200
+    # The total in words edited (the figures left alone, so the register is not stale).
+    raw_sql("UPDATE audit_controlregister SET total_words_en = 'one million' WHERE id = %s", (reg["id"],))
+    refused(direzione2, sign)
+    raw_sql("UPDATE audit_controlregister SET total_words_en = %s WHERE id = %s", (reg["total_words_en"], reg["id"]))
+    assert api(direzione2).post(sign).json()["status"] == "signed"
+    # A count corrected since: the signed register is corrected, unless its row was edited.
+    count = CagnotteCount.objects.get(gaming_day=closed.day, table=closed.tables[0])
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=direzione2, counted=40_00, note="recount")
+    for column, edited, was in [("second_signer_id", auditor.pk, direzione2.pk), ("reason", "slipped in", ""),
+                                ("prepared_by_id", direzione2.pk, direzione.pk)]:  # fmt: skip
+        raw_sql(f"UPDATE audit_controlregister SET {column} = %s WHERE id = %s", (edited, reg["id"]))
+        refused(direzione, f"/api/control-registers/{reg['id']}/correct/", {"reason": "count corrected"})
+        raw_sql(f"UPDATE audit_controlregister SET {column} = %s WHERE id = %s", (was, reg["id"]))
+    new = api(direzione).post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "count corrected"},
+                              format="json")  # fmt: skip
+    assert new.status_code == 201, new.json()
+    # The correction deleted in SQL: the signed register would read as the one in force again.
+    raw_sql("DELETE FROM audit_controlregister WHERE id = %s", (new.json()["id"],))
+    refused(direzione, url, registers_named=[new.json()["id"]])
+
+
 def test_the_desk_names_the_table_and_the_count_edited_in_sql(closed, api, auditor, direzione, direzione2):
     from audit.views import _explain
 
@@ -1744,3 +1792,30 @@ def test_the_desk_names_the_table_and_the_count_edited_in_sql(closed, api, audit
     [line] = [x for x in _explain(body)["lines"] if "cagnotte count" in x]
     assert line.endswith(f"Table 2, cagnotte count {count.pk}: the count in the books is not the one the audit "
                          "trail recorded.")  # fmt: skip
+
+
+def test_a_registers_preparer_reason_or_time_edited_in_sql_is_caught(closed, direzione, direzione2):
+    """The report prints who prepared a register, when, and why a correction was made: the
+    events record them (the time since its event says it), and the books check holds them;
+    an event written before it said the time leaves the time unheld."""
+    import json
+    from datetime import timedelta
+
+    _, reg = counted_and_signed_once(closed, direzione, direzione2)
+
+    def problems() -> list:
+        return [(p["code"], p.get("register")) for p in registers.books_verify(gaming_day_id=closed.day.pk)]
+
+    assert problems() == []
+    for column, edited in [("prepared_at", reg.prepared_at - timedelta(hours=2)), ("prepared_by", direzione2),
+                           ("reason", "slipped in")]:  # fmt: skip
+        ControlRegister.objects.filter(pk=reg.pk).update(**{column: edited})
+        assert problems() == [("register_not_as_recorded", reg.pk)], column
+        ControlRegister.objects.filter(pk=reg.pk).update(**{column: getattr(reg, column)})
+        assert problems() == []
+    event = AuditEvent.objects.get(action="control_register.prepared", subject_id=str(reg.pk))
+    new = {k: v for k, v in event.payload["new"].items() if k != "prepared_at"}
+    with trigger_disabled():
+        AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps({**event.payload, "new": new}))
+    ControlRegister.objects.filter(pk=reg.pk).update(prepared_at=reg.prepared_at - timedelta(hours=2))
+    assert problems() == []
