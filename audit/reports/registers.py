@@ -558,7 +558,8 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
         if recorded is not None:  # a signature whose event did not say its time: not held to one
             times = [t if said is not _UNSAID else _UNSAID for t, said in zip(times, recorded["signed_at"], strict=True)]
         figures = json.loads(json.dumps(_register_payload(reg)))
-        if recorded is not None and "prepared_at" not in (recorded["figures"] or {}):  # written before it said it
+        written = recorded["figures"] if recorded is not None else None  # any shape a rewritten event gave it
+        if isinstance(written, dict) and "prepared_at" not in written:  # written before it said it
             del figures["prepared_at"]
         now = {"figures": figures, "signers": [reg.first_signer_id, reg.second_signer_id], "signed_at": times,
                "prepared_by": reg.prepared_by_id, "reason": reg.reason}  # fmt: skip
