@@ -580,10 +580,15 @@ def before_gaming_day_open(*, casino: Any, date: Any, by: Any) -> dict[str, Any]
     if last is None:
         return None
     reg = current_register(gaming_day_id=last.pk)
-    if reg is not None and reg.signed and register_agrees(reg):
+    # A register whose signatures were written in SQL is no signed register: the day's
+    # registers are held to their events as before a signature (books_verify).
+    forged = reg is not None and reg.signed and any(
+        p["code"] in ("register_not_as_recorded", "register_missing") for p in books_verify(gaming_day_id=last.pk)
+    )
+    if reg is not None and reg.signed and register_agrees(reg) and not forged:
         return None
     # A signed register a count has since left behind needs its correction signed first.
-    status = "missing" if reg is None else "stale" if reg.signed else reg.status
+    status = "missing" if reg is None else "not_as_recorded" if forged else "stale" if reg.signed else reg.status
     facts = {"gaming_day": last.pk, "date": last.date.isoformat(),
              "register": None if reg is None else reg.pk, "status": status}  # fmt: skip
     if settings.GAMING_DAY_OPEN_UNSIGNED_REGISTER == "refuse":

@@ -106,3 +106,23 @@ def test_the_api_answers_409_with_the_code(casino, commissario, closed_day, api_
         HTTP_IDEMPOTENCY_KEY="open-next",
     )  # fmt: skip
     assert r.status_code == 409 and r.json()["error"]["code"] == "control_register_not_signed", r.json()
+
+
+def test_a_second_signature_written_in_sql_does_not_open_the_next_day(casino, commissario, closed_day, direzione,
+                                                                      make_user):  # fmt: skip
+    # The register read as signed, but the trail recorded one signature: the next day waits
+    # for a real one (the opening's check replays the day's registers, as a signature does).
+    from audit.models import ControlRegister
+
+    second = make_user("direzione_two", Role.DIREZIONE)
+    reg = registers.control_register_prepare(gaming_day=closed_day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    ControlRegister.objects.filter(pk=reg.pk).update(second_signer=second, second_signed_at=timezone.now())
+    reg.refresh_from_db()
+    assert reg.signed
+    events = AuditEvent.objects.count()
+    with pytest.raises(Conflict) as refused:
+        _open_next(casino, commissario)
+    assert refused.value.code == "control_register_not_signed"
+    assert refused.value.details["status"] == "not_as_recorded" and refused.value.details["register"] == reg.pk
+    assert AuditEvent.objects.count() == events and GamingDay.objects.filter(casino=casino).count() == 1
