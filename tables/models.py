@@ -154,7 +154,7 @@ class Bank(models.Model):
         return f"bank {self.number} @ session {self.session_id}"
 
 
-# A coup no longer in play: settled, or annulled before its cards (no other may open meanwhile).
+# A coup no longer in play: settled, or annulled (no other may open meanwhile).
 COUP_FINISHED = ("settled", "annulled")
 
 
@@ -205,7 +205,9 @@ class Coup(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True, help_text="Rien ne va plus.")
     settled_at = models.DateTimeField(null=True, blank=True)
     settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False)
-    annulled_at = models.DateTimeField(null=True, blank=True, help_text="Annulled before any card.")
+    annulled_at = models.DateTimeField(
+        null=True, blank=True, help_text="Annulled: before its cards, or by the Commissario before its settlement."
+    )
     # No index: every coup would maintain it, for a column almost always null that nothing looks up by.
     annulled_by = models.ForeignKey(
         _user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
@@ -221,10 +223,13 @@ class Coup(models.Model):
                 condition=~Q(state__in=COUP_FINISHED),
                 name="tables_coup_one_in_play_per_session",
             ),
-            # An annulled coup was never dealt: no card, no winner (tables.services.coup_annul).
+            # An annulled coup was never settled: no winner, no settlement (tables.services.coup_annul).
+            # Its cards, if the Commissario annulled it once they had started, stay as entered:
+            # they left the shoe (RULES.md §1), and the record says which.
             models.CheckConstraint(
-                condition=~Q(state="annulled") | (Q(cards=[]) & Q(winner="") & Q(annulled_at__isnull=False)),
-                name="tables_coup_annulled_before_the_cards",
+                condition=~Q(state="annulled")
+                | (Q(winner="") & Q(settled_at__isnull=True) & Q(annulled_at__isnull=False)),
+                name="tables_coup_annulled_unsettled",
             ),
             # RULES.md §2.2: the total S never exceeds B.
             models.CheckConstraint(

@@ -87,16 +87,20 @@ ACTIVE_BANK = Prepared(
 )
 
 
-def lock_session(session: TableSession | int, by: User, *, play: bool = True) -> TableSession:
+def lock_session(
+    session: TableSession | int, by: User, *, play: bool = True, any_actor: bool = False
+) -> TableSession:
     """Lock the session row (only it: `of` keeps the table row free), then check the actor
     and, for play, that the session is open (RULES.md §6: management may suspend play).
-    A session this transaction locked already (`locked_session`) is not read again."""
+    A session this transaction locked already (`locked_session`) is not read again.
+    any_actor: the caller checks who may act, once it has seen the locked rows (coup_annul)."""
     if isinstance(session, TableSession) and _still_locked(session):
         locked = session
     else:
         pk = session if isinstance(session, int) else session.pk
         locked = _LOCK_SESSION.get(pk)
-    check_actor(locked, by)
+    if not any_actor:
+        check_actor(locked, by)
     if locked.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": locked.pk})
     if play and not locked.is_open:
@@ -135,14 +139,16 @@ def check_actor(session: TableSession, by: User) -> None:
         )
 
 
-def lock_coup(coup: Coup | int, by: User, *, play: bool = True) -> tuple[TableSession, Coup]:
-    """Session, then the coup's bank, then the coup (the lock order). play: as lock_session."""
+def lock_coup(
+    coup: Coup | int, by: User, *, play: bool = True, any_actor: bool = False
+) -> tuple[TableSession, Coup]:
+    """Session, then the coup's bank, then the coup (the lock order). play, any_actor: as lock_session."""
     pk = coup if isinstance(coup, int) else coup.pk
     if isinstance(coup, Coup) and coup.session_id is not None and coup.bank_id is not None:
         session_id, bank_id = coup.session_id, coup.bank_id  # a coup's session and bank never change
     else:
         session_id, bank_id = Coup.objects.values_list("session_id", "bank_id").get(pk=pk)
-    session = lock_session(session_id, by, play=play)
+    session = lock_session(session_id, by, play=play, any_actor=any_actor)
     bank = Bank.objects.select_for_update(of=("self",)).select_related("seat", "banker").get(pk=bank_id)
     locked = Coup.objects.select_for_update().get(pk=pk)
     locked.bank = bank

@@ -23,9 +23,10 @@ from audit.services import HEAD as AUDIT_HEAD
 from audit.services import batch as audit_batch
 from audit.services import held_head
 from config import prepared
-from config.errors import ApplicationError, Conflict, clean_text
+from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
+from floor.roles import Role, has_role
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
 from tables.engine.profiles import TieRule
 from tables.selectors import ACTIVE_SHOE, BARS, LAST_COUP, MARKS, SEATS, GameRows
@@ -35,6 +36,7 @@ from ._common import (
     ACTIVE_BANK,
     User,
     audit,
+    check_actor,
     engine_errors,
     lock_coup,
     lock_session,
@@ -1024,21 +1026,49 @@ def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Co
 # --------------------------------------------------------------------------- annulling
 
 
+# Before the first card the Capo Partita annuls (a dispute, a dropped shoe); once the cards
+# have started, only the Commissario di Gioco, the floor's supervisor (RULES.md §6): the
+# recovery of a coup that cannot be played to its end (its settlement refused by the books,
+# a tablet lost mid-coup, a card the shoe cannot take).
+_BEFORE_THE_CARDS = (Coup.State.BETTING, Coup.State.CLOSED)
+_CARDS_STARTED = (Coup.State.DEALING, Coup.State.PENDING)
+
+
+def _check_annuller(session: TableSession, coup: Coup, by: User) -> None:
+    """Who may annul this coup, in its state (the locks held): refusals in the order the
+    tablet can act on them (a settled coup is no one's to annul)."""
+    if coup.state in _BEFORE_THE_CARDS:
+        check_actor(session, by)
+        return
+    if coup.state not in _CARDS_STARTED:
+        raise Conflict(
+            "coup_not_annullable",
+            "A settled coup cannot be annulled.",
+            details={"coup": coup.pk, "state": coup.state},
+        )
+    if by is None or not has_role(by, Role.COMMISSARIO):
+        raise NotAllowed(
+            "not_commissario",
+            "Once its cards have started, only the Commissario di Gioco may annul a coup.",
+            details={"coup": coup.pk, "state": coup.state},
+        )
+
+
 @service_atomic
 def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
-    """Annul a coup before its first card: the bets go back to the players and no money moves
+    """Annul a coup that is not settled: the bets go back to the players and no money moves
     (no posting, no cagnotte); the bank is as it was and the next coup may open. The coup
     keeps its number, its bets and calls, with the reason, for the record. Allowed while play
     is interrupted (RULES.md §6: management may suspend play), so that the session can then
-    be closed; once a card is out the coup is played to its end."""
-    session, locked = lock_coup(coup, by, play=False)
+    be closed.
+
+    Before its first card: the table's Capo Partita. Once its cards have started (dealing, or
+    a reconstruction pending): only a Commissario (`not_commissario` otherwise), for a coup
+    that cannot be played to its end. Its cards stay as entered, out of the shoe (a card
+    drawn never goes back, RULES.md §1), and the event names them."""
+    session, locked = lock_coup(coup, by, play=False, any_actor=True)
     _refuse_annulled(locked)
-    if locked.state not in (Coup.State.BETTING, Coup.State.CLOSED):
-        raise Conflict(
-            "coup_not_annullable",
-            "Only a coup whose cards have not started may be annulled.",
-            details={"coup": locked.pk, "state": locked.state},
-        )
+    _check_annuller(session, locked, by)
     reason = clean_text(reason, Coup, "annul_reason")
     if not reason:
         raise ApplicationError("reason_required", "Say why the coup is annulled.")
@@ -1066,6 +1096,9 @@ def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
                 "at": at.isoformat(),
                 "bets_returned": [{"patron": b.patron_id, "kind": b.kind, "amount": b.amount} for b in bets],
                 "banco_calls": [c.patron_id for c in calls],
+                # The cards out of the shoe for this coup, in shoe order: they stay out.
+                "cards": list(locked.cards),
+                "next_cards": list(locked.next_cards),
             },
         )
     locked.game_rows = play.game_rows()

@@ -65,12 +65,12 @@ def test_annul_after_rien_ne_va_plus_before_the_cards(game):
     assert AuditEvent.objects.get(action="coup.annulled").payload["was"] == "closed"
 
 
-def test_no_annul_once_a_card_is_out(game, refused):
+def test_once_a_card_is_out_the_capo_partita_does_not_annul(game, refused):
     coup = _betting(game, (game.seat(4), 100_00))
     services.rien_ne_va_plus(coup=coup, by=game.capo)
     services.card_deal(coup=coup, by=game.capo, card="KH")
-    err = refused("coup_not_annullable", services.coup_annul, coup=coup, by=game.capo, reason="too late")
-    assert err.details["state"] == "dealing"
+    err = refused("not_commissario", services.coup_annul, coup=coup, by=game.capo, reason="too late")
+    assert err.status_code == 403 and err.details["state"] == "dealing"
 
 
 def test_no_annul_of_a_settled_or_annulled_coup(game, refused):
@@ -79,6 +79,8 @@ def test_no_annul_of_a_settled_or_annulled_coup(game, refused):
         bets=[{"patron": game.seat(2), "amount": 100_00}],
     )  # fmt: skip
     refused("coup_not_annullable", services.coup_annul, coup=done, by=game.capo, reason="x")
+    err = refused("coup_not_annullable", services.coup_annul, coup=done, by=game.commissario, reason="x")
+    assert err.status_code == 409 and err.details["state"] == "settled"
     coup = _betting(game)
     services.coup_annul(coup=coup, by=game.capo, reason="x")
     refused("coup_annulled", services.coup_annul, coup=coup, by=game.capo, reason="again")
