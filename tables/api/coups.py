@@ -21,7 +21,7 @@ from __future__ import annotations
 import django_filters
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.fields import DateTimeField
@@ -29,7 +29,14 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import READ_ERRORS, WRITE_ERRORS, StrictBooleanFilter, StrictFilterSet, TakesNoBody
+from config.api import (
+    READ_ERRORS,
+    WRITE_ERRORS,
+    ErrorSerializer,
+    StrictBooleanFilter,
+    StrictFilterSet,
+    TakesNoBody,
+)
 from floor.idempotency import IdempotentMixin
 from floor.models import Patron, TableSession
 from floor.permissions import IsAssignedCapoPartita, _session_of, check_session_readable
@@ -572,18 +579,58 @@ class ReconstructionDecideApi(_CoupStepApi):
         return super().post(request, pk)
 
 
+class IsSessionCapoPartitaOrCommissario(IsSessionCapoPartita):
+    """Annulling a coup: its table's Capo Partita (before the cards), or a Commissario (once
+    they have started). Which of them may annul this coup depends on its state, read under
+    the locks: the service decides, with its own codes (`not_session_capo_partita`,
+    `not_commissario`, 403). Anyone else: 403 `permission_denied` here."""
+
+    message = "Only the table's Capo Partita or a Commissario may do this."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, Role.COMMISSARIO):
+            return True
+        return super().has_permission(request, view)
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, Role.COMMISSARIO):
+            return True
+        return super().has_object_permission(request, view, obj)
+
+
+ANNUL_403 = OpenApiResponse(
+    ErrorSerializer,
+    description="`not_commissario`: the coup's cards have started and only a Commissario may annul it "
+    "(the Capo Partita may not); `not_session_capo_partita`: before its cards, only the table's Capo "
+    "Partita annuls it; `permission_denied`: neither the table's Capo Partita nor a Commissario.",
+)
+ANNUL_409 = OpenApiResponse(
+    ErrorSerializer,
+    description="`coup_not_annullable`: the coup is settled; `coup_annulled`: annulled already; "
+    "`session_closed`.",
+)
+
+
 class CoupAnnulApi(_CoupStepApi):
+    permission_classes = (IsSessionCapoPartitaOrCommissario,)
     input_serializer = CoupAnnulInput
     step = staticmethod(services.coup_annul)
 
-    @_step_schema(
-        CoupAnnulInput,
-        "Annul a coup before its cards",
-        "While it takes bets or after rien ne va plus, before the first card: the bets go back to the "
-        "players, no money moves, the bank is unchanged and the next coup may open. Allowed while play "
-        "is interrupted, so that the session can then be closed. The coup keeps its number, bets and "
-        "reason for the record. Codes: `coup_not_annullable` (409: a card is out), `reason_required`, "
-        "`text_too_long`.",
+    @extend_schema(
+        request=CoupAnnulInput,
+        responses={200: CoupAnswerSerializer, **WRITE_ERRORS, 403: ANNUL_403, 409: ANNUL_409},
+        summary="Annul a coup that is not settled",
+        description="Before its first card (while it takes bets or after rien ne va plus), by the table's "
+        "Capo Partita. Once its cards have started (dealing, or a reconstruction pending), only by a "
+        "Commissario di Gioco: the recovery of a coup that cannot be played to its end (its settlement "
+        "refused by the books, `settlement_refused`; a tablet lost mid-coup). Either way the bets go back "
+        "to the players, no money moves (no posting, no cagnotte), the bank is unchanged and the next "
+        "coup may open; the cards already out stay out of the shoe (a drawn card never goes back) and "
+        "the `coup.annulled` event names them. Allowed while play is interrupted, so that the session "
+        "can then be closed. The coup keeps its number, bets, cards and reason for the record. Codes: "
+        "`not_commissario` (403), `coup_not_annullable` (409: settled), `reason_required`, "
+        "`text_too_long`. Requires an `Idempotency-Key`. Refusals common to the table: "
+        "`session_closed` (409), `profile_not_supported`.",
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
