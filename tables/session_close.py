@@ -26,7 +26,8 @@ def before_table_session_close(*, session: Any, by: Any) -> None:
     if in_play is not None:
         raise Conflict(
             "coup_in_progress",
-            "A coup is in play at this table: finish it, or annul it before its first card, before closing the session.",
+            "A coup is in play at this table: finish it, or annul it (before its first card the Capo Partita, once its "
+            "cards have started the Commissario), before closing the session.",
             details={"coup": in_play["pk"], "number": in_play["number"], "state": in_play["state"]},
         )
     bank_end_for_session_close(session=session, by=by)

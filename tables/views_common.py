@@ -63,7 +63,8 @@ REFUSALS = {
     "bank_already_active": gettext_lazy("A bank is open at this table already."),
     "withdraw_too_early": gettext_lazy("A banker withdraws after at least one completed coup."),
     "coup_in_progress": gettext_lazy(
-        "A coup is in play at this table: it is played to its end, or annulled before its first card."
+        "A coup is in play at this table: it is played to its end, or annulled (once its cards have started, "
+        "by the Commissario)."
     ),
     "no_active_bank": gettext_lazy("No bank is open at this table."),
     "no_shoe": gettext_lazy("No sabot is loaded at this table."),
@@ -146,7 +147,8 @@ REFUSALS = {
     "patron_holds_the_bank": gettext_lazy("This player holds the bank: he withdraws before leaving the table."),
     "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),
     "text_too_long": gettext_lazy("A text is too long."),
-    "coup_not_annullable": gettext_lazy("A card is out: the coup is played to its end."),
+    "coup_not_annullable": gettext_lazy("The coup is settled: it cannot be annulled."),
+    "not_commissario": gettext_lazy("Once its cards have started, only the Commissario di Gioco may annul a coup."),
     "coup_annulled": gettext_lazy("This coup was annulled: open the next one."),
     "banker_barred": gettext_lazy("The banker is barred from holding the cards: his bank ends; withdraw it."),
     "bank_raise_not_in_profile": gettext_lazy("At this table the bank continues at the stake the rules fix."),

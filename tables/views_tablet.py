@@ -164,7 +164,9 @@ def _succession_refusal(code: str, details: dict) -> str:
 
 
 # Actions a Commissario may take on a table's tablet besides its Capo Partita.
-FLOOR_ACTIONS = frozenset({"auction-open", "auction-close"})
+# Annulling a coup: the service decides whose it is (before its cards the Capo Partita's, once
+# they have started the Commissario's).
+FLOOR_ACTIONS = frozenset({"auction-open", "auction-close", "coup-annul"})
 
 
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
@@ -467,6 +469,10 @@ def _context(
         "barred_ids": {b["patron"]["id"] for b in state["bars"]},
         "annullable": writable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
+        # Once its cards have started, a coup that cannot be played to its end (its settlement
+        # refused, a tablet lost) is annulled by the Commissario alone, also while play is interrupted.
+        "annullable_started": floor_writable and playable and not session.is_closed and bool(coup)
+        and coup["state"] in (Coup.State.DEALING, Coup.State.PENDING),
         # domestic: the bank continues at least at the required stake; the banker may put up more.
         "raisable": bank is not None and coup is None and bank["coups_completed"] >= 1
         and state["session"]["profile"] == "domestic" and "banker_barred" not in state["cannot_open_because"],
@@ -607,6 +613,11 @@ def act_rien_ne_va_plus(request, session, user):
 
 def act_coup_annul(request, session, user):
     coup = services.coup_annul(coup=_coup(request, session), by=user, reason=request.POST.get("reason", ""))
+    if coup.cards:
+        return _(
+            "Coup %(number)s annulled: no money moves, the bets go back to the players; its cards %(cards)s "
+            "stay out of the sabot."
+        ) % {"number": coup.number, "cards": " ".join(coup.cards + coup.next_cards)}
     return _("Coup %(number)s annulled: the bets go back to the players.") % {"number": coup.number}
 
 

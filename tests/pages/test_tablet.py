@@ -420,7 +420,7 @@ def test_the_tablet_annuls_while_play_is_interrupted(client_for, game):
     assert coup.state == "annulled"
 
 
-def test_the_tablet_offers_no_annul_once_a_card_is_out(client_for, game):
+def test_the_tablet_offers_the_capo_no_annul_once_a_card_is_out(client_for, game):
     client = client_for(game.capo)
     post(client, game.session, "coup-open")
     coup = Coup.objects.get(session=game.session)
@@ -430,9 +430,36 @@ def test_the_tablet_offers_no_annul_once_a_card_is_out(client_for, game):
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Annul this coup" not in page
     response = post(client, game.session, "coup-annul", coup=coup.pk, reason="late")
-    assert response.status_code == 409
+    assert response.status_code == 403
+    assert "only the Commissario di Gioco may annul a coup" in response.content.decode()
     coup.refresh_from_db()
     assert coup.state == "dealing"
+
+
+def test_the_commissario_annuls_a_dealing_coup_from_the_tablet(client_for, game):
+    capo = client_for(game.capo)
+    post(capo, game.session, "coup-open")
+    coup = Coup.objects.get(session=game.session)
+    post(capo, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="150")
+    post(capo, game.session, "rien-ne-va-plus", coup=coup.pk)
+    post(capo, game.session, "card", coup=coup.pk, rank="K", suit="H")
+    post(capo, game.session, "card", coup=coup.pk, rank="5", suit="S")
+    floor = client_for(game.commissario)
+    page = floor.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Annul this coup (Commissario)" in page and "Annul this coup (before the cards)" not in page
+    assert "Annul this coup (Commissario)" not in capo.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    refused = post(floor, game.session, "coup-annul", coup=coup.pk, reason="  ")
+    assert refused.status_code == 400 and "Give the reason." in refused.content.decode()
+    response = post(floor, game.session, "coup-annul", coup=coup.pk, reason="tablet lost")
+    html = response.content.decode()
+    assert response.status_code == 200, html
+    assert "Coup 1 annulled: no money moves" in html and "KH 5S" in html
+    assert "annulled after its cards had started (tablet lost)" in html
+    coup.refresh_from_db()
+    assert (coup.state, coup.annulled_by_id, coup.cards) == ("annulled", game.commissario.pk, ["KH", "5S"])
+    # The next coup opens on the Capo Partita's tablet.
+    assert post(capo, game.session, "coup-open").status_code == 200
+    assert Coup.objects.filter(session=game.session, state="betting").count() == 1
 
 
 def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(client_for, make_game):
