@@ -90,8 +90,9 @@ def coup_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
 
 
 def annulled_rows(*, gaming_day_id: int) -> QuerySet:
-    """(table, session, coup, annulled at, by, reason, bets returned, their total) per coup
-    annulled before its cards: no money moved, the bets went back."""
+    """(table, session, coup, annulled at, by, reason, cards, reconstruction cards, bets
+    returned, their total) per annulled coup: before its cards, or once they had started by
+    the Commissario (the cards it drew stay out of the shoe). No money moved, the bets went back."""
     return (
         _day_coups(gaming_day_id)
         .filter(state=Coup.State.ANNULLED)
@@ -99,7 +100,7 @@ def annulled_rows(*, gaming_day_id: int) -> QuerySet:
         .order_by("session__table__number", "session__number", "number")
         .values_list(
             "session__table__number", "session__number", "number", "annulled_at", "annulled_by__username",
-            "annul_reason", "n_bets", "bets_total",
+            "annul_reason", "cards", "next_cards", "n_bets", "bets_total",
         )
     )  # fmt: skip
 

@@ -190,6 +190,13 @@ def _streamed(qs, tick: Tick, convert: Callable[[tuple], Iterable[Any]] | None =
     return rows
 
 
+def _annulled_row(row: tuple) -> tuple:
+    """An annulled coup's cards in shoe order as one text (none: annulled before its cards;
+    the Commissario's annulment of a coup under way leaves its cards out of the shoe)."""
+    *head, cards, next_cards, n_bets, total = row
+    return (*head, " ".join([*(cards or ()), *(next_cards or ())]), n_bets, total)
+
+
 def _listed(items: list, tick: Tick):
     def rows():
         for row in items:
@@ -361,11 +368,12 @@ def build_document(
             ("winner", "Winner", "text"), ("natural", "Natural", "bool"), ("levy", "Levy", "money"),
             ("paid", "Paid to winner", "money"), ("conforming", "Conforming", "bool"), ("state", "State", "text"),
         ), _streamed(rs.coup_rows(gaming_day_id=day_id), tick)),
-        Section("annulled", "Coups annulled before their cards (the bets went back)", _cols(
+        Section("annulled", "Coups annulled (no money moved, the bets went back)", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
             ("annulled_at", "Annulled", "datetime"), ("annulled_by", "By", "text"), ("reason", "Reason", "text"),
+            ("cards", "Cards out of the shoe", "text"),
             ("bets", "Bets returned", "int"), ("bets_total", "Their total", "money"),
-        ), _streamed(rs.annulled_rows(gaming_day_id=day_id), tick)),
+        ), _streamed(rs.annulled_rows(gaming_day_id=day_id), tick, _annulled_row)),
         Section("bets", "Bets and what each paid or was paid", _cols(
             ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
             ("order", "Order", "int"), ("patron", "Patron", "text"), ("seat", "Seat", "int"),
@@ -449,7 +457,7 @@ def build_document(
         ("Closed", _when(day.closed_at) if day.closed_at else ""),
         ("Sessions", len(sessions)),
         ("Coups", total["coups"]),
-        ("Coups annulled before their cards", total["annulled"]),
+        ("Coups annulled", total["annulled"]),
         ("Levies recorded", Money(total["levies_recorded"])),
         ("Expected cagnotte (sum of the house postings)", Money(total["expected_cagnotte"])),
         ("Counted cagnotte", Money(summary["counted"]) if counted_all else "not counted yet"),

@@ -94,7 +94,7 @@ class _Trail(RecordTrail):
         super().__init__()
         self.closing: list[tuple] = []  # the session's close, replayed after its own events
         self.unreadable: list[dict[str, Any]] = []  # events whose payload cannot be replayed
-        self.annulled: set[int] = set()  # the coups annulled before their cards
+        self.annulled: set[int] = set()  # the annulled coups (their cards, if any, stay as dealt)
         self.results: dict[int, dict[str, Any]] = {}  # coup -> RESULT, from coup.settled
         self.postings: dict[int, Counter[Entry]] = {}
         self.posting_fields: dict[int, dict[tuple[Any, Any], dict[str, Any]]] = {}  # coup -> POSTING_FIELDS
