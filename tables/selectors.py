@@ -204,7 +204,7 @@ def _coup_state(coup: Coup, profile, bets: list[Bet], calls: list[BancoCall]) ->
         "annul_reason": coup.annul_reason or None,
     }
     out["open"] = coup.bank_amount - out["covered"]
-    if coup.state == Coup.State.ANNULLED:  # before any card: its bets went back to the players
+    if coup.state == Coup.State.ANNULLED:  # never settled: its bets went back, its cards (if any) are listed
         out["next"] = out["hands"] = out["rule"] = None
         return out
     if coup.state == Coup.State.BETTING:

@@ -355,13 +355,15 @@ def test_closing_a_table_with_a_coup_in_its_betting_says_it_may_be_annulled(clie
     client = client_for(game.commissario)
     data = {"session": game.session.pk, "confirm": "yes"}
     refused = post(client, game.session.table, "close", **data)
-    assert refused.status_code == 409 and "annulled before its first card" in refused.content.decode()
+    assert refused.status_code == 409 and "or annulled (once its cards have started, by the Commissario)" in (
+        refused.content.decode()
+    )
     italian = client.post(
         f"/floor/tables/{game.session.table.pk}/close/",
         {"idempotency_key": str(uuid.uuid4()), **data},
         HTTP_ACCEPT_LANGUAGE="it",
     )
-    assert "annullato prima della prima carta" in italian.content.decode()
+    assert "oppure viene annullato (una volta uscite le carte, dal Commissario)" in italian.content.decode()
     game.session.refresh_from_db()
     assert game.session.status == "open"
 

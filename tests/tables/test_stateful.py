@@ -876,6 +876,9 @@ class TableMachine(RuleBasedStateMachine):
         if c["state"] in (Coup.State.BETTING, Coup.State.CLOSED) and ch.int(0, 24) == 0:
             self.annul("dispute", 0)  # now and then a coup is annulled before its cards
             return
+        if c["state"] in (Coup.State.DEALING, Coup.State.PENDING) and ch.int(0, 59) == 0:
+            self.annul("tablet lost", 0, True)  # rarer: the Commissario annuls a coup under way
+            return
         if c["state"] == Coup.State.BETTING:
             open_ = c["B"] - sum(b["amount"] for b in c["bets"])
             others = [p for p in self.players if p.pk != c["bank"]["banker"]]
@@ -1465,22 +1468,33 @@ class TableMachine(RuleBasedStateMachine):
         if not e:
             self.minimum = minimum
 
-    @rule(reason=st.sampled_from(["dispute", "dispute", "dispute", "", "x" * 201]), go=st.integers(0, 3))
-    def annul(self, reason, go):
-        """Annul the coup before its cards (also while play is interrupted): the bets go back."""
+    @rule(
+        reason=st.sampled_from(["dispute", "dispute", "dispute", "", "x" * 201]),
+        go=st.integers(0, 3),
+        by_commissario=st.booleans(),
+    )
+    def annul(self, reason, go, by_commissario=False):
+        """Annul the coup (also while play is interrupted): the bets go back. Before its cards
+        the Capo Partita's; once they have started (dealing, pending) the Commissario's."""
         c = self.coup
-        if c is None or (go and c["state"] in (Coup.State.BETTING, Coup.State.CLOSED)):
-            return  # a rare event: most coups in betting are played
+        before_cards = c is not None and c["state"] in (Coup.State.BETTING, Coup.State.CLOSED)
+        if c is None or (go and (before_cards or c["state"] in (Coup.State.DEALING, Coup.State.PENDING))):
+            return  # a rare event: most coups are played
         e = set()
         if c["state"] == Coup.State.ANNULLED:
             e.add("coup_annulled")
-        elif c["state"] not in (Coup.State.BETTING, Coup.State.CLOSED):
+        elif c["state"] == Coup.State.SETTLED:
             e.add("coup_not_annullable")
+        elif before_cards and by_commissario:
+            e.add("not_session_capo_partita")
+        elif not before_cards and not by_commissario:
+            e.add("not_commissario")
         elif not reason.strip():
             e.add("reason_required")
         elif len(reason) > 200:
             e.add("text_too_long")
-        self._call("coup_annul", services.coup_annul, e, coup=self._target(), by=self.capo, reason=reason)
+        by = self.commissario if by_commissario else self.capo
+        self._call("coup_annul", services.coup_annul, e, coup=self._target(), by=by, reason=reason)
         if not e:
             c["state"] = Coup.State.ANNULLED
             self.annulled_since = True
@@ -1556,8 +1570,12 @@ class TableMachine(RuleBasedStateMachine):
         coups = {c.pk: c for c in Coup.objects.filter(session=s)}
         assert sum(1 for c in coups.values() if c.state not in FINISHED) <= 1
         for c in coups.values():
-            if c.state == Coup.State.ANNULLED:  # before any card, no money moved
-                assert c.cards == [] and c.winner == "" and c.cagnotte == 0 and c.annul_reason
+            if c.state == Coup.State.ANNULLED:  # no money moved; cards only if the Commissario annulled it
+                assert c.winner == "" and c.cagnotte == 0 and c.settled_at is None and c.annul_reason
+                assert c.annulled_by_id == (self.commissario.pk if c.cards else self.capo.pk)
+                # Its cards stay out of the shoe, in its order (a drawn card never goes back).
+                assert list(c.shoe_cards.exclude(use="void").order_by("position").values_list("code", flat=True)) == [
+                    *c.cards, *c.next_cards]
         sums: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for coup_id, role, amount in (
             Posting.objects.filter(session=s)
