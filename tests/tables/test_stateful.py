@@ -360,7 +360,7 @@ class TableMachine(RuleBasedStateMachine):
             # classic: the bets stay on the table for the next coup (RULES.md §3.2).
             for bet in last["bets"]:
                 if bet["kind"] == Bet.Kind.BANCO:
-                    c["calls"].append({"patron": bet["patron"], "order": bet["order"]})
+                    c["calls"].append({"patron": bet["patron"], "order": bet["order"], "carried": True})
                 else:
                     c["bets"].append(dict(bet))
         self.coup = c
@@ -372,6 +372,14 @@ class TableMachine(RuleBasedStateMachine):
         if self.coup is not None and self.coup["state"] == Coup.State.ANNULLED:
             e.add("coup_annulled")
         return e
+
+    def _carried_banco_holds(self, patron_id: int) -> bool:
+        """classic: a banco carried from a tie covers the whole bank; no other banco call or
+        bet displaces it (banco_carried), unless its caller was barred since (chemmy-fi's
+        replay lets the carried stakes change)."""
+        return self.profile.tie != TieRule.REPLAY and any(
+            x.get("carried") and x["patron"] != patron_id and x["patron"] not in self.barred for x in self.coup["calls"]
+        )
 
     def _bet_expected(self, patron_id: int, amount: object, kind: str) -> set[str]:
         c = self.coup
@@ -392,6 +400,8 @@ class TableMachine(RuleBasedStateMachine):
             e.add("banker_cannot_bet")
         if c["calls"]:
             e.add("banco_called")
+            if self._carried_banco_holds(patron_id):
+                e.add("banco_carried")
         if kind == Bet.Kind.AVEC_LA_TABLE:
             if patron_id in self.barred:
                 e.add("patron_barred")
@@ -439,6 +449,8 @@ class TableMachine(RuleBasedStateMachine):
             e.add("bets_already_placed")
         if any(x["patron"] == patron_id for x in c["calls"]):
             e.add("banco_already_called")
+        if self._carried_banco_holds(patron_id):
+            e.add("banco_carried")
         return e
 
     def _banco_called(self, patron_id: int) -> None:
