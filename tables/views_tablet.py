@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 from config.errors import ApplicationError
 from config.htmx import refusal
 from floor.models import Patron, TableSession
-from floor.permissions import session_readable_by, session_writable_by
+from floor.permissions import readable_sessions, session_readable_by, session_writable_by
 from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
@@ -199,13 +199,21 @@ def tablet_home(request: HttpRequest) -> HttpResponse:
         mine |= Q(changeur=request.user)  # to follow, read only
     if not has_role(request.user, Role.CAPO_PARTITA, Role.CHANGEUR):
         return forbidden(request, _("The tablet is the Capo Partita's."))
-    sessions = (
+    sessions = list(
         TableSession.objects.filter(mine)
         .exclude(status=TableSession.Status.CLOSED)
         .select_related("table", "table__site", "gaming_day")
         .order_by("table__number")
     )
-    return render(request, "tables/tablet_home.html", {"sessions": sessions})
+    # The sessions of the open days he worked and serves no more (relieved, or closed since):
+    # read only, as the API lets him read them (floor.permissions.readable_sessions).
+    worked = (
+        readable_sessions(request.user, TableSession.objects.filter(gaming_day__closed_at__isnull=True))
+        .exclude(pk__in=[s.pk for s in sessions])
+        .select_related("table", "table__site")
+        .order_by("table__number", "number")
+    )
+    return render(request, "tables/tablet_home.html", {"sessions": sessions, "worked": worked})
 
 
 def plain_euros(cents: int | None) -> str:

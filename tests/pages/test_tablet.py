@@ -127,6 +127,12 @@ def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_not
     assert not Coup.objects.filter(session=game.session).exists()
     game.bank.refresh_from_db()
     assert game.bank.status == "active"
+    # /tablet/ lists it among the sessions he worked, read only; the stranger's has none.
+    for user in (old_capo, old_changeur):
+        home = client_for(user).get("/tablet/").content.decode()
+        assert "Sessions you worked today (read only)" in home, user.username
+        assert f'href="/tablet/sessions/{game.session.pk}/"' in home
+    assert "Sessions you worked today" not in client_for(stranger).get("/tablet/").content.decode()
 
 
 def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, game, auditor):
