@@ -109,10 +109,13 @@ class AuditBrokenEventOutput(serializers.Serializer):
             "head_seal_mismatch",
             "doc_not_generated",
             "stream_missing",
+            "report_missing",
+            "session_missing",
             "sealed_event_missing",
             "sealed_event_changed",
             "report_seal_altered",
             "sealed_heads_altered",
+            "report_summary_altered",
         ]
     )
     message = serializers.CharField()

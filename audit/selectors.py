@@ -63,6 +63,10 @@ STREAM_MISSING = "stream_missing"
 # another day or version). Deleting a report's rows together with what it sealed left every
 # row-named stream present; the event, hash-chained, still says the report was built.
 REPORT_MISSING = "report_missing"
+# The same run: the trail says a table session was opened (`table_session.opened`, in its
+# day's floor stream) and the session's row is gone. A session deleted in SQL with its own
+# stream before its close left every stream the rows or a close name present.
+SESSION_MISSING = "session_missing"
 # Checked last on a whole-trail run: a report sealed a stream at [seq, hash], and the event
 # at that seq is gone (the tail deleted and the head moved back with it) or has another
 # hash (an event up to it rewritten and the chain rebuilt after it). Every chain can verify
@@ -844,6 +848,8 @@ def chain_verify(
         if broken is None and streams is None:
             broken = _missing_report()
         if broken is None and streams is None:
+            broken = _missing_session()
+        if broken is None and streams is None:
             broken = _sealed_head_problem()
     return VerifyResult(
         ok=broken is None,
@@ -960,6 +966,35 @@ def built_reports_missing(*, stream: str | None = None) -> Iterator[dict[str, An
         version = _object(doc).get("version")
         if row_version is None or row_version != version:
             yield {"stream": name, "seq": seq, "event_id": pk, "report": subject, "version": version}
+
+
+def _missing_session() -> BrokenEvent | None:
+    """The first `table_session.opened` event (of a day's floor stream) whose session row is
+    gone. One query: the row is looked up beside each event by PostgreSQL (the subject id
+    compared as text, so a subject rewritten into anything is a missing row, not an error)."""
+    from floor.models import TableSession
+
+    rows = TableSession.objects.annotate(pk_text=Cast("pk", models.TextField())).filter(
+        pk_text=OuterRef("subject_id")
+    )
+    opened = (
+        AuditEvent.objects.filter(
+            action="table_session.opened", subject_type="floor.tablesession", stream__name__startswith="gaming_day:"
+        )
+        .annotate(row=Subquery(rows.values("pk")[:1]))
+        .filter(row__isnull=True)
+        .order_by("stream_id", "seq")
+        .values_list("pk", "seq", "stream__name", "subject_id")
+        .first()
+    )
+    if opened is None:
+        return None
+    pk, seq, stream, subject = opened
+    return BrokenEvent(
+        stream, seq, pk, SESSION_MISSING,
+        f"table session {subject} was opened, its table_session.opened event says, and its row is gone: the "
+        "session's rows were deleted",
+    )  # fmt: skip
 
 
 def _missing_report() -> BrokenEvent | None:
@@ -1177,6 +1212,7 @@ __all__ = [
     "MISSING_EVENT",
     "REPORT_MISSING",
     "REPORT_SUMMARY_ALTERED",
+    "SESSION_MISSING",
     "STREAM_MISSING",
     "BrokenEvent",
     "VerifyResult",

@@ -110,6 +110,9 @@ BREAKS = {
         "by someone without it"
     ),
     "stream_missing": gettext_lazy("a stream the floor's records or the trail's own events name is missing"),
+    "session_missing": gettext_lazy(
+        "the trail records a table session opened, and its row is gone: the session's rows were deleted"
+    ),
     "sealed_event_missing": gettext_lazy(
         "a day's report sealed this event and it is gone: the stream's last events were deleted"
     ),

@@ -412,3 +412,31 @@ def test_an_emptied_trail_does_not_verify(commissario):
     assert day.audit_stream == f"gaming_day:{day.pk}"
     code, out = run_verify()
     assert code == 1 and "stream_missing" in out
+
+
+def test_an_open_session_deleted_with_its_stream_is_named(table_session, patron, commissario):
+    """A session still open, its seats and its own stream deleted in SQL before any close or
+    report: every remaining chain verifies and no row names the stream, but the day's stream
+    still says the session was opened (`session_missing`)."""
+    from floor import services as floor_services
+
+    floor_services.seat_assign(session=table_session, by=commissario, patron=patron, seat_number=1)
+    assert chain_verify().ok
+    stream = f"table_session:{table_session.pk}"
+    with trigger_disabled():
+        raw_sql("DELETE FROM audit_auditevent WHERE stream_id = (SELECT id FROM audit_auditstream WHERE name = %s)",
+                (stream,))  # fmt: skip
+        raw_sql("ALTER TABLE audit_auditstream DISABLE TRIGGER audit_stream_no_delete")
+        raw_sql("DELETE FROM audit_auditstream WHERE name = %s", (stream,))
+        raw_sql("ALTER TABLE audit_auditstream ENABLE TRIGGER audit_stream_no_delete")
+        raw_sql("DELETE FROM floor_seat WHERE session_id = %s", (table_session.pk,))
+        raw_sql("DELETE FROM floor_tablesession WHERE id = %s", (table_session.pk,))
+    result = chain_verify()
+    assert not result.ok
+    opened = AuditEvent.objects.get(action="table_session.opened", subject_id=str(table_session.pk))
+    broken = result.first_broken
+    assert (broken.reason, broken.stream, broken.seq, broken.event_id) == (
+        "session_missing", opened.stream.name, opened.seq, opened.pk)  # fmt: skip
+    assert f"table session {table_session.pk} was opened" in broken.message
+    code, out = run_verify()
+    assert code == 1 and "session_missing" in out
