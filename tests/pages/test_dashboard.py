@@ -474,3 +474,13 @@ def test_the_dashboard_costs_the_same_queries_however_many_tables_it_shows(
     assert together[passing.session.pk]["succession"]["auction"]["bids"][0]["amount"] == 300_00
     # the part of a card that polls reads its own table only
     assert live() == live_few
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_the_gaming_day_is_dated_as_the_desk_and_the_exports_date_it(client_for, game, language):
+    # The header printed Django's locale format ("Dec. 2, 2026", "02 Dicembre 2026") beside the
+    # desk's and the exports' ISO dates: one date, one spelling.
+    html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    iso = game.session.gaming_day.date.isoformat()
+    said = {"en": f"gaming day {iso}", "it": f"giornata di gioco {iso}"}[language]
+    assert said in html

@@ -7,6 +7,7 @@ import re
 import uuid
 
 import pytest
+from django.utils import timezone
 
 from tables.models import Bet, Coup, RegolaMark
 from tests.factories import PatronFactory, UserFactory
@@ -147,6 +148,10 @@ def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, ga
     html = response.content.decode()
     assert "The session is closed" in html and "This table session is closed: its final balances are listed." in html
     assert "Read only: you are not this table's Capo Partita." not in html
+    # dated as the desk and the exports date (it was the locale's short date, 12/02/2026 in English)
+    game.session.refresh_from_db()
+    closed_on = timezone.localtime(game.session.closed_at)
+    assert f"Closed on {closed_on:%Y-%m-%d} at {closed_on:%H:%M}." in html
     assert "Load the sabot" not in html and "Open the bank" not in html and "turn seat" not in html
     # Its places were released at the close: the players listed are those with a balance.
     players = html[html.index('<table class="list players">') :]
