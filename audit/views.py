@@ -590,8 +590,8 @@ def _postings_words(reason: dict) -> str:
                                                         "role": ROLES.get(entry.get("role"), entry.get("role"))}  # fmt: skip
         field = entry.get("field")
         values = {"who": who, "field": POSTING_FIELD_NAMES.get(field, field),
-                  "books": "—" if entry.get("in_books") is None else _bet_value(field, entry.get("in_books")),
-                  "trail": "—" if entry.get("in_trail") is None else _bet_value(field, entry.get("in_trail"))}  # fmt: skip
+                  "books": "—" if entry.get("in_books") is None else _bet_value(field, entry.get("in_books"), entry),
+                  "trail": "—" if entry.get("in_trail") is None else _bet_value(field, entry.get("in_trail"), entry)}  # fmt: skip
         words.append(_("%(who)s, %(field)s: %(books)s in the books, %(trail)s in the audit trail.") % values)
     return " ".join(str(w) for w in words)
 
@@ -627,18 +627,17 @@ def _bets_words(reason: dict) -> str:
         values = {"who": (_("%(name)s (patron %(patron)s)") if entry.get("name") else _("patron %(patron)s")) % {
                       "name": entry.get("name"), "patron": entry.get("patron")},
                   "field": BET_FIELD_NAMES.get(entry.get("field"), entry.get("field")),
-                  "books": _bet_value(entry.get("field"), entry.get("in_books")),
-                  "trail": _bet_value(entry.get("field"), entry.get("in_trail"))}  # fmt: skip
+                  "books": _bet_value(entry.get("field"), entry.get("in_books"), entry),
+                  "trail": _bet_value(entry.get("field"), entry.get("in_trail"), entry)}  # fmt: skip
         words.append(_("%(who)s, %(field)s: %(books)s in the books, %(trail)s in the audit trail.") % values)
     return " ".join(str(w) for w in words)
 
 
-def _bet_value(field: str | None, value) -> str:
+def _bet_value(field: str | None, value, sides: dict | None = None) -> str:
     if field == "standing" and isinstance(value, bool):
         return str(_("yes") if value else _("no"))
     if field == "at":
-        when = _aware(value)
-        return when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else str(value)
+        return _moment(value, sides or {})
     return str(value)
 
 
@@ -691,14 +690,20 @@ def _local_time(value) -> str:
 
 
 def _moment(value, sides: dict) -> str:
-    """A time a mismatch names, in the casino's zone: its date and time to the second, and
-    to the microsecond when both sides say the same second."""
+    """A time a mismatch names, in the casino's zone: its date and time to the second; to the
+    microsecond when both sides say the same second; with its UTC offset when both sides
+    say the same clock time an hour apart (the hour the October change repeats: 02:30 CEST
+    and 02:30 CET; Python compares two times of one zone by their clocks, so equal)."""
     when = _aware(value)
     if when is None:
         return "—" if value is None else str(value)
     books, trail = _aware(sides.get("in_books")), _aware(sides.get("in_trail"))
-    fine = books is not None and trail is not None and books.replace(microsecond=0) == trail.replace(microsecond=0)
-    return when.strftime("%Y-%m-%d %H:%M:%S" + (".%f" if fine else ""))
+    clock = "%Y-%m-%d %H:%M:%S"
+    if books is None or trail is None or books.strftime(clock) != trail.strftime(clock):
+        return when.strftime(clock)
+    if books.utcoffset() != trail.utcoffset():
+        return when.isoformat(sep=" ", timespec="seconds")
+    return when.strftime(clock + ".%f")
 
 
 def _record_words(reason: dict) -> str:

@@ -860,3 +860,54 @@ def test_a_seats_patron_swapped_in_sql_is_named(game):
     name_records(reasons)
     p = five.patron
     assert reasons[0]["fields"]["patron"]["names"]["in_books"] == f"{p.first_name} {p.last_name}"
+
+
+@pytest.fixture
+def repeated_hour_evening(monkeypatch, request):
+    """The evening played in the hour the October change repeats: the clock reads 02:30 CEST
+    (00:30 UTC) on 2026-10-25, a millisecond more at each call, as the services stamp it."""
+    import datetime as dt
+    from itertools import count
+
+    from django.utils import timezone
+
+    start, ticks = dt.datetime(2026, 10, 25, 0, 30, tzinfo=dt.UTC), count(1)
+    monkeypatch.setattr(timezone, "now", lambda: start + dt.timedelta(milliseconds=next(ticks)))
+    return request.getfixturevalue("evening")
+
+
+def test_a_time_moved_into_the_repeated_hour_is_said_with_its_offset(repeated_hour_evening):
+    """QA: a coup settled at 02:30 CEST and its time moved in SQL by an hour, to 02:30 CET, read
+    the same on both sides ("02:30:00 in the books, 02:30:00 in the audit trail"): the wall clock
+    repeats that hour, so the desk gives each side its UTC offset. So for a bet's time."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from audit.views import _explain
+
+    game, coups = repeated_hour_evening
+    coup, hour = coups["tie"], timedelta(hours=1)
+    assert timezone.localtime(coup.settled_at).utcoffset() == 2 * hour  # CEST, the first 02:30
+    Coup.objects.filter(pk=coup.pk).update(settled_at=coup.settled_at + hour)
+    [reason] = as_played(game.session)
+    [line] = _explain({"reasons": [reason]})["lines"]
+    books, trail = timezone.localtime(coup.settled_at + hour), timezone.localtime(coup.settled_at)
+    assert f"{books:%H:%M:%S}" == f"{trail:%H:%M:%S}"  # the same clock, an hour apart
+    assert line.endswith(f"Settled at: {books.isoformat(sep=' ', timespec='seconds')} in the books, "
+                         f"{trail.isoformat(sep=' ', timespec='seconds')} in the audit trail.")  # fmt: skip
+    assert "+01:00 in the books" in line and "+02:00 in the audit trail" in line
+    Coup.objects.filter(pk=coup.pk).update(settled_at=coup.settled_at)
+
+    bet = Bet.objects.get(coup=coups["plain"], patron_id=game.seat(5).pk)
+    Bet.objects.filter(pk=bet.pk).update(at=bet.at + hour)
+    [reason] = as_played(game.session)
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith(f"{timezone.localtime(bet.at + hour).isoformat(sep=' ', timespec='seconds')} in the books, "
+                         f"{timezone.localtime(bet.at).isoformat(sep=' ', timespec='seconds')} in the audit trail.")
+    # Away from the change, the clock alone tells the sides apart, as before.
+    Bet.objects.filter(pk=bet.pk).update(at=bet.at - 3 * hour)
+    [reason] = as_played(game.session)
+    [line] = _explain({"reasons": [reason]})["lines"]
+    assert line.endswith(f"{timezone.localtime(bet.at - 3 * hour):%Y-%m-%d %H:%M:%S} in the books, "
+                         f"{timezone.localtime(bet.at):%Y-%m-%d %H:%M:%S} in the audit trail.")
