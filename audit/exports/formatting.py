@@ -12,7 +12,9 @@ The decisions, once for CSV, XLSX and PDF:
 - **Datetimes** are shown in the casino's local time (settings.TIME_ZONE, Europe/Rome),
   to the second. CSV writes ISO 8601 with the UTC offset ("2026-11-29T21:16:29+01:00"),
   so it is unambiguous across the DST change; XLSX writes a native Excel datetime, which
-  cannot carry a zone, as the naive local wall time; the PDF writes "2026-11-29 21:16:29".
+  cannot carry a zone, as the naive local wall time; the PDF writes "2026-11-29 21:16:29",
+  and a time of the hour the October change repeats with its offset ("2026-10-25 02:30:00
+  +02:00", then "... +01:00"), the date, the time and the offset each on a line if need be.
   A naive datetime in the rows is taken as already local. A date stays a date.
 - **Booleans**: "true"/"false" in CSV, native booleans in XLSX, "yes"/"no" in the PDF.
 - **None** is an empty cell everywhere.
@@ -93,9 +95,17 @@ def datetime_iso(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> s
 
 
 def datetime_display(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> str:
+    """The local wall time, "2026-11-29 21:16:29"; in the hour the clock reads twice (the
+    October change: 02:00-02:59 CEST, then CET) with its UTC offset, "2026-10-25 02:30:00 +02:00"."""
     if not isinstance(value, dt.datetime):
         return value.isoformat()
-    return local_naive(value, tz).isoformat(sep=" ", timespec="seconds")
+    text = local_naive(value, tz).isoformat(sep=" ", timespec="seconds")
+    if value.tzinfo is None:
+        return text
+    local = value.astimezone(tz or local_zone())
+    if local.replace(fold=1 - local.fold).utcoffset() == local.utcoffset():
+        return text
+    return f"{text} {local.isoformat(timespec='seconds')[19:]}"
 
 
 def csv_header(column: Column) -> str:

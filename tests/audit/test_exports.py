@@ -693,3 +693,31 @@ def test_the_csv_and_pdf_leave_the_total_row_to_the_note(tmp_path):
 def test_a_total_of_the_wrong_width_is_refused():
     with pytest.raises(ValueError, match="the total has 2 cells for 4 columns"):
         written(write_xlsx, register_doc(total=("Total", 51_20)))
+
+
+def test_the_pdf_gives_a_time_of_the_repeated_hour_its_offset(tmp_path):
+    """QA: on the October night the clock reads 02:00-02:59 twice (CEST, then CET). The PDF
+    prints local wall times: two coups an hour apart both read "2026-10-25 02:30:00", and a
+    session opened at 02:45 CEST and closed at 02:15 CET seemed to close before it opened.
+    A time of that hour carries its UTC offset, as the CSV's do; every other time is as before."""
+    from audit.exports.formatting import datetime_display
+
+    first, second = dt.datetime(2026, 10, 25, 0, 30, tzinfo=dt.UTC), dt.datetime(2026, 10, 25, 1, 30, tzinfo=dt.UTC)
+    assert datetime_display(first) == "2026-10-25 02:30:00 +02:00"
+    assert datetime_display(second) == "2026-10-25 02:30:00 +01:00"
+    assert datetime_display(dt.datetime(2026, 10, 24, 23, 59, 59, tzinfo=dt.UTC)) == "2026-10-25 01:59:59"
+    assert datetime_display(dt.datetime(2026, 10, 25, 2, 0, tzinfo=dt.UTC)) == "2026-10-25 03:00:00"
+    # March's change skips an hour: nothing there reads twice.
+    assert datetime_display(dt.datetime(2026, 3, 29, 0, 59, tzinfo=dt.UTC)) == "2026-03-29 01:59:00"
+    assert datetime_display(dt.datetime(2026, 3, 29, 1, 0, tzinfo=dt.UTC)) == "2026-03-29 03:00:00"
+
+    moments = [first - dt.timedelta(hours=1), first, second, second + dt.timedelta(hours=1)]
+    narrow = [*COLUMNS, *(Column(f"x{i}", f"Extra {i}", "money") for i in range(12))]
+    for columns, extra in ((COLUMNS, ()), (narrow, (123_456_78,) * 12)):
+        rows = Rows(4, lambda i, extra=extra: (i + 1, "Tavolo 1", moments[i], 500, False, None, *extra))
+        doc = ReportDocument("t", "", [], [Section("coups", "Coups", columns, rows)])
+        text = pdf_text(written(write_pdf, doc), tmp_path, drawn_order=True)
+        assert "2026-10-25 02:30:00 +02:00" in text and "2026-10-25 02:30:00 +01:00" in text, text
+        assert text.index("02:30:00 +02:00") < text.index("02:30:00 +01:00")
+        assert "2026-10-25 01:30:00 " in text and "2026-10-25 03:30:00" in text
+        assert "…" not in text
