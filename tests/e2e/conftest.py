@@ -71,14 +71,16 @@ def shoot():
 
 @pytest.fixture
 def page_for(browser, live_server, client, request):
-    """`page_for(user, viewport="landscape")`: a browser page logged in as `user` (the
-    session cookie of a Django login), with CSP violations and page errors collected."""
+    """`page_for(user, viewport="landscape", timezone_id=None)`: a browser page logged in as
+    `user` (the session cookie of a Django login), with CSP violations and page errors
+    collected; `timezone_id` sets the device's zone (the machine's by default)."""
     pages = []
 
-    def make(user, viewport: str = "landscape"):
+    def make(user, viewport: str = "landscape", timezone_id: str | None = None):
         client.force_login(user)
         cookie = client.cookies["sessionid"]
-        context = browser.new_context(viewport=VIEWPORTS[viewport], locale="en-GB", has_touch=True)
+        zone = {"timezone_id": timezone_id} if timezone_id else {}  # the device's own zone
+        context = browser.new_context(viewport=VIEWPORTS[viewport], locale="en-GB", has_touch=True, **zone)
         context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
         page = context.new_page()
         page.problems = []

@@ -359,3 +359,32 @@ def test_entries_left_for_a_session_closed_since_are_found_and_answered(make_gam
     expect(home.locator("#queue-elsewhere")).to_be_hidden()
     problems = [p for p in _online_problems(home) if "status of 403" not in p and "status of 409" not in p]
     assert problems == [], "\n".join(home.problems)
+
+
+def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tablets_zone(make_game, page_for):
+    """QA: the held entry's "made on ..." was the tablet's own zone's time (a device left on
+    UTC or on its maker's zone), while every other time on the pages is the casino's
+    (TIME_ZONE, Europe/Rome). An entry made at 02:30:30 CEST on the October night, on a tablet
+    set to New York (20:30 there), says 2:30 AM."""
+    game = make_game("venezia")
+    services.coup_open(session=game.session, by=game.capo)
+    page = _watch(page_for(game.capo, "portrait", timezone_id="America/New_York"))
+    url = f"{page.base}/tablet/sessions/{game.session.pk}/"
+    page.goto(url)
+    page.context.set_offline(True)
+    _tap_bet(page, game, 2)
+    expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
+    page.evaluate(
+        """() => {
+          const k = Object.keys(localStorage).find((k) => k.startsWith("chemin:pending:"));
+          const entry = JSON.parse(localStorage.getItem(k));
+          entry.made = Date.UTC(2020, 9, 25, 0, 30, 30);  // 2020-10-25 02:30:30 CEST, 20:30:30 in New York
+          localStorage.setItem(k, JSON.stringify(entry));
+        }"""
+    )
+    context = page.context
+    page.close()
+    context.set_offline(False)
+    again = _another_page(page, url)
+    held = again.locator("#queue-held")
+    expect(held).to_contain_text("It was made on Oct 25, 2020, 2:30 AM, longer ago")

@@ -477,11 +477,17 @@
     box.hidden = false;
   }
 
+  // When an entry was made, in the casino's zone (data-time-zone) as every time on the pages,
+  // not the tablet's own (a device left on UTC or on its maker's zone).
+  var ZONE = (settings && settings.getAttribute("data-time-zone")) || undefined;
   function when(entry) {
     var date = new Date((entry.made || 0) - offset);
+    var lang = document.documentElement.lang || undefined;
     try {
-      return date.toLocaleString(document.documentElement.lang || undefined, { dateStyle: "medium", timeStyle: "short" });
-    } catch (e) { return date.toLocaleString(); }
+      return date.toLocaleString(lang, { dateStyle: "medium", timeStyle: "short", timeZone: ZONE });
+    } catch (e) {
+      try { return date.toLocaleString(lang, { timeZone: ZONE }); } catch (e2) { return date.toLocaleString(); }
+    }
   }
 
   // The entries held back for the croupier's decision: too old to send by themselves, or
