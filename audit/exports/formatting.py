@@ -94,18 +94,25 @@ def datetime_iso(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> s
     return value.astimezone(zone).isoformat(timespec="seconds")
 
 
+def repeated_offset(value: dt.datetime, tz: dt.tzinfo | None = None) -> str:
+    """The UTC offset ("+02:00") of a time in the hour the local clock reads twice (the October
+    change: 02:00-02:59 CEST, then CET), where the clock alone does not say which; else ""."""
+    if value.tzinfo is None:
+        return ""
+    local = value.astimezone(tz or local_zone())
+    if local.replace(fold=1 - local.fold).utcoffset() == local.utcoffset():
+        return ""
+    return local.isoformat(timespec="seconds")[19:]
+
+
 def datetime_display(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> str:
-    """The local wall time, "2026-11-29 21:16:29"; in the hour the clock reads twice (the
-    October change: 02:00-02:59 CEST, then CET) with its UTC offset, "2026-10-25 02:30:00 +02:00"."""
+    """The local wall time, "2026-11-29 21:16:29"; in the hour the clock reads twice with its
+    UTC offset, "2026-10-25 02:30:00 +02:00" (repeated_offset)."""
     if not isinstance(value, dt.datetime):
         return value.isoformat()
     text = local_naive(value, tz).isoformat(sep=" ", timespec="seconds")
-    if value.tzinfo is None:
-        return text
-    local = value.astimezone(tz or local_zone())
-    if local.replace(fold=1 - local.fold).utcoffset() == local.utcoffset():
-        return text
-    return f"{text} {local.isoformat(timespec='seconds')[19:]}"
+    offset = repeated_offset(value, tz)
+    return f"{text} {offset}" if offset else text
 
 
 def csv_header(column: Column) -> str:

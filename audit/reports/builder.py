@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone, translation
 
 from audit.exports.document import Chart, Column, Money, ReportDocument, Section
+from audit.exports.formatting import repeated_offset
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
@@ -57,9 +58,11 @@ def _when(at) -> str:
 
 def _limits_text(history) -> str:
     """Limits as the session line shows them, in the order they were in force:
-    "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time); a maximum lifted says "none"."""
+    "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time; "02:15+02:00" in the hour the
+    October change repeats); a maximum lifted says "none"."""
     return "; ".join(
-        f"{'none' if item.amount is None else eur(item.amount)} from {timezone.localtime(item.since):%H:%M}"
+        f"{'none' if item.amount is None else eur(item.amount)} from "
+        f"{timezone.localtime(item.since):%H:%M}{repeated_offset(item.since)}"
         for item in history
     )
 

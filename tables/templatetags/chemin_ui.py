@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django import template
+from django.utils import timezone
 from django.utils.formats import get_format
 from django.utils.html import format_html
 
@@ -52,6 +53,19 @@ def signed_euros(cents) -> str:
     if cents is None:
         return ""
     return ("+" if int(cents) > 0 else "") + euros(cents)
+
+
+@register.filter
+def clock(moment) -> str:
+    """An aware time as the pages' "H:i" in the casino's zone; in the hour the October change
+    repeats (02:00-02:59 CEST, then CET) with its UTC offset, "02:15+02:00", "02:10+01:00",
+    as the report writes it (audit.exports.formatting.repeated_offset)."""
+    if not moment:
+        return ""
+    local = timezone.localtime(moment)
+    if local.replace(fold=1 - local.fold).utcoffset() == local.utcoffset():
+        return f"{local:%H:%M}"
+    return f"{local:%H:%M}{local.isoformat(timespec='seconds')[19:]}"
 
 
 def card_text(code) -> str:

@@ -215,3 +215,28 @@ def test_the_queries_do_not_grow_with_the_changes(commissario, capo_partita, cha
         return len(page), len(register), len(document)
 
     assert queries(2, 0) == queries(4, 5)
+
+
+def test_a_limit_changed_in_the_repeated_hour_says_its_offset(commissario, capo_partita, changeur, direzione,
+                                                              client, auditor):  # fmt: skip
+    """QA: on the October night the clock reads 02:00-02:59 twice. A minimum raised at 02:15
+    CEST and again at 02:10 CET read "from 02:15; from 02:10", in force order but seemingly
+    backwards; in that hour the time carries its UTC offset, in the report's session line and
+    on the desk's day page. The session's opening and close on the desk, likewise."""
+    e = evening(commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione)
+    cest, cet = dt.datetime(2026, 10, 25, 0, 15, tzinfo=dt.UTC), dt.datetime(2026, 10, 25, 1, 10, tzinfo=dt.UTC)
+    TableSession.objects.filter(pk=e.changed.pk).update(
+        opened_at=dt.datetime(2026, 10, 24, 18, 0, tzinfo=dt.UTC), closed_at=cet + dt.timedelta(minutes=5))
+    changes = list(MinimumChange.objects.filter(session=e.changed).order_by("at", "pk"))
+    for change, moment in zip(changes, [dt.datetime(2026, 10, 24, 22, 30, tzinfo=dt.UTC), cest, cet], strict=True):
+        MinimumChange.objects.filter(pk=change.pk).update(at=moment)
+    row = _session_rows(e.day)[0]
+    assert row["minimums"] == "100.00 EUR from 20:00; 200.00 EUR from 00:30; 300.00 EUR from 02:10+01:00"
+    assert row["maximums"] == "none from 20:00; 5,000.00 EUR from 02:15+02:00"
+    client.force_login(auditor)
+    html = client.get(f"/desk/days/{e.day.pk}/").content.decode()
+    assert _limits_cells(html, e.changed) == (
+        "€ 100.00 from 20:00; € 200.00 from 00:30; € 300.00 from 02:10+01:00",
+        "none from 20:00; € 5,000.00 from 02:15+02:00")
+    session_row = re.search(rf'<tr data-session="{e.changed.pk}">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r"<td>([^<]*)</td>", session_row)[1:3] == ["20:00", "02:15+01:00"]
