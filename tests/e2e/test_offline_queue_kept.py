@@ -365,7 +365,7 @@ def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tab
     """QA: the held entry's "made on ..." was the tablet's own zone's time (a device left on
     UTC or on its maker's zone), while every other time on the pages is the casino's
     (TIME_ZONE, Europe/Rome). An entry made at 02:30:30 CEST on the October night, on a tablet
-    set to New York (20:30 there), says 2:30 AM."""
+    set to New York (20:30 there), says 02:30, written as the pages write a time."""
     game = make_game("venezia")
     services.coup_open(session=game.session, by=game.capo)
     page = _watch(page_for(game.capo, "portrait", timezone_id="America/New_York"))
@@ -387,4 +387,4 @@ def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tab
     context.set_offline(False)
     again = _another_page(page, url)
     held = again.locator("#queue-held")
-    expect(held).to_contain_text("It was made on Oct 25, 2020, 2:30 AM, longer ago")
+    expect(held).to_contain_text("It was made on 2020-10-25 02:30, longer ago")

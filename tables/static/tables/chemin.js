@@ -478,16 +478,19 @@
   }
 
   // When an entry was made, in the casino's zone (data-time-zone) as every time on the pages,
-  // not the tablet's own (a device left on UTC or on its maker's zone).
+  // not the tablet's own (a device left on UTC or on its maker's zone), and written as they
+  // write it: 2026-10-25 02:30, not in the browser's locale format (Oct 25, 2026, 2:30 AM).
   var ZONE = (settings && settings.getAttribute("data-time-zone")) || undefined;
   function when(entry) {
     var date = new Date((entry.made || 0) - offset);
-    var lang = document.documentElement.lang || undefined;
     try {
-      return date.toLocaleString(lang, { dateStyle: "medium", timeStyle: "short", timeZone: ZONE });
-    } catch (e) {
-      try { return date.toLocaleString(lang, { timeZone: ZONE }); } catch (e2) { return date.toLocaleString(); }
-    }
+      var parts = {};
+      new Intl.DateTimeFormat("en-GB", {
+        timeZone: ZONE, year: "numeric", month: "2-digit", day: "2-digit",
+        hour: "2-digit", minute: "2-digit", hourCycle: "h23"
+      }).formatToParts(date).forEach(function (p) { parts[p.type] = p.value; });
+      return parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute;
+    } catch (e) { return date.toISOString().slice(0, 16).replace("T", " ") + " UTC"; }
   }
 
   // The entries held back for the croupier's decision: too old to send by themselves, or
