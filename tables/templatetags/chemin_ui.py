@@ -62,10 +62,9 @@ def clock(moment) -> str:
     as the report writes it (audit.exports.formatting.repeated_offset)."""
     if not moment:
         return ""
-    local = timezone.localtime(moment)
-    if local.replace(fold=1 - local.fold).utcoffset() == local.utcoffset():
-        return f"{local:%H:%M}"
-    return f"{local:%H:%M}{local.isoformat(timespec='seconds')[19:]}"
+    from audit.exports.formatting import repeated_offset
+
+    return f"{timezone.localtime(moment):%H:%M}{repeated_offset(moment, timezone.get_current_timezone())}"
 
 
 def card_text(code) -> str:
