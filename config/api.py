@@ -145,6 +145,25 @@ class StrictFilterSet(django_filters.FilterSet):
         models.OneToOneField: {"filter_class": IdFilter},
         models.DateField: {"filter_class": StrictDateFilter},
     }
+    # What a list reads from its query string besides its filters: the pagination's keys and
+    # DRF's format override.
+    OTHER_KEYS = frozenset({"page", "page_size", "format"})
+
+    def is_valid(self) -> bool:
+        """Also refuses a key the list does not read: `?date=` on a list without that filter
+        answered the whole list, as if filtered (a typo, or a filter of another list)."""
+        valid = super().is_valid()
+        known = set(self.OTHER_KEYS)
+        for name, field in self.form.fields.items():
+            # a range filter reads its ends under suffixed keys ("at_after", "at_before")
+            suffixes = getattr(field.widget, "suffixes", ())
+            known.update(f"{name}_{suffix}" if suffix else name for suffix in suffixes or ("",))
+        unknown = sorted(set(self.data) - known)
+        for key in unknown:
+            self.form.errors[key] = self.form.error_class(
+                [f"Not a filter of this list; it filters by: {', '.join(sorted(known - self.OTHER_KEYS))}."]
+            )
+        return valid and not unknown
 
 
 def is_strict_int(data, *, signed: bool = False) -> bool:

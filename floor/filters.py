@@ -32,6 +32,10 @@ class GamingDayFilter(StrictFilterSet):
 
 class TableSessionFilter(StrictFilterSet):
     casino = IdFilter(field_name="table__casino")
+    # The gaming day's date (a session after midnight belongs to the day it opened in).
+    date = StrictDateFilter(field_name="gaming_day__date")
+    date_from = StrictDateFilter(field_name="gaming_day__date", lookup_expr="gte")
+    date_to = StrictDateFilter(field_name="gaming_day__date", lookup_expr="lte")
 
     class Meta:
         model = TableSession

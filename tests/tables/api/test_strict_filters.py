@@ -54,3 +54,37 @@ def test_seats_filter_active_and_standing(game, commissario):
     standing = floor.client.get(url + "?standing=true").json()["count"]
     seated = floor.client.get(url + "?standing=false").json()["count"]
     assert standing == 1 and seated == 8 and everyone == standing + seated
+
+
+def test_a_key_a_list_does_not_filter_by_is_a_400_naming_it_not_the_whole_list(game, capo_partita, commissario):
+    # ?date= on the sessions (which had no such filter) answered every session of every day.
+    tablet, floor = Tablet(capo_partita), Tablet(commissario)
+    _record(tablet, game)
+    sid = game.session.pk
+    for client, url, key in (
+        (floor, "/api/sessions/?dat=2026-12-02", "dat"),
+        (floor, "/api/gaming-days/?day=2026-12-02", "day"),
+        (tablet, f"/api/sessions/{sid}/coups/?conforming=true&winner=banco", "winner"),
+        (floor, "/api/audit/events/?at_afterr=2026-12-02T00:00:00Z", "at_afterr"),
+    ):
+        response = client.client.get(url)
+        assert response.status_code == 400, (url, response.status_code)
+        error = response.json()["error"]
+        assert error["code"] == "invalid_input", url
+        assert key in error["details"], (url, error)
+    # what a list does read still works: its filters (a range's suffixed ends), the pages, the format
+    for client, url in (
+        (floor, "/api/audit/events/?at_after=2020-01-01T00:00:00Z&page=1&page_size=5"),
+        (tablet, f"/api/sessions/{sid}/coups/?conforming=true&format=json"),
+    ):
+        assert client.client.get(url).status_code == 200, url
+
+
+def test_sessions_filter_by_their_gaming_day_s_date(game, commissario):
+    floor = Tablet(commissario)
+    day = game.session.gaming_day.date
+    assert floor.client.get(f"/api/sessions/?date={day.isoformat()}").json()["count"] == 1
+    assert floor.client.get(f"/api/sessions/?date={day.replace(year=day.year - 1).isoformat()}").json()["count"] == 0
+    assert floor.client.get(f"/api/sessions/?date_from={day.isoformat()}&date_to={day.isoformat()}").json()["count"] == 1
+    assert floor.client.get(f"/api/sessions/?date_from={day.replace(year=day.year + 1).isoformat()}").json()["count"] == 0
+    assert floor.client.get("/api/sessions/?date=2026-12-3").status_code == 400
