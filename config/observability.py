@@ -94,19 +94,26 @@ class JsonFormatter(_JsonFormatter):
             log_data["request_id"] = "-"
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 PLAIN_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
 
 def logging_config(fmt: str, level: str) -> dict[str, Any]:
-    """LOGGING for `fmt` ("plain" for a terminal, "json" for a log pipeline)."""
+    """LOGGING for `fmt` ("plain" for a terminal, "json" for a log pipeline) at `level`
+    (LOG_LEVEL, in any case: `info` as well as `INFO`)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    name = level.strip().upper()
+    if name not in LOG_LEVELS:
+        # logging would stop the process with "Unable to configure root logger", naming neither
+        # the variable nor the values it takes.
+        raise ImproperlyConfigured(f"LOG_LEVEL={level!r}: use one of {', '.join(LOG_LEVELS)}.")
     formatter: dict[str, Any]
     if fmt == "json":
         formatter = {"()": "config.observability.JsonFormatter"}
     elif fmt == "plain":
         formatter = {"format": PLAIN_FORMAT}
     else:
-        from django.core.exceptions import ImproperlyConfigured
-
         raise ImproperlyConfigured(f"LOG_FORMAT={fmt!r}: use plain or json.")
     return {
         "version": 1,
@@ -116,7 +123,7 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["request_id"]}
         },
-        "root": {"handlers": ["console"], "level": level},
+        "root": {"handlers": ["console"], "level": name},
         "loggers": {
             # Our own access line replaces runserver's.
             "django.server": {"level": "WARNING"},

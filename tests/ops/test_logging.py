@@ -93,6 +93,19 @@ def test_logging_config_refuses_an_unknown_format():
         logging_config("xml", "INFO")
 
 
+@pytest.mark.parametrize("given, level", [("info", "INFO"), ("Warning", "WARNING"), (" DEBUG ", "DEBUG")])
+def test_log_level_is_read_whatever_its_case(given, level):
+    """LOG_LEVEL=info is how many deployments write it: the service starts at that level
+    rather than stopping on logging's own 'Unable to configure root logger'."""
+    assert logging_config("json", given)["root"]["level"] == level
+
+
+@pytest.mark.parametrize("given", ["LOUD", "", "20"])
+def test_an_unknown_log_level_stops_the_service_naming_the_variable(given):
+    with pytest.raises(ImproperlyConfigured, match="LOG_LEVEL"):
+        logging_config("json", given)
+
+
 def test_production_logs_json_lines_by_default():
     code = (
         "import django, logging; django.setup()\n"
