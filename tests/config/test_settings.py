@@ -124,6 +124,21 @@ def test_numbers_below_their_minimum_and_bad_rates_fail_at_startup(monkeypatch):
         assert result.returncode != 0 and name in result.stderr, (name, result.stderr[-300:])
 
 
+def test_a_negative_hsts_age_stops_production_rather_than_sending_max_age_minus_five():
+    """`Strict-Transport-Security: max-age=-5` is no policy a browser keeps, and check --deploy
+    took the value for one (it only asks for a non-zero one)."""
+    result = _manage(
+        "check",
+        "--deploy",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+        DJANGO_HSTS_SECONDS="-5",
+    )
+    assert result.returncode != 0
+    assert "DJANGO_HSTS_SECONDS=-5 is below its minimum" in result.stderr
+
+
 def test_the_docker_image_collects_its_static_files_under_the_production_settings():
     """docker/Dockerfile runs collectstatic at build time, with no database nor Redis: the
     production settings must load with the values that RUN line gives them."""
