@@ -92,6 +92,10 @@ def anchor_line(at: str, heads: list[tuple[str, int, str]]) -> str:
     )
 
 
+class AnchorFileError(RuntimeError):
+    """AUDIT_ANCHOR_FILE could not be appended to."""
+
+
 def _append(path: str, line: str) -> None:
     # O_APPEND: every write lands at the end, whoever else appends; fsync before the heads
     # count as anchored.
@@ -134,11 +138,21 @@ def heads_anchor(*, everything: bool = False) -> tuple[list[str], int]:
         now = timezone.now()
         heads = [(name, seq, head_hash) for _pk, name, seq, head_hash in rows]
         lines = [anchor_line(now.isoformat(), part) for part in _parts(heads)]
-        path = getattr(settings, "AUDIT_ANCHOR_FILE", None)
-        if path:
-            _append(path, "\n".join(lines))
+        # The log first: an anchor file that cannot be written (a mount missing, its
+        # permissions) leaves the heads in the log all the same, instead of published nowhere.
         for line in lines:
             logging.getLogger(LOGGER).info("%s", line)
+        path = getattr(settings, "AUDIT_ANCHOR_FILE", None)
+        if path:
+            try:
+                _append(path, "\n".join(lines))
+            except OSError as exc:
+                # Not marked anchored (the transaction rolls back): published again, to the
+                # log and the file, next time.
+                raise AnchorFileError(
+                    f"AUDIT_ANCHOR_FILE={path!r} cannot be appended to ({exc.strerror or exc}): "
+                    "the heads went to the log only; they are published again at the next anchor"
+                ) from exc
         AnchoredHead.objects.bulk_create(
             [AnchoredHead(stream_id=pk, seq=seq, head_hash=h, anchored_at=now) for pk, _n, seq, h in rows],
             update_conflicts=True,

@@ -238,6 +238,24 @@ def test_without_an_anchor_file_the_log_is_the_copy(settings, caplog):
     assert count == 1 and line in caplog.text
 
 
+def test_an_anchor_file_that_cannot_be_written_leaves_the_heads_in_the_log(settings, tmp_path, caplog):
+    """AUDIT_ANCHOR_FILE on a mount that is not there (docker/env.example's /mnt/anchors with
+    no volume): the heads still go to the log, the command says which variable is wrong rather
+    than a traceback, and nothing is marked anchored, so the next anchor publishes them again."""
+    settings.AUDIT_ANCHOR_FILE = str(tmp_path / "no-such-mount" / "anchors.jsonl")
+    append("table:1", 1)
+    with caplog.at_level(logging.INFO, logger=LOGGER), pytest.raises(CommandError) as raised:
+        call_command("audit_anchor", stdout=io.StringIO(), stderr=io.StringIO())
+    assert "AUDIT_ANCHOR_FILE=" in str(raised.value) and "no-such-mount" in str(raised.value)
+    assert heads_of([r.getMessage() for r in caplog.records if r.name == LOGGER]) == {"table:1": head("table:1")}
+    assert not AnchoredHead.objects.exists()
+    with pytest.raises(Exception, match="AUDIT_ANCHOR_FILE"):
+        heads_anchor_task.apply().get()
+    settings.AUDIT_ANCHOR_FILE = str(tmp_path / "anchors.jsonl")
+    (line,), count = heads_anchor()
+    assert count == 1 and heads_of(line) == {"table:1": head("table:1")}
+
+
 def test_many_heads_are_published_in_lines_no_log_pipeline_cuts(anchor_file):
     from audit import services
 

@@ -8,9 +8,9 @@ not: a first anchor for a new anchor file."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from audit.anchors import heads_anchor
+from audit.anchors import AnchorFileError, heads_anchor
 
 
 class Command(BaseCommand):
@@ -20,7 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="Every head, not only those that moved.")
 
     def handle(self, *args, **options):
-        lines, count = heads_anchor(everything=options["all"])
+        try:
+            lines, count = heads_anchor(everything=options["all"])
+        except AnchorFileError as exc:
+            raise CommandError(str(exc)) from exc
         if not lines:
             self.stderr.write("no head moved since the last anchor: nothing published")
             return
