@@ -125,6 +125,10 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
         },
         "root": {"handlers": ["console"], "level": name},
         "loggers": {
+            # Django sets its own logger to INFO (DEFAULT_LOGGING), whatever the root's level:
+            # LOG_LEVEL=ERROR still logged every 4xx as a django.request WARNING. Its handlers
+            # there print only with DEBUG on or mail ADMINS, which Chemin does not set.
+            "django": {"level": name},
             # Our own access line replaces runserver's.
             "django.server": {"level": "WARNING"},
             # The published heads (audit/anchors.py) whatever LOG_LEVEL: the log is their copy.

@@ -124,3 +124,28 @@ def test_production_logs_json_lines_by_default():
     line = json.loads(result.stderr.strip().splitlines()[-1])
     assert line["message"] == "hello ops" and line["coup"] == 7
     assert line["level"] == "WARNING" and line["request_id"] == "-"
+
+
+@pytest.mark.parametrize(("level", "logged"), [("ERROR", False), ("WARNING", True)])
+def test_log_level_governs_django_s_own_loggers_too(level, logged):
+    """Django sets its `django` logger to INFO itself: with LOG_LEVEL=ERROR every 401, 403
+    and 404 still came out as a django.request WARNING line, the root's level never asked."""
+    code = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "print(Client(HTTP_HOST='chemin.example.org').get('/api/me/', secure=True).status_code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LOG_"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+        LOG_LEVEL=level,
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["401"]
+    loggers = [json.loads(line)["logger"] for line in result.stderr.splitlines() if line.startswith("{")]
+    assert ("django.request" in loggers) is logged, result.stderr
