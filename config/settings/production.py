@@ -5,6 +5,17 @@ from .env import env_bool, env_int, env_list, env_str
 
 DEBUG = False
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", required=True)
+# The key signs the sessions and seals the audit heads and the recovery codes (audit/seals.py,
+# floor/mfa.py): docker/env.example's placeholder, left as it was, is everyone's key. check
+# --deploy only warns of such a key (security.W009, the same test) and the containers do not
+# run it; the service does not start with one.
+if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("django-insecure-"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is too weak (fewer than 50 characters or 5 different ones, or Django's "
+        "insecure default): generate one, python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:
     from django.core.exceptions import ImproperlyConfigured

@@ -67,6 +67,29 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "DJANGO_SECRET_KEY" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "change-me-to-a-long-random-string",  # docker/env.example's, left as it was
+        "django-insecure-" + "k7Qz-9xVm2" * 5,  # startproject's
+        "ab" * 40,  # long, and guessable
+    ],
+)
+def test_production_refuses_a_secret_key_check_deploy_calls_weak(key):
+    """The key signs the sessions and seals the audit heads and the recovery codes: a
+    placeholder copied from docker/env.example is everyone's. check --deploy only warns about
+    it (security.W009), and nothing runs check --deploy when the containers start."""
+    result = _manage(
+        "check",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=key,
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+    )
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is too weak" in result.stderr, result.stderr[-500:]
+    assert key not in result.stderr  # the message does not repeat the key
+
+
 def test_production_refuses_to_start_without_allowed_hosts():
     result = _manage(
         "check",
