@@ -27,3 +27,11 @@ def test_the_settings_set_in_docker_env_reach_the_app_containers():
         assert services[name]["environment"]["DATABASE_URL"].startswith("postgres://chemin:")
     readme = (ROOT / "README.md").read_text()
     assert "cp docker/env.example docker/.env" in readme
+
+
+def test_gunicorn_is_published_on_this_host_s_loopback_only():
+    """The app trusts X-Forwarded-Proto and, with TRUSTED_PROXY_HOPS, X-Forwarded-For from
+    whoever connects: published on every interface ("8000:8000"), any client on the network
+    could bypass the TLS proxy and set both (a new address per failed login)."""
+    ports = _compose()["services"]["web"]["ports"]
+    assert ports == ["127.0.0.1:8000:8000"]
