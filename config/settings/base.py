@@ -138,6 +138,10 @@ CELERY_TIMEZONE = "Europe/Rome"
 # A pool child dying alone is requeued at once (TASK_REJECT_ON_WORKER_LOST). Keep it above
 # the longest task: one still running past it is delivered again (harmless, tasks are
 # idempotent, but done twice). bench/faults.py sets 10 s to see the redelivery in seconds.
+# A Redis outage of any length: the worker keeps reconnecting (2, 4, 6... then every 30 s)
+# and takes up its queue when Redis answers. Celery's default, 100 attempts (~46 minutes),
+# ends the worker process ("Unrecoverable error") and no report is built until a restart.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 _visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_timeout}
 # The Redis result backend retries a lost connection 20 times, 1 s apart, by default: with
