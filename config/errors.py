@@ -143,8 +143,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=409,
         )
     if isinstance(exc, OperationalError):
+        # "with the same key" only to a request that sent one (a login or a read takes none)
+        request = context.get("request")
+        keyed = request is not None and bool(request.headers.get("Idempotency-Key"))
         return Response(
-            error_body("service_unavailable", "The database is not reachable; retry with the same key."),
+            error_body(
+                "service_unavailable",
+                "The database is not reachable; retry" + (" with the same key." if keyed else "."),
+            ),
             status=503,
             headers={"Retry-After": "2"},
         )

@@ -336,6 +336,7 @@ def test_a_503_stores_nothing_and_the_retry_runs(world, commissario, api_client_
     failed = post(client, PATRONS, patron_body(), key="retry-me")
     assert failed.status_code == 503
     assert failed.json()["error"]["code"] == "service_unavailable"
+    assert failed.json()["error"]["message"].endswith("retry with the same key.")
     assert everything() == before  # neither the patron nor the key
 
     monkeypatch.setattr(services, "patron_register", real)
@@ -606,3 +607,18 @@ def test_stored_answers_and_shoe_states_are_compressed_with_lz4():
             "('tables_shoe'::regclass, 'state')) ORDER BY 1"
         )
         assert cursor.fetchall() == [("floor_idempotencykey", "response_body", "l"), ("tables_shoe", "state", "l")]
+
+
+@pytest.mark.django_db
+def test_a_503_to_a_request_without_a_key_says_retry_not_with_the_same_key(commissario, api_client_for, monkeypatch):
+    # A login or a read takes no Idempotency-Key: "retry with the same key" named one it had not sent.
+    from floor import apis
+
+    def lose_the_database(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(apis.MeApi, "get", lose_the_database)
+    answer = api_client_for(commissario).get("/api/me/")
+    assert answer.status_code == 503
+    error = answer.json()["error"]
+    assert (error["code"], error["message"]) == ("service_unavailable", "The database is not reachable; retry.")
