@@ -341,10 +341,12 @@ def write_rows(items: list[list[Any] | tuple[str, list[Any]]], using: str = "def
 
 
 def update_sql(
-    obj: Any, fields: list[str] | tuple[str, ...], using: str = "default"
+    obj: Any, fields: list[str] | tuple[str, ...], using: str = "default", *, returning: bool = False
 ) -> tuple[str, list[Any]]:
     """The UPDATE of `obj.save(update_fields=fields)` (pre_save applied), its SQL built once
-    per connection and field list."""
+    per connection and field list. `returning`: RETURNING the primary key, so that a caller
+    that runs it with other writes (write(..., every=True)) can check that it changed its row
+    (updated_one), as update() does."""
     opts = type(obj)._meta
     connection = connections[using]
     names = tuple(sorted(fields))
@@ -354,9 +356,10 @@ def update_sql(
         quote = connection.ops.quote_name
         sets = ", ".join(f"{quote(f.column)} = %s" for f in targets)
         # Only the model's own table and column names are interpolated; values are parameters.
-        return f"UPDATE {quote(opts.db_table)} SET {sets} WHERE {quote(opts.pk.column)} = %s"  # noqa: S608
+        sql = f"UPDATE {quote(opts.db_table)} SET {sets} WHERE {quote(opts.pk.column)} = %s"  # noqa: S608
+        return f"{sql} RETURNING {quote(opts.pk.column)}" if returning else sql
 
-    sql = _cached_sql(connection, ("update", opts.label, names), make)
+    sql = _cached_sql(connection, ("update", opts.label, names, returning), make)
     params = [f.get_db_prep_save(f.pre_save(obj, False), connection=connection) for f in targets]
     params.append(opts.pk.get_db_prep_value(obj.pk, connection))
     return sql, params
@@ -373,6 +376,13 @@ def update(obj: Any, fields: list[str] | tuple[str, ...], using: str = "default"
             cursor.execute(sql, params)
         if cursor.rowcount != 1:
             raise DatabaseError(f"{type(obj)._meta.object_name} {obj.pk}: the update changed no row")
+
+
+def updated_one(obj: Any, rows: list[tuple] | None) -> None:
+    """The rows an update_sql(obj, ..., returning=True) returned: exactly its own, else the
+    error update() raises."""
+    if not rows or len(rows) != 1:
+        raise DatabaseError(f"{type(obj)._meta.object_name} {obj.pk}: the update changed no row")
 
 
 # --------------------------------------------------------------------------- several writes, one round trip

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 
 from config import prepared
@@ -385,22 +386,55 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
         _lapse(session, succ, by, "nobody_accepted", **why)
 
 
+def _skip_unanswered_sql(succ: Succession, at: Any, by: User) -> tuple[str, list[Any]]:
+    """UPDATE the succession's offers still pending or claimed to skipped (lapsed), answered
+    at `at` by `by`, RETURNING each one's order, patron, amount and amount_min as they stand
+    (the UPDATE changes none of those); its SQL built once per connection."""
+    connection = transaction.get_connection()
+    field = SuccessionOffer._meta.get_field
+
+    def make() -> str:
+        quote = connection.ops.quote_name
+        column = lambda name: quote(field(name).column)  # noqa: E731
+        sets = ", ".join(f"{column(name)} = %s" for name in ("status", "reason", "answered_at", "answered_by"))
+        returned = ", ".join(column(name) for name in ("order", "patron", "amount", "amount_min"))
+        # Only the model's own table and column names are interpolated; values are parameters.
+        return (
+            f"UPDATE {quote(SuccessionOffer._meta.db_table)} SET {sets} "  # noqa: S608
+            f"WHERE {column('succession')} = %s AND {column('status')} IN (%s, %s) RETURNING {returned}"
+        )
+
+    sql = prepared._cached_sql(connection, ("update", "tables.SuccessionOffer", "lapse"), make)
+    values = [
+        (field("status"), SuccessionOffer.Status.SKIPPED),
+        (field("reason"), str(rules.Skip.LAPSED)),
+        (field("answered_at"), at),
+        (field("answered_by"), by.pk),
+        (field("succession"), succ.pk),
+        (field("status"), SuccessionOffer.Status.PENDING),
+        (field("status"), SuccessionOffer.Status.CLAIMED),
+    ]
+    return sql, [f.get_db_prep_save(value, connection=connection) for f, value in values]
+
+
 def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **data: Any) -> None:
     at = now()
     succ.status, succ.lapse_reason, succ.ended_at, succ.ended_by = Succession.Status.LAPSED, reason, at, by
     succ.minimum = session.minimum  # the one it ended under (it may have changed meanwhile, §6)
-    prepared.update(succ, ["status", "lapse_reason", "ended_at", "ended_by", "minimum"])
     # Offers still unanswered never will be: they say so (skipped, lapsed), rather than stay
-    # "pending". One read for the record, one UPDATE: a bank entered directly after a loss
-    # lapses a succession of a whole table's offers, at every such bank.
-    unanswered = SuccessionOffer.objects.filter(
-        succession=succ, status__in=(SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)
+    # "pending". The succession's UPDATE and the offers' (returning the rows it skipped, for
+    # the record), in one round trip: a bank entered directly after a loss lapses a
+    # succession of a whole table's offers, at every such bank.
+    ended, skipped = prepared.write(
+        [
+            prepared.update_sql(succ, ["status", "lapse_reason", "ended_at", "ended_by", "minimum"], returning=True),
+            _skip_unanswered_sql(succ, at, by),
+        ],
+        every=True,
     )
-    skipped = list(unanswered.order_by("order").values_list("order", "patron_id", "amount", "amount_min"))
+    prepared.updated_one(succ, ended)
+    skipped = sorted(skipped or ())  # by order (unique within the succession)
     if skipped:
-        unanswered.update(
-            status=SuccessionOffer.Status.SKIPPED, reason=str(rules.Skip.LAPSED), answered_at=at, answered_by=by
-        )
         data = {
             **data,
             "changes": [

@@ -834,6 +834,34 @@ def test_a_lapsed_succession_leaves_no_offer_pending(make_game):
     assert lapsed["reason"] == "bank_opened_directly" and {c["reason"] for c in lapsed["changes"]} == {"lapsed"}
 
 
+def test_a_lapse_writes_the_succession_and_its_offers_in_one_round_trip(make_game):
+    """A bank entered directly over a live succession: the succession's UPDATE and its
+    unanswered offers' (returning the rows it skips, for the event) go in one round trip;
+    the event lists those offers in order, and an offer answered before is left as it was."""
+    from config import prepared
+
+    game = make_game("venezia", seated=5, standing=0)
+    succ = lose(game)
+    first = offers(succ)[0]
+    pass_(game, succ, first.patron)
+    with CaptureQueriesContext(connection) as ctx:
+        services.bank_open(session=game.session, by=game.capo, patron=game.seat(5), amount=300_00)
+    sqls = [q["sql"] for q in ctx.captured_queries]
+    skipping = [sql for sql in sqls if 'UPDATE "tables_successionoffer"' in sql]
+    ending = [sql for sql in sqls if 'UPDATE "tables_succession" SET' in sql]
+    assert len(skipping) == len(ending) == 1
+    if prepared._joined(connection):
+        assert skipping == ending  # the same text
+    assert not any('FROM "tables_successionoffer"' in sql for sql in sqls)
+    after = offers(succ)
+    assert (after[0].patron_id, after[0].status, after[0].reason) == (first.patron_id, "passed", "")
+    assert {(o.status, o.reason, o.answered_by_id) for o in after[1:]} == {("skipped", "lapsed", game.capo.pk)}
+    changes = payload(game.session, "succession.lapsed")["changes"]
+    assert [c["order"] for c in changes] == [o.order for o in after[1:]]
+    assert [c["patron"] for c in changes] == [o.patron_id for o in after[1:]]
+    assert {c["answered_at"] for c in changes} == {after[1].answered_at.isoformat()}
+
+
 def test_the_day_report_shows_each_succession_and_every_offer(make_game, commissario):
     """The auditor replays who had the right to the bank (RULES.md §5): a QA pass found the
     successions only in the audit trail. Each one, its offers in order with their answers,
