@@ -456,11 +456,32 @@ def _template(connection, sql: str) -> list[str]:
 
 def _quoter(cursor) -> Callable[[Any], str]:
     """A value as the SQL literal psycopg's client-side binding writes for it (its own
-    quoting, in C), for this cursor's adapters and encoding."""
-    from psycopg.adapt import Transformer
+    quoting, in C), for the connection's adapters and encoding.
 
-    as_literal, encoding = Transformer(cursor.cursor).as_literal, cursor.connection.info.encoding
-    return lambda value: "NULL" if value is None else as_literal(value).decode(encoding)
+    Made once per database connection, not per statement: a Transformer finds each type's
+    dumper once and keeps it, and the dumpers (which quote) are the connection's (Django
+    registers only loaders on a cursor). An int, a bool and None are written here as psycopg
+    writes them (a negative int after a space, so that "-" never follows another "-"; the
+    same text at any size: tests/config/test_prepared.py), without a call into it."""
+    raw = cursor.cursor.connection
+    quote = getattr(raw, "_chemin_quote", None)
+    if quote is None:
+        from psycopg.adapt import Transformer
+
+        as_literal, encoding = Transformer(raw).as_literal, raw.info.encoding
+
+        def quote(value: Any) -> str:
+            kind = type(value)
+            if kind is int:
+                return str(value) if value >= 0 else f" {value}"
+            if value is None:
+                return "NULL"
+            if kind is bool:
+                return "true" if value else "false"
+            return as_literal(value).decode(encoding)
+
+        raw._chemin_quote = quote
+    return quote
 
 
 def _quoted(connection, quote: Callable[[Any], str], sql: str, values: list[Any]) -> str:

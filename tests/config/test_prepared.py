@@ -387,6 +387,30 @@ def test_values_quoted_into_the_text_as_psycopg_quotes_them():
         prepared._execute_text(cursor, ["SELECT %s, %s"], [[1]])
 
 
+def test_the_quoter_writes_psycopgs_own_literals_and_is_kept_per_connection():
+    """prepared writes ints, bools and None itself (without a call into psycopg): the very
+    text psycopg's as_literal writes, at every size and sign; other values go to psycopg.
+    One quoter per database connection, not one per statement."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL")
+    import datetime as dt
+
+    from psycopg.adapt import Transformer
+
+    values = [0, 1, -1, 9, -9, 10, -10, 2**15, -(2**15) - 1, 2**31, -(2**31) - 1, 2**63 - 1, -(2**63),
+              2**63, -(2**63) - 1, 10**30, -(10**30), True, False, None, "it's", "a\\b", "",
+              dt.datetime(2026, 12, 2, 6, 15, 54, 204368, tzinfo=dt.UTC)]  # fmt: skip
+    with connection.cursor() as cursor:
+        quote = prepared._quoter(cursor)
+        raw = cursor.cursor
+        theirs = Transformer(raw)
+        for value in values:
+            expected = "NULL" if value is None else theirs.as_literal(value).decode(raw.connection.info.encoding)
+            assert quote(value) == expected, value
+    with connection.cursor() as cursor:
+        assert prepared._quoter(cursor) is quote
+
+
 def _server_prepared_text(connection) -> bool:
     return prepared._joined(connection) and prepared._server_prepared()
 
