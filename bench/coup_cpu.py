@@ -24,6 +24,7 @@ import argparse
 import io
 import json
 import os
+import random
 import sys
 import time
 import uuid
@@ -105,6 +106,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=30, help="coups played first, not measured (30)")
     parser.add_argument("--tables", type=int, default=2)
     parser.add_argument("--bettors", type=int, default=3)
+    parser.add_argument(
+        "--seed", default="coup_cpu", help="the tablets' random seed: the same coups, bets and banks at every run"
+    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--queries", action="store_true", help="print the SQL of one coup request")
     parser.add_argument("--profile-out", help="also dump the profile's stats to this file (pstats)")
@@ -125,6 +129,9 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     run = uuid.uuid4().hex[:8]
     tablets = [InProcessTablet(t, run, args.bettors, application) for t in seed(args.tables, run)]
+    for tablet in tablets:  # the same play at every run (the keys stay the run's own)
+        tablet.rng = random.Random(f"{args.seed}:{tablet.t['table']}")
+        tablet.shoe = tablet.new_shoe()
 
     def play(n: int) -> None:
         for i in range(n):
