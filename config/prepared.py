@@ -341,12 +341,18 @@ def write_rows(items: list[list[Any] | tuple[str, list[Any]]], using: str = "def
 
 
 def update_sql(
-    obj: Any, fields: list[str] | tuple[str, ...], using: str = "default", *, returning: bool = False
+    obj: Any,
+    fields: list[str] | tuple[str, ...],
+    using: str = "default",
+    *,
+    returning: bool = False,
+    adapted: dict[str, Any] | None = None,
 ) -> tuple[str, list[Any]]:
     """The UPDATE of `obj.save(update_fields=fields)` (pre_save applied), its SQL built once
     per connection and field list. `returning`: RETURNING the primary key, so that a caller
     that runs it with other writes (write(..., every=True)) can check that it changed its row
-    (updated_one), as update() does."""
+    (updated_one), as update() does. `adapted`: for some of the fields, the value as the
+    field's get_db_prep_save gives it, which the caller has already (taken as it is)."""
     opts = type(obj)._meta
     connection = connections[using]
     names = tuple(sorted(fields))
@@ -360,14 +366,20 @@ def update_sql(
         return f"{sql} RETURNING {quote(opts.pk.column)}" if returning else sql
 
     sql = _cached_sql(connection, ("update", opts.label, names, returning), make)
-    params = [f.get_db_prep_save(f.pre_save(obj, False), connection=connection) for f in targets]
+    adapted = adapted or {}
+    params = [
+        adapted[f.name] if f.name in adapted else f.get_db_prep_save(f.pre_save(obj, False), connection=connection)
+        for f in targets
+    ]
     params.append(opts.pk.get_db_prep_value(obj.pk, connection))
     return sql, params
 
 
-def update(obj: Any, fields: list[str] | tuple[str, ...], using: str = "default") -> None:
+def update(
+    obj: Any, fields: list[str] | tuple[str, ...], using: str = "default", *, adapted: dict[str, Any] | None = None
+) -> None:
     """`obj.save(update_fields=fields)` for a row known to exist (update_sql; no signals)."""
-    sql, params = update_sql(obj, fields, using)
+    sql, params = update_sql(obj, fields, using, adapted=adapted)
     connection = connections[using]
     with connection.cursor() as cursor:
         if _batching(connection) == "text" and _server_prepared():

@@ -119,9 +119,28 @@ def _without_nul(value: Any) -> Any:
 
 def storable_body(data: Any) -> Any:
     """The answer's body as plain JSON values, exactly as the renderer will write it."""
+    return _storable_text(data)[0]
+
+
+def _storable_text(data: Any) -> tuple[Any, str | None]:
+    """storable_body, and its JSON text when that is the text of the body itself (the
+    body is its parse): what storing it would write again (None: a value was replaced)."""
     text = json.dumps(data, cls=JSONEncoder)
     # JSON (ASCII) writes U+0000 and surrogates as escapes only: without one, nothing to replace.
-    return _without_nul(json.loads(text)) if _UNSTORABLE_ESCAPE.search(text) else json.loads(text)
+    if _UNSTORABLE_ESCAPE.search(text):
+        return _without_nul(json.loads(text)), None
+    return json.loads(text), text
+
+
+def _stored_body(body: Any, text: str | None) -> dict[str, Any] | None:
+    """The body's column value for prepared.update (`adapted`) when its JSON text is known:
+    the jsonb the field would write (Django's adapt_json_value: json.dumps of the body, which
+    gives that very text back, the body being its parse), without encoding the answer again."""
+    if text is None or transaction.get_connection().vendor != "postgresql":
+        return None
+    from psycopg.types.json import Jsonb
+
+    return {"response_body": Jsonb(body, dumps=lambda _body: text)}
 
 
 # --------------------------------------------------------------------------- the key
@@ -227,13 +246,15 @@ def idempotent_response(
                 response = handle_exception(exc)  # re-raises what is not an API error: a 500
                 if not _storable(response.status_code):
                     raise _Unstored(response) from exc
-            body = storable_body(response.data)
+            body, text = _storable_text(response.data)
             if body != response.data:
                 response.data = body  # the first answer and its replays are byte for byte one
             record.status_code = response.status_code
             record.response_body = body
             record.completed = True
-            prepared.update(record, ("status_code", "response_body", "completed"))
+            prepared.update(
+                record, ("status_code", "response_body", "completed"), adapted=_stored_body(body, text)
+            )
             return response
     except _Unstored as unstored:
         return unstored.response

@@ -130,6 +130,37 @@ def test_the_stored_row_describes_the_request_and_its_answer(world, commissario,
 
 
 @pytest.mark.django_db
+def test_the_answer_is_encoded_once_to_be_stored(world, commissario, api_client_for, monkeypatch):
+    """The JSON text written to check the answer (storable_body) is the one stored: the
+    column's value is handed to the UPDATE with that text, not encoded a second time. The
+    row and the replay are as ever; an answer whose text had a value replaced (a NUL echoed)
+    is stored through the field as before."""
+    from config import prepared
+
+    handed = []
+    update = prepared.update
+
+    def spy(obj, fields, using="default", **kwargs):
+        if isinstance(obj, IdempotencyKey):
+            handed.append(kwargs.get("adapted"))
+        return update(obj, fields, using, **kwargs)
+
+    monkeypatch.setattr(prepared, "update", spy)
+    client = api_client_for(commissario)
+    first = post(client, PATRONS, patron_body(), key="once")
+    assert first.status_code == 201
+    if connection.vendor == "postgresql":
+        (column,) = handed[0].values()
+        assert json.loads(column.dumps(column.obj)) == column.obj == first.json()
+    assert IdempotencyKey.objects.get(key="once").response_body == first.json()
+    replay = post(client, PATRONS, patron_body(), key="once")
+    assert (replay.json(), replay[REPLAYED_HEADER]) == (first.json(), "true")
+    nul = post(client, PATRONS, patron_body(document_type="id\x00card"), key="nul")
+    assert nul.status_code == 400 and handed[-1] is None
+    assert IdempotencyKey.objects.get(key="nul").response_body == nul.json()
+
+
+@pytest.mark.django_db
 def test_the_fingerprint_ignores_key_order_and_whitespace():
     a = request_fingerprint(method="post", path="/x/", data={"a": 1, "b": [1, 2]})
     assert a == request_fingerprint(method="POST", path="/x/", data={"b": [1, 2], "a": 1})
