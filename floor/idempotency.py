@@ -248,7 +248,7 @@ def idempotent_response(
                     raise _Unstored(response) from exc
             body, text = _storable_text(response.data)
             if body != response.data:
-                response.data = body  # the first answer and its replays are byte for byte one
+                response.data = body  # the first answer and its replays: one JSON value (jsonb keeps no key order)
             record.status_code = response.status_code
             record.response_body = body
             record.completed = True
