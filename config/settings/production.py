@@ -16,6 +16,17 @@ if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("dj
         "DJANGO_SECRET_KEY is too weak (fewer than 50 characters or 5 different ones, or Django's "
         "insecure default): generate one, python -c 'import secrets; print(secrets.token_urlsafe(50))'."
     )
+# The key that seals the audit heads from now on (AUDIT_HEAD_KEYS' first), held to the same
+# rule: a short one can be guessed offline from any head and its seal. The older keys listed
+# after it only verify, until audit_reseal_heads has sealed every head again (a rotation away
+# from a weak key).
+if AUDIT_HEAD_KEYS and (len(AUDIT_HEAD_KEYS[0]) < 50 or len(set(AUDIT_HEAD_KEYS[0])) < 5):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "AUDIT_HEAD_KEYS: its first key, which seals, is too weak (fewer than 50 characters or 5 "
+        "different ones): generate one, python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:
     from django.core.exceptions import ImproperlyConfigured

@@ -90,6 +90,31 @@ def test_production_refuses_a_secret_key_check_deploy_calls_weak(key):
     assert key not in result.stderr  # the message does not repeat the key
 
 
+@pytest.mark.parametrize(
+    ("keys", "starts"),
+    [
+        ("hunter2x", False),  # accepted before: guessable offline from any head and its seal
+        ("ab" * 40, False),
+        (f"{secrets.token_urlsafe(50)},hunter2x", True),  # an old key listed to verify, during a rotation
+        (secrets.token_urlsafe(50), True),
+    ],
+)
+def test_production_refuses_a_weak_key_to_seal_the_audit_heads(keys, starts):
+    result = _manage(
+        "check",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="chemin.example.org",
+        AUDIT_HEAD_KEYS=keys,
+    )
+    if starts:
+        assert result.returncode == 0, result.stderr[-500:]
+    else:
+        assert result.returncode != 0
+        assert "AUDIT_HEAD_KEYS: its first key, which seals, is too weak" in result.stderr, result.stderr[-500:]
+        assert keys not in result.stderr
+
+
 def test_production_refuses_to_start_without_allowed_hosts():
     result = _manage(
         "check",
