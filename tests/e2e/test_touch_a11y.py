@@ -1,0 +1,127 @@
+"""The tablet as the Capo Partita meets it: standing, by touch, in English or Italian, on a
+landscape (1024x768) or portrait (768x1024) tablet. A real session is walked through its
+coups (the first bank, the bets and a refusal, rien ne va plus, the cards, the Regola and a
+reconstruction, the result, the succession), and at every step the page is checked as
+tests/e2e/a11y.py says: targets of 44x44 px and apart, names, labels, no overflow, the
+headings, the contrast, and the page's language."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tables import services
+from tests.e2e.a11y import audit, lang_of
+from tests.e2e.conftest import VIEWPORTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PUNTA_WINS = ["7H", "6S", "KH", "KD"]  # punta 7 v banker 6, both stand
+
+
+@pytest.fixture
+def touch_page(browser, live_server, client):
+    """`touch_page(user, lang)`: a page on a touch tablet (has_touch, is_mobile), logged in
+    as `user`, the language chosen as the header's switch chooses it (its cookie)."""
+    contexts = []
+
+    def make(user, lang: str):
+        client.force_login(user)
+        context = browser.new_context(viewport=VIEWPORTS["landscape"], has_touch=True, is_mobile=True, locale="en-GB")
+        context.add_cookies([
+            {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url},
+            {"name": "chemin_language", "value": lang, "url": live_server.url},
+        ])
+        contexts.append(context)
+        page = context.new_page()
+        page.base = live_server.url
+        page.problems = []
+        page.on("pageerror", lambda e: page.problems.append(str(e)))
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+class Walk:
+    """The problems met along the way, by step and viewport, said all at once at the end."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.found: list[str] = []
+
+    def check(self, page, step: str):
+        for name, size in VIEWPORTS.items():
+            page.set_viewport_size(size)
+            self.found += [f"{step} ({name}, {self.lang}): {p}" for p in audit(page)]
+        page.set_viewport_size(VIEWPORTS["landscape"])
+        if lang_of(page) != self.lang:
+            self.found.append(f"{step}: <html lang={lang_of(page)!r}> in a page in {self.lang!r}")
+
+
+def post(page, action: str, button: str = "button", *, within=None):
+    """Tap the submit button of the tablet's form for `action`, and wait for its answer."""
+    scope = within if within is not None else page
+    before = page.locator("#tablet").get_attribute("data-queue")
+    with page.expect_response(lambda r: r.url.endswith(f"/{action}/") and r.request.method == "POST"):
+        scope.locator(f"form[action$='/{action}/'] {button}").first.tap()
+    expect(page.locator("#tablet")).to_have_attribute("data-queue", before)
+    expect(page.locator("#tablet form.htmx-request")).to_have_count(0)
+
+
+def card(page, code: str):
+    rank, suit = code[:-1], code[-1]
+    page.locator(f"form.picker label[for$='-rank-{rank}']").tap()
+    post(page, page.locator("form.picker").get_attribute("action").rstrip("/").rsplit("/", 1)[1],
+         f"button[name=suit][value={suit}]")
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_tablet_by_touch_through_a_session(make_game, touch_page, lang):
+    walk = Walk(lang)
+    first = make_game("venezia", bank=None)
+    page = touch_page(first.capo, lang)
+    page.goto(page.base + "/tablet/")
+    walk.check(page, "the tablet's list")
+    page.goto(f"{page.base}/tablet/sessions/{first.session.pk}/")
+    walk.check(page, "the first bank")
+
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    walk.check(page, "the next coup")
+    banker = page.locator("table.players tr", has_text=game.banker.full_name)
+    post(page, "regola", within=banker)
+    post(page, "coup-open")
+    walk.check(page, "the bets")
+    row = page.locator(".bettors li", has_text=game.seat(3).full_name)
+    row.locator("input[name=amount]").fill("99999")
+    post(page, "bet", "button[value=custom]", within=row)
+    expect(page.locator("#result.err")).to_be_visible()
+    walk.check(page, "a refused bet")
+    row = page.locator(".bettors li", has_text=game.seat(2).full_name)
+    post(page, "bet", "button[value=banco]", within=row)
+    post(page, "rien-ne-va-plus")
+    walk.check(page, "the cards")
+    for code in ("2S", "KH", "3C", "3D"):
+        card(page, code)
+    walk.check(page, "the punta's declaration")
+    post(page, "punta", "button[value=false]")
+    walk.check(page, "the banker's decision")
+    post(page, "banker-stand")
+    walk.check(page, "the reconstruction")
+    card(page, "5H")
+    expect(page.locator(".result")).to_be_visible()
+    walk.check(page, "the result")
+
+    third = make_game("venezia")
+    services.coup_record(session=third.session, by=third.capo, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": third.seat(2), "amount": 100_00}])
+    page = touch_page(third.capo, lang)
+    page.goto(f"{page.base}/tablet/sessions/{third.session.pk}/")
+    expect(page.locator("#succession")).to_be_visible()
+    walk.check(page, "the succession")
+    if walk.found:
+        pytest.fail("\n".join(walk.found), pytrace=False)
+    assert page.problems == [], "\n".join(page.problems)
