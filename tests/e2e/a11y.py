@@ -178,3 +178,48 @@ def audit(page) -> list[str]:
 
 def lang_of(page) -> str:
     return page.locator("html").get_attribute("lang")
+
+
+FOCUS_JS = r"""
+() => {
+  // The ring around the focused control: its outline and its box-shadow, each against the
+  // background around the control; the best of them, as a contrast ratio (WCAG 1.4.11 asks 3:1).
+  const el = document.activeElement;
+  const rgba = (s) => {
+    const m = s && s.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  };
+  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  let around = { r: 255, g: 255, b: 255, a: 1 };
+  for (let n = el.parentElement; n; n = n.parentElement) {
+    const c = rgba(getComputedStyle(n).backgroundColor);
+    if (c && c.a >= 1) { around = c; break; }
+  }
+  const target = el.matches('input.pick') && el.labels.length ? el.labels[0] : el;
+  const st = getComputedStyle(target);
+  const rings = [];
+  if (st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) >= 2) rings.push(rgba(st.outlineColor));
+  for (const m of (st.boxShadow || '').matchAll(/rgba?\([^)]+\)/g)) rings.push(rgba(m[0]));
+  const best = Math.max(0, ...rings.filter(Boolean).map((c) => ratio(c, around)));
+  const text = (target.textContent || target.getAttribute('aria-label') || '').replace(/\s+/g, ' ').trim().slice(0, 30);
+  return { what: `${target.tagName.toLowerCase()} "${text}"`, best };
+}
+"""
+
+
+def focus_rings(page, tabs: int) -> list[tuple[str, float]]:
+    """Tab `tabs` times from the top of the page: each control focused, with the contrast of
+    its focus ring against what is around it."""
+    page.locator("body").focus()
+    seen = []
+    for _ in range(tabs):
+        page.keyboard.press("Tab")
+        ring = page.evaluate(FOCUS_JS)
+        seen.append((ring["what"], round(ring["best"], 2)))
+    return seen

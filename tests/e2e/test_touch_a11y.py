@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tables import services
-from tests.e2e.a11y import audit, lang_of
+from tests.e2e.a11y import audit, focus_rings, lang_of
 from tests.e2e.conftest import VIEWPORTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -125,3 +125,16 @@ def test_the_tablet_by_touch_through_a_session(make_game, touch_page, lang):
     if walk.found:
         pytest.fail("\n".join(walk.found), pytrace=False)
     assert page.problems == [], "\n".join(page.problems)
+
+
+def test_the_focus_ring_is_seen_on_every_control(make_game, touch_page):
+    """The yellow ring alone (#f0b429) is 1.9:1 on the white panels: a keyboard user (a
+    switch, a Bluetooth keyboard at the table) lost the focus. Each control focused in turn
+    has a ring of 3:1 at least against what is around it (WCAG 1.4.11)."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, "en")
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    post(page, "coup-open")
+    page.reload()  # from the top: the skip link, the header, the bets
+    faint = [(what, best) for what, best in focus_rings(page, 60) if best < 3]
+    assert faint == []
