@@ -130,20 +130,25 @@ AUDIT_JS = r"""
     r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a),
     b: top.b * top.a + under.b * (1 - top.a), a: 1,
   });
-  const background = (el) => {
-    const layers = [];
-    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
-      const c = rgba(getComputedStyle(n).backgroundColor);
-      if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
-    }
-    let bg = { r: 255, g: 255, b: 255, a: 1 };
-    for (const c of layers.reverse()) bg = over(c, bg);
-    return bg;
-  };
   const opacity = (el) => {
     let o = 1;
     for (let n = el; n && n.nodeType === 1; n = n.parentElement) o *= Number(getComputedStyle(n).opacity);
     return o;
+  };
+  const background = (el) => {
+    // the backgrounds under the text, each as translucent as its element (opacity) makes it
+    const layers = [];
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c && c.a > 0) {
+        const a = c.a * opacity(n);
+        layers.push({ ...c, a });
+        if (a >= 1) break;
+      }
+    }
+    let bg = { r: 255, g: 255, b: 255, a: 1 };
+    for (const c of layers.reverse()) bg = over(c, bg);
+    return bg;
   };
   const lum = (c) => {
     const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
