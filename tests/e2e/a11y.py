@@ -98,13 +98,20 @@ AUDIT_JS = r"""
     if (Math.round(r.width) < MIN || Math.round(r.height) < MIN) {
       problems.push(`target ${Math.round(r.width)}x${Math.round(r.height)} px: ${describe(el)}`);
     }
-    if (!controls.some((c) => c.target === target)) controls.push({ ...box, target });
+    let pinned = false;
+    for (let n = target; n && n.nodeType === 1; n = n.parentElement) {
+      if (['sticky', 'fixed'].includes(getComputedStyle(n).position)) { pinned = true; break; }
+    }
+    if (!controls.some((c) => c.target === target)) controls.push({ ...box, target, pinned });
   }
   // ---- neighbours a thumb could hit instead
   for (let i = 0; i < controls.length; i++) {
     for (let j = i + 1; j < controls.length; j++) {
       const a = controls[i], b = controls[j];
       if (a.target.contains(b.target) || b.target.contains(a.target)) continue;
+      // a bar pinned to the screen's edge (position: sticky) has the page scroll under it
+      // (its own padding keeps it apart): it has no fixed neighbours to compare with
+      if (a.pinned !== b.pinned) continue;
       const dx = Math.max(b.left - a.right, a.left - b.right);
       const dy = Math.max(b.top - a.bottom, a.top - b.bottom);
       const gap = Math.max(dx, dy);

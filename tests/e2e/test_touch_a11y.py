@@ -155,3 +155,45 @@ def test_a_control_being_sent_is_still_legible(make_game, touch_page):
     })""")
     faint = [p for p in audit(page) if p.startswith("contrast")]
     assert faint == []
+
+
+IN_REACH_JS = """(selector) => {
+    window.scrollTo(0, 0);
+    const box = document.querySelector(selector).getBoundingClientRect();
+    return box.top >= 0 && Math.round(box.bottom) <= innerHeight ? '' : selector + ' ends at ' + Math.round(box.bottom)
+      + ' px in a window ' + innerHeight + ' px tall';
+}"""
+
+
+@pytest.mark.parametrize(
+    ("size", "lang"),
+    [
+        ({"width": 1024, "height": 768}, "en"),
+        ({"width": 1024, "height": 768}, "it"),
+        ({"width": 1280, "height": 800}, "it"),
+        ({"width": 768, "height": 1024}, "it"),
+    ],
+)
+def test_the_coup_s_next_tap_is_in_reach_without_scrolling(make_game, touch_page, size, lang):
+    """From the top of the page, the control the coup waits for is on the screen: rien ne va
+    plus under eight bettors' rows (it was 1 400 px down, under every row), the card
+    picker's suits (their bottom row was under the fold at 1024x768), the punta's carte or
+    non, the banker's stand."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.set_viewport_size(size)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    out = [page.evaluate(IN_REACH_JS, "form[action$='/coup-open/'] button")]
+    post(page, "coup-open")
+    out.append(page.evaluate(IN_REACH_JS, "form[action$='/rien-ne-va-plus/'] button"))
+    post(page, "bet", "button[value=banco]", within=page.locator(".bettors li", has_text=game.seat(2).full_name))
+    post(page, "rien-ne-va-plus")
+    out.append(page.evaluate(IN_REACH_JS, "form.picker fieldset.suits"))
+    for code in ("2S", "KH", "3C", "3D"):
+        card(page, code)
+    out.append(page.evaluate(IN_REACH_JS, "form.choice"))
+    post(page, "punta", "button[value=false]")
+    out.append(page.evaluate(IN_REACH_JS, "form[action$='/banker-stand/'] button"))
+    far = [o for o in out if o]
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
