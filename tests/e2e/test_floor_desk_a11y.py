@@ -6,6 +6,7 @@ contrast, the page's language)."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from audit.tasks import report_build
 from floor import services as floor_services
@@ -82,3 +83,20 @@ def test_the_desk_by_touch(make_game, open_as, auditor, direzione, settings, tmp
             found += problems(page, f"{url} as {user.username}", lang)
     if found:
         pytest.fail("\n".join(found), pytrace=False)
+
+
+def test_a_refusal_on_a_table_card_is_where_the_focus_goes(make_game, open_as, commissario):
+    """A table card is swapped whole by its answer, its outcome with it: a live region put in
+    the page with its words is not read out (it must be there before they change), so a
+    Commissario with a screen reader heard nothing of a refused limit. As on the tablet, the
+    focus goes to the card's outcome, which is read."""
+    game = make_game("venezia")
+    page = open_as(commissario, "en")
+    page.goto(page.base + "/floor/")
+    card = page.locator(f"#table-{game.session.table.pk}")
+    card.get_by_label("New minimum (euros)").fill("not an amount")
+    card.get_by_label("Reason (told to the players)").fill("Saturday evening")
+    card.get_by_role("button", name="Change the limits").tap()
+    outcome = page.locator(f"#table-{game.session.table.pk} .outcome.err")
+    expect(outcome).to_be_visible()
+    expect(outcome).to_be_focused()

@@ -859,6 +859,22 @@
       }
     }
   });
+  // The floor's table cards are swapped whole, their outcome with them: a live region put in
+  // the page with its words is not read out, so the focus goes to it, as on the tablet: the
+  // focus the swap took away (it was in the card), not the one of a field he is typing in.
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var target = evt.detail.target;
+    if (!target || !target.id || !target.classList.contains("table-card")) { return; }
+    var card = document.getElementById(target.id);
+    var outcome = card && card.querySelector(".outcome");
+    if (!outcome || !outcome.textContent.trim()) { return; }
+    var active = document.activeElement;
+    if (active && active !== document.body && !card.contains(active)) { return; }
+    outcome.setAttribute("tabindex", "-1");
+    outcome.focus({ preventScroll: true });
+    var box = outcome.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) { outcome.scrollIntoView({ block: "nearest" }); }
+  });
 
   // ------------------------------------------------ cards entered faster than the network
   // The croupier enters the cards as they leave the shoe. A card tapped while the one before
