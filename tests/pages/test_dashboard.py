@@ -484,3 +484,13 @@ def test_the_gaming_day_is_dated_as_the_desk_and_the_exports_date_it(client_for,
     iso = game.session.gaming_day.date.isoformat()
     said = {"en": f"gaming day {iso}", "it": f"giornata di gioco {iso}"}[language]
     assert said in html
+
+
+def test_the_banker_s_seat_in_the_drawing_says_so_in_words(client_for, game):
+    """The drawing marked the banker's seat by its colours only (WCAG 1.4.1): its name says
+    it too, in the page's language."""
+    html = client_for(game.commissario).get("/floor/").content.decode()
+    assert f"<title>Seat 1: {game.banker.full_name}, banker</title>" in html
+    assert f"<title>Seat 2: {game.seat(2).full_name}</title>" in html
+    html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert f"<title>Posto 1: {game.banker.full_name}, banchiere</title>" in html

@@ -1212,3 +1212,16 @@ def test_while_play_is_interrupted_the_next_coup_says_when_it_opens(client_for, 
     assert "Next coup" in page and "No coup in play." in page
     page = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Open the coup" in page and "No coup in play." not in page
+
+
+def test_the_banker_s_row_says_so_in_words_not_only_in_green(client_for, game):
+    """The players' table marked the banker's row by its pale green only (WCAG 1.4.1): the
+    row says "banker" too, in the page's language."""
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    row = re.search(r'<tr class="banker-row">(.*?)</tr>', html, re.S).group(1)
+    assert game.banker.full_name in row and re.search(r'<span class="badge">\s*banker\s*</span>', row)
+    client = client_for(game.capo)
+    client.post("/i18n/setlang/", {"language": "it", "next": "/"})
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    row = re.search(r'<tr class="banker-row">(.*?)</tr>', html, re.S).group(1)
+    assert re.search(r'<span class="badge">\s*banchiere\s*</span>', row)
