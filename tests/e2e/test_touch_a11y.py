@@ -197,3 +197,17 @@ def test_the_coup_s_next_tap_is_in_reach_without_scrolling(make_game, touch_page
     far = [o for o in out if o]
     if far:
         pytest.fail("\n".join(far), pytrace=False)
+
+
+def test_a_bettor_s_buttons_are_named_with_his_name(make_game, touch_page):
+    """Eight rows of "€ 100", "½ € 500", "the rest", "Banco", "Bet": read out one by one, a
+    screen reader said the amounts and never whose row they were in. Each row's buttons are
+    a group named by its player."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, "en")
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    post(page, "coup-open")
+    for patron in (*game.seated[1:], *game.standing):
+        groups = page.get_by_role("group", name=patron.full_name, exact=False)
+        expect(groups.get_by_role("button", name="Banco", exact=True)).to_have_count(1)
+        expect(groups.get_by_role("button", name="Bet", exact=True)).to_have_count(1)
