@@ -1225,3 +1225,21 @@ def test_the_banker_s_row_says_so_in_words_not_only_in_green(client_for, game):
     html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     row = re.search(r'<tr class="banker-row">(.*?)</tr>', html, re.S).group(1)
     assert re.search(r'<span class="badge">\s*banchiere\s*</span>', row)
+
+
+def test_the_regola_badge_says_its_meaning_without_a_pointer(client_for, game):
+    """The "R" beside a player alla Regola explained itself in a title only: no hover on a
+    tablet, and a screen reader said "R". The words are in the badge (visually hidden), the
+    letter is for the eye."""
+    from tables import services
+
+    client = client_for(game.capo)
+    for patron in (game.banker, game.seat(2)):
+        assert post(client, game.session, "regola", patron=patron.pk, declared="true").status_code == 200
+    services.coup_open(session=game.session, by=game.capo)
+    html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    badges = re.findall(r'<abbr class="badge"[^>]*>(.*?)</abbr>', html, re.S)
+    assert len(badges) == 2  # the banker in the facts, seat 2 in his bet row
+    for inside in badges:
+        assert '<span aria-hidden="true">R</span>' in inside
+        assert '<span class="visually-hidden">plays alla Regola</span>' in inside
