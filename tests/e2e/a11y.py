@@ -5,6 +5,8 @@ problems as sentences, [] when there are none.
 - every visible actionable control (link, button, input, select, summary, a card key, an
   SVG seat link) is at least 44x44 CSS px (WCAG 2.5.5, Apple HIG), and apart from its
   neighbours (TOUCH_GAP px between two boxes, none overlapping);
+- a button, a card key or a tool's summary answers a tap at once (touch-action:
+  manipulation: no double-tap zoom);
 - it has an accessible name with a letter or a digit in it (not only a symbol, "♠"); every
   field has a label;
 - nothing overflows the width of the viewport;
@@ -92,6 +94,11 @@ AUDIT_JS = r"""
       const block = el.closest('p, li, td, dd');
       const display = getComputedStyle(el).display;
       if (block && display === 'inline' && textOf(block).trim().length > textOf(el).trim().length + 1) continue;
+    }
+    // tapped in quick succession (a rank then its suit, two bettors' buttons): no double-tap
+    // zoom to wait for or to fall into
+    if (el.matches('button, label.key, summary') && getComputedStyle(el).touchAction !== 'manipulation') {
+      problems.push(`touch-action ${getComputedStyle(el).touchAction}, not manipulation: ${describe(el)}`);
     }
     const r = target.getBoundingClientRect();
     const box = { el, left: r.left, top: r.top + scrollY, right: r.right, bottom: r.bottom + scrollY };
