@@ -211,3 +211,22 @@ def test_a_bettor_s_buttons_are_named_with_his_name(make_game, touch_page):
         groups = page.get_by_role("group", name=patron.full_name, exact=False)
         expect(groups.get_by_role("button", name="Banco", exact=True)).to_have_count(1)
         expect(groups.get_by_role("button", name="Bet", exact=True)).to_have_count(1)
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_a_refused_page_s_way_out_is_a_touch_target(make_game, touch_page, lang):
+    """A tap on a page gone stale (its form's token rotated by a new login) is refused in
+    place of the page, with "Reload the page": a bare 23 px link (its class "button" was
+    styled nowhere), like the 404's "Back to the start page". Both are 44 px targets."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    page.evaluate("() => document.querySelectorAll('input[name=csrfmiddlewaretoken]').forEach((i) => { i.value = 'x'.repeat(64); })")
+    with page.expect_response(lambda r: r.url.endswith("/coup-open/")):
+        page.locator("form[action$='/coup-open/'] button").tap()
+    expect(page.locator("main a.button.primary")).to_be_visible()
+    found = [f"the stale page: {p}" for p in audit(page)]
+    page.goto(f"{page.base}/tablet/no-such-page/")
+    found += [f"the 404: {p}" for p in audit(page)]
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
