@@ -42,7 +42,7 @@ def test_capo_partita_records_a_coup_with_a_reconstruction(make_game, page_for, 
     said(page, "Coup 1 open")
     shoot(page, f"tablet-bets-{viewport}")
     row = page.locator("form.bet-row", has_text=game.seat(2).full_name)
-    row.get_by_role("button", name="Banco").click()
+    row.get_by_role("button", name="Banco", exact=True).click()
     said(page, "Banco!")
     page.get_by_role("button", name="Rien ne va plus").click()
     said(page, "Rien ne va plus")
@@ -92,7 +92,7 @@ def _banco_called(make_game, page_for):
     page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
     page.get_by_role("button", name="Open the coup").click()
     said(page, "Coup 1 open")
-    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco").click()
+    page.locator("form.bet-row", has_text=game.seat(2).full_name).get_by_role("button", name="Banco", exact=True).click()
     said(page, "Banco!")
     return game, page
 

@@ -230,3 +230,21 @@ def test_a_refused_page_s_way_out_is_a_touch_target(make_game, touch_page, lang)
     found += [f"the 404: {p}" for p in audit(page)]
     if found:
         pytest.fail("\n".join(found), pytrace=False)
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "½ banco"), ("it", "½ banco")])
+def test_the_half_banco_says_what_it_is(make_game, touch_page, lang, words):
+    """"½ € 500" carried its meaning (banco avec la table, half the bank) in a title only,
+    which no tablet shows and a screen reader may not read: the button says "½ banco" on
+    the screen and in its name, and its row still fits the screen."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    post(page, "coup-open")
+    half = page.locator(".bettors button[value=half]")
+    expect(half.first).to_be_visible()
+    for n in range(half.count()):
+        expect(half.nth(n)).to_have_accessible_name(f"{words} € 500")
+        expect(half.nth(n)).to_have_text(f"{words} € 500")
+    wide = [p for p in audit(page) if "wide in a" in p or p.startswith("target")]
+    assert wide == []
