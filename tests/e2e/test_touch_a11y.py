@@ -232,6 +232,64 @@ def test_a_refused_page_s_way_out_is_a_touch_target(make_game, touch_page, lang)
         pytest.fail("\n".join(found), pytrace=False)
 
 
+KEYS_IN_REACH_JS = """(selector) => {
+    window.scrollTo(0, 0);
+    const keys = Array.from(document.querySelectorAll(selector));
+    if (!keys.length) return selector + ': none on the page';
+    return keys.map((k) => {
+      const box = k.getBoundingClientRect();
+      return box.top >= 0 && Math.round(box.bottom) <= innerHeight ? '' : selector + ' "' + (k.getAttribute('aria-label') || k.textContent.trim())
+        + '" ends at ' + Math.round(box.bottom) + ' px in a window ' + innerHeight + ' px tall';
+    }).filter(Boolean).join('\\n');
+}"""
+
+
+PICKER_SIZES = pytest.mark.parametrize(
+    ("size", "lang"),
+    [
+        ({"width": 1024, "height": 768}, "en"),
+        ({"width": 1024, "height": 768}, "it"),
+        ({"width": 1280, "height": 800}, "en"),
+        ({"width": 1280, "height": 800}, "it"),
+    ],
+)
+
+
+def to_the_banker_s_decision(game, page):
+    """The banker alla Regola; seat 2 calls banco; 2S KH 3C 3D; the punta says non: the
+    banker (3) draws, by the Regola."""
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    post(page, "regola", within=page.locator("table.players tr", has_text=game.banker.full_name))
+    post(page, "coup-open")
+    post(page, "bet", "button[value=banco]", within=page.locator(".bettors li", has_text=game.seat(2).full_name))
+    post(page, "rien-ne-va-plus")
+    for code in ("2S", "KH", "3C", "3D"):
+        card(page, code)
+    post(page, "punta", "button[value=false]")
+
+
+def keys_in_reach(page, step: str) -> list[str]:
+    out = [page.evaluate(KEYS_IN_REACH_JS, "form.picker label.key, form.picker button.key")]
+    out += [f"{step}: {p}" for p in audit(page) if p.startswith(("target", "the page is"))]
+    return [o for o in out if o]
+
+
+@PICKER_SIZES
+def test_the_reconstruction_s_card_is_in_reach(make_game, touch_page, size, lang):
+    """The banker alla Regola stood where the Regola draws: the reconstruction asks for the
+    next card of the sabot. Every key of its picker is on the screen from the top of the
+    page (the suits ended at 913 px at 1024x768), each a 44 px target 8 px from the next."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.set_viewport_size(size)
+    to_the_banker_s_decision(game, page)
+    post(page, "banker-stand")
+    expect(page.locator("form[action$='/reconstruction-card/']")).to_be_visible()
+    far = keys_in_reach(page, "the reconstruction")
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
+
+
 @pytest.mark.parametrize(("lang", "words"), [("en", "½ banco"), ("it", "½ banco")])
 def test_the_half_banco_says_what_it_is(make_game, touch_page, lang, words):
     """"½ € 500" carried its meaning (banco avec la table, half the bank) in a title only,
