@@ -275,6 +275,21 @@ def keys_in_reach(page, step: str) -> list[str]:
 
 
 @PICKER_SIZES
+def test_the_banker_s_third_card_is_in_reach(make_game, touch_page, size, lang):
+    """The banker's decision: "Banker stands" and every key of his third card's picker on the
+    screen from the top of the page (the suits ended at 961 px at 1024x768, 902 px at
+    1280x800), each still a 44 px target 8 px from the next."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.set_viewport_size(size)
+    to_the_banker_s_decision(game, page)
+    far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
+    far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
+
+
+@PICKER_SIZES
 def test_the_reconstruction_s_card_is_in_reach(make_game, touch_page, size, lang):
     """The banker alla Regola stood where the Regola draws: the reconstruction asks for the
     next card of the sabot. Every key of its picker is on the screen from the top of the
