@@ -255,15 +255,15 @@ PICKER_SIZES = pytest.mark.parametrize(
 )
 
 
-def to_the_banker_s_decision(game, page):
+def to_the_banker_s_decision(game, page, cards=("2S", "KH", "3C", "3D")):
     """The banker alla Regola; seat 2 calls banco; 2S KH 3C 3D; the punta says non: the
-    banker (3) draws, by the Regola."""
+    banker (3) draws, by the Regola (with 3C 6D he (6) stands, and drawing is against it)."""
     page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
     post(page, "regola", within=page.locator("table.players tr", has_text=game.banker.full_name))
     post(page, "coup-open")
     post(page, "bet", "button[value=banco]", within=page.locator(".bettors li", has_text=game.seat(2).full_name))
     post(page, "rien-ne-va-plus")
-    for code in ("2S", "KH", "3C", "3D"):
+    for code in cards:
         card(page, code)
     post(page, "punta", "button[value=false]")
 
@@ -283,6 +283,22 @@ def test_the_banker_s_third_card_is_in_reach(make_game, touch_page, size, lang):
     page = touch_page(game.capo, lang)
     page.set_viewport_size(size)
     to_the_banker_s_decision(game, page)
+    far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
+    far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
+
+
+@PICKER_SIZES
+def test_the_banker_s_third_card_is_in_reach_under_a_warning(make_game, touch_page, size, lang):
+    """The banker alla Regola on 6, the punta having stood: drawing is against the Regola, and
+    the warning that says so sits beside the prompt, the picker's suits still on the screen
+    (they ended at 800 px at 1024x768 with the warning on a line of its own)."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.set_viewport_size(size)
+    to_the_banker_s_decision(game, page, ("2S", "KH", "3C", "6D"))
+    expect(page.locator(".nonconforming-note")).to_be_visible()
     far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
     far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
     if far:
