@@ -247,3 +247,19 @@ def focus_rings(page, tabs: int) -> list[tuple[str, float]]:
         ring = page.evaluate(FOCUS_JS)
         seen.append((ring["what"], round(ring["best"], 2)))
     return seen
+
+
+def logged_in_page(browser, live_server, client, contexts: list, user, lang: str, **options):
+    """A page in a new browser context (`options`: viewport, has_touch...), logged in as
+    `user`, the language chosen as the header's switch chooses it (its cookie); the context is
+    appended to `contexts`, for the fixture to close."""
+    client.force_login(user)
+    context = browser.new_context(locale="en-GB", **options)
+    context.add_cookies([
+        {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url},
+        {"name": "chemin_language", "value": lang, "url": live_server.url},
+    ])
+    contexts.append(context)
+    page = context.new_page()
+    page.base = live_server.url
+    return page

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from audit.tasks import report_build
 from floor import services as floor_services
-from tests.e2e.a11y import audit, lang_of
+from tests.e2e.a11y import audit, lang_of, logged_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,16 +22,8 @@ def open_as(browser, live_server, client):
     contexts = []
 
     def make(user, lang: str):
-        client.force_login(user)
-        context = browser.new_context(viewport=SIZES["desktop"], has_touch=True, locale="en-GB")
-        context.add_cookies([
-            {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url},
-            {"name": "chemin_language", "value": lang, "url": live_server.url},
-        ])
-        contexts.append(context)
-        page = context.new_page()
-        page.base = live_server.url
-        return page
+        return logged_in_page(browser, live_server, client, contexts, user, lang,
+                              viewport=SIZES["desktop"], has_touch=True)  # fmt: skip
 
     yield make
     for context in contexts:

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tables import services
-from tests.e2e.a11y import audit, focus_rings, lang_of
+from tests.e2e.a11y import audit, focus_rings, lang_of, logged_in_page
 from tests.e2e.conftest import VIEWPORTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,15 +26,8 @@ def touch_page(browser, live_server, client):
     contexts = []
 
     def make(user, lang: str):
-        client.force_login(user)
-        context = browser.new_context(viewport=VIEWPORTS["landscape"], has_touch=True, is_mobile=True, locale="en-GB")
-        context.add_cookies([
-            {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url},
-            {"name": "chemin_language", "value": lang, "url": live_server.url},
-        ])
-        contexts.append(context)
-        page = context.new_page()
-        page.base = live_server.url
+        page = logged_in_page(browser, live_server, client, contexts, user, lang,
+                              viewport=VIEWPORTS["landscape"], has_touch=True, is_mobile=True)  # fmt: skip
         page.problems = []
         page.on("pageerror", lambda e: page.problems.append(str(e)))
         return page
