@@ -267,6 +267,14 @@ def keys_in_reach(page, step: str) -> list[str]:
     return [o for o in out if o]
 
 
+def _fail_unless_the_banker_s_keys_are_in_reach(page) -> None:
+    """"Banker stands" and every key of his third card's picker on the screen."""
+    far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
+    far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
+
+
 @PICKER_SIZES
 def test_the_banker_s_third_card_is_in_reach(make_game, touch_page, size, lang):
     """The banker's decision: "Banker stands" and every key of his third card's picker on the
@@ -276,10 +284,7 @@ def test_the_banker_s_third_card_is_in_reach(make_game, touch_page, size, lang):
     page = touch_page(game.capo, lang)
     page.set_viewport_size(size)
     to_the_banker_s_decision(game, page)
-    far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
-    far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
-    if far:
-        pytest.fail("\n".join(far), pytrace=False)
+    _fail_unless_the_banker_s_keys_are_in_reach(page)
 
 
 @PICKER_SIZES
@@ -292,10 +297,7 @@ def test_the_banker_s_third_card_is_in_reach_under_a_warning(make_game, touch_pa
     page.set_viewport_size(size)
     to_the_banker_s_decision(game, page, ("2S", "KH", "3C", "6D"))
     expect(page.locator(".nonconforming-note")).to_be_visible()
-    far = [page.evaluate(KEYS_IN_REACH_JS, "form[action$='/banker-stand/'] button")]
-    far = [o for o in far if o] + keys_in_reach(page, "the banker's decision")
-    if far:
-        pytest.fail("\n".join(far), pytrace=False)
+    _fail_unless_the_banker_s_keys_are_in_reach(page)
 
 
 @PICKER_SIZES

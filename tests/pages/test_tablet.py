@@ -431,13 +431,20 @@ def test_the_tablet_annuls_while_play_is_interrupted(client_for, game):
     assert coup.state == "annulled"
 
 
-def test_the_tablet_offers_the_capo_no_annul_once_a_card_is_out(client_for, game):
-    client = client_for(game.capo)
+def _cards_out(client, game, *cards: tuple[str, str]) -> Coup:
+    """A coup opened on the tablet, a bet of 150 by seat 2, rien ne va plus, then `cards`."""
     post(client, game.session, "coup-open")
     coup = Coup.objects.get(session=game.session)
     post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="150")
     post(client, game.session, "rien-ne-va-plus", coup=coup.pk)
-    post(client, game.session, "card", coup=coup.pk, rank="K", suit="H")
+    for rank, suit in cards:
+        post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
+    return coup
+
+
+def test_the_tablet_offers_the_capo_no_annul_once_a_card_is_out(client_for, game):
+    client = client_for(game.capo)
+    coup = _cards_out(client, game, ("K", "H"))
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Annul this coup" not in page
     response = post(client, game.session, "coup-annul", coup=coup.pk, reason="late")
@@ -449,12 +456,7 @@ def test_the_tablet_offers_the_capo_no_annul_once_a_card_is_out(client_for, game
 
 def test_the_commissario_annuls_a_dealing_coup_from_the_tablet(client_for, game):
     capo = client_for(game.capo)
-    post(capo, game.session, "coup-open")
-    coup = Coup.objects.get(session=game.session)
-    post(capo, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, quick="custom", amount="150")
-    post(capo, game.session, "rien-ne-va-plus", coup=coup.pk)
-    post(capo, game.session, "card", coup=coup.pk, rank="K", suit="H")
-    post(capo, game.session, "card", coup=coup.pk, rank="5", suit="S")
+    coup = _cards_out(capo, game, ("K", "H"), ("5", "S"))
     floor = client_for(game.commissario)
     page = floor.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "Annul this coup (Commissario)" in page and "Annul this coup (before the cards)" not in page
