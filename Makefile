@@ -62,7 +62,11 @@ backup:
 	  || { rm -f "$$file.partial"; echo "make backup: pg_dump failed" >&2; exit 1; }
 
 # Replaces the contents of DATABASE_URL's database with FILE, in one transaction (all or
-# nothing). Asks first unless CONFIRM=yes. Then: manage.py audit_verify.
+# nothing): ops/restore_begin.sql drops every schema (public included, with whatever was
+# created after the dump) and creates public again, then psql replays the dump's SQL; COMMIT
+# is sent only once pg_restore has read the whole dump. Refuses while other sessions are
+# connected to the database (IGNORE_SESSIONS=yes goes on). Asks first unless CONFIRM=yes.
+# Then: manage.py audit_verify.
 restore:
 	@case "$${DATABASE_URL:-}" in \
 	  postgres://*|postgresql://*) ;; \
@@ -76,9 +80,14 @@ restore:
 	  read answer || answer=""; \
 	  [ "$$answer" = yes ] || { echo "not restored" >&2; exit 1; }; \
 	fi; \
-	pg_restore --clean --if-exists --no-owner --no-acl --single-transaction --exit-on-error \
-	  --dbname="$$DATABASE_URL" "$(FILE)" \
-	  && echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
+	ignore=; [ "$${IGNORE_SESSIONS:-}" = yes ] && ignore="--set=ignore_sessions=yes"; \
+	failed=$$(mktemp) || exit 1; \
+	{ pg_restore --no-owner --no-acl --file=- "$(FILE)" && echo 'COMMIT;' || echo x >"$$failed"; } \
+	  | psql --no-psqlrc --quiet --set=ON_ERROR_STOP=1 $$ignore --dbname="$$DATABASE_URL" \
+	      --file=ops/restore_begin.sql --file=- >/dev/null; \
+	status=$$?; [ -s "$$failed" ] && status=1; rm -f "$$failed"; \
+	if [ $$status -ne 0 ]; then echo "make restore: failed, $$target is as it was" >&2; exit 1; fi; \
+	echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
 
 # The long fuzz run (tests/fuzz: schemathesis against /api/schema/ as every role, new random
 # examples each run; `make test` runs a bounded, repeatable one). ~30-40 min at 100 examples.
