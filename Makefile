@@ -62,7 +62,7 @@ backup:
 	  || { rm -f "$$file.partial"; echo "make backup: pg_dump failed" >&2; exit 1; }
 
 # Replaces the contents of DATABASE_URL's database with FILE, in one transaction (all or
-# nothing): ops/restore_begin.sql drops every schema (public included, with whatever was
+# nothing): docker/restore_begin.sql drops every schema (public included, with whatever was
 # created after the dump) and creates public again, then psql replays the dump's SQL; COMMIT
 # is sent only once pg_restore has read the whole dump. Refuses while other sessions are
 # connected to the database (IGNORE_SESSIONS=yes goes on). Asks first unless CONFIRM=yes.
@@ -84,7 +84,7 @@ restore:
 	failed=$$(mktemp) || exit 1; \
 	{ pg_restore --no-owner --no-acl --file=- "$(FILE)" && echo 'COMMIT;' || echo x >"$$failed"; } \
 	  | psql --no-psqlrc --quiet --set=ON_ERROR_STOP=1 $$ignore --dbname="$$DATABASE_URL" \
-	      --file=ops/restore_begin.sql --file=- >/dev/null; \
+	      --file=docker/restore_begin.sql --file=- >/dev/null; \
 	status=$$?; [ -s "$$failed" ] && status=1; rm -f "$$failed"; \
 	if [ $$status -ne 0 ]; then echo "make restore: failed, $$target is as it was" >&2; exit 1; fi; \
 	echo "restored $(FILE) into $$target; now check it: manage.py audit_verify"
