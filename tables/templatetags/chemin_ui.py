@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django import template
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.utils.formats import get_format
 from django.utils.html import format_html
 
@@ -56,15 +56,17 @@ def signed_euros(cents) -> str:
 
 
 @register.filter
-def clock(moment) -> str:
-    """An aware time as the pages' "H:i" in the casino's zone; in the hour the October change
-    repeats (02:00-02:59 CEST, then CET) with its UTC offset, "02:15+02:00", "02:10+01:00",
-    as the report writes it (audit.exports.formatting.repeated_offset)."""
+def clock(moment, fmt="H:i") -> str:
+    """An aware moment as the pages print it in the casino's zone: "H:i" unless another Django
+    date format is given (`|clock:"H:i:s"`, `|clock:"Y-m-d H:i"`); in the hour the October
+    change repeats (02:00-02:59 CEST, then CET) with its UTC offset, "02:15+02:00",
+    "2026-10-25 02:10+01:00", as the report writes it (audit.exports.formatting.repeated_offset).
+    A pure date needs no offset: it stays `|date:"Y-m-d"`."""
     if not moment:
         return ""
     from audit.exports.formatting import repeated_offset
 
-    return f"{timezone.localtime(moment):%H:%M}{repeated_offset(moment, timezone.get_current_timezone())}"
+    return dateformat.format(timezone.localtime(moment), fmt) + repeated_offset(moment, timezone.get_current_timezone())
 
 
 def card_text(code) -> str:

@@ -16,9 +16,10 @@ from django.utils.html import escape
 from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
 from audit.tasks import report_build
 from floor import services as floor_services
-from floor.models import IdempotencyKey
+from floor.models import GamingDay, IdempotencyKey
 from floor.roles import Role
 from tests.factories import UserFactory
+from tests.pages.repeated_hour import MOMENTS
 from tests.pages.test_quality import PAGE_BUDGET, _asset_bytes
 
 pytestmark = pytest.mark.django_db
@@ -240,6 +241,22 @@ def test_no_inline_script_csp_and_weight(client_for, closed, direzione):
 def test_the_desk_in_italian(client_for, closed, auditor):
     html = client_for(auditor).get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert 'lang="it"' in html and "Verificare" in html
+
+
+def test_the_close_and_the_build_in_the_repeated_hour_say_their_offset(client_for, closed, auditor):
+    """QA: on the October night the clock reads 02:00-02:59 twice. A day closed at 02:30 CEST
+    and one closed at 02:30 CET both read "closed at 2026-10-25 02:30", a report built then
+    "Built at 2026-10-25 02:30:15": in that hour the time carries its UTC offset, as in the
+    report (and in both languages); any other time reads as before."""
+    client = client_for(auditor)
+    for m in MOMENTS:
+        GamingDay.objects.filter(pk=closed.gaming_day_id).update(closed_at=m.at)
+        DayReport.objects.filter(pk=closed.pk).update(built_at=m.at)
+        for language, closed_at, built_at in (("en", "closed at", "Built at"), ("it", "chiusa alle", "Prodotto il")):
+            html = client.get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            heading = re.search(r"<h1>(.*?)</h1>", html, re.S).group(1)
+            assert re.search(rf"{closed_at} ([^<]*)</small>", heading).group(1) == f"{m.day} {m.minute}", heading
+            assert re.search(rf"{built_at} ([^<·]*)", html).group(1).strip() == f"{m.day} {m.second}", m
 
 
 def test_a_file_format_that_is_not_a_word_is_not_found(client_for, auditor, api_client_for):

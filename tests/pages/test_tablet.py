@@ -9,8 +9,10 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from floor.models import TableSession
 from tables.models import Bet, Coup, RegolaMark
 from tests.factories import PatronFactory, UserFactory
+from tests.pages.repeated_hour import MOMENTS
 
 pytestmark = pytest.mark.django_db
 
@@ -159,6 +161,22 @@ def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, ga
     rows = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(.*?)</td>", players, re.S)
     shown = {name.strip(): (seat.strip(), amount.strip()) for seat, name, amount in rows}
     assert shown == {game.seat(1).full_name: ("—", "+285"), game.seat(2).full_name: ("—", "-300")}, shown
+
+
+def test_a_session_closed_in_the_repeated_hour_says_its_offset(client_for, game, auditor):
+    """QA: on the October night the clock reads 02:00-02:59 twice: a session closed at 02:30
+    CEST and one closed at 02:30 CET both read "Closed on 2026-10-25 at 02:30.". In that hour
+    the time carries its UTC offset (in both languages); any other time reads as before."""
+    from floor import services as floor
+
+    floor.table_session_close(session=game.session, by=game.commissario)
+    client = client_for(auditor)
+    for m in MOMENTS:
+        TableSession.objects.filter(pk=game.session.pk).update(closed_at=m.at)
+        html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+        assert f"Closed on {m.day} at {m.minute}." in html, m
+        italian = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+        assert f"Chiusa il {m.day} alle {m.minute}." in italian, m
 
 
 def test_the_commissario_reads_the_tablet_but_cannot_post(client_for, game):

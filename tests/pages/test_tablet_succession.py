@@ -5,6 +5,7 @@ language by code, a retried post entered once."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 
@@ -13,6 +14,7 @@ import pytest
 from tables import services
 from tables.models import Auction, Bank, Bid, Succession, SuccessionOffer
 from tests.factories import UserFactory
+from tests.pages.repeated_hour import MOMENTS
 
 pytestmark = pytest.mark.django_db
 
@@ -231,6 +233,27 @@ def test_only_the_capo_answers_the_commissario_opens_and_closes_the_asta(client_
     r = post(commissario, game.session, "auction-close", auction=auction.pk)
     assert r.status_code == 200 and f"{game.seat(3).full_name} holds the bank" in r.content.decode()
     assert Bank.objects.get(session=game.session, status="active").banker == game.seat(3)
+
+
+def test_bids_made_in_the_repeated_hour_say_their_offset(client_for, make_game):
+    """QA: on the October night the clock reads 02:00-02:59 twice: a bid at 02:30:15 CEST and
+    one at 02:30:15 CET read alike in the asta's list. In that hour a bid's time carries its
+    UTC offset; any other time reads as before."""
+    game = make_game("venezia", standing=0)
+    succ = lose(game)
+    for n in range(2, 9):
+        services.offer_pass(succession=succ, by=game.capo, patron=game.seat(n))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(3), amount=300_00)
+    services.auction_bid(auction=auction, by=game.capo, patron=game.seat(4), amount=400_00)
+    client = client_for(game.capo)
+    for first, second in itertools.pairwise(MOMENTS):
+        for seq, m in ((1, first), (2, second)):
+            Bid.objects.filter(auction=auction, seq=seq).update(at=m.at)
+        html = page(client, game.session)
+        bids = html[html.index("<tbody>", html.index('<table class="list bids">')) :]
+        times = re.findall(r"<td>([^<]*)</td></tr>", bids[: bids.index("</tbody>")])
+        assert times == [first.second, second.second], times
 
 
 def test_the_chemmy_claim_round_does_not_say_the_seated_have_all_answered(client_for, make_game):
