@@ -7,7 +7,10 @@ or error and how long it took; the reason goes to the log, not to the caller).
           set) and at least one Celery worker (control ping, when tasks are not eager).
           200 when every check passes, 503 otherwise. For monitoring and deploy gates: a
           worker outage makes it 503 while the web still serves the floor, so do not use it
-          to restart or unroute the web containers."""
+          to restart or unroute the web containers.
+          A 503 here is logged at WARNING (each failed check says why, then django.request
+          says the 503), not as an ERROR: a balancer polling a node that is not ready would
+          fill the error log with what is no failure of the request."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import connections
 from django.http import JsonResponse
+from django.utils.log import log_response
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -92,4 +96,9 @@ def run_checks() -> dict[str, dict]:
 def readyz(request):
     checks = run_checks()
     ready = all(check["status"] != ERROR for check in checks.values())
-    return JsonResponse({"status": OK if ready else ERROR, "checks": checks}, status=200 if ready else 503)
+    response = JsonResponse({"status": OK if ready else ERROR, "checks": checks}, status=200 if ready else 503)
+    if not ready:
+        # Django's own line for this response, at WARNING: it marks the response logged, so
+        # django.request does not log it again as an ERROR (its level for any 5xx).
+        log_response("Service Unavailable: %s", request.path, response=response, request=request, level="warning")
+    return response

@@ -94,6 +94,18 @@ class JsonFormatter(_JsonFormatter):
             log_data["request_id"] = "-"
 
 
+class DisallowedHostFilter(logging.Filter):
+    """On `django.security.DisallowedHost`: a request whose Host is not in ALLOWED_HOSTS (a
+    scanner, a misdirected client) is one WARNING line naming that host, not an ERROR with a
+    traceback: nothing failed here, Django answers it 400. Dropped when the logger's level
+    (LOG_LEVEL) is above WARNING. Other security events keep Django's level and traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = record.exc_text = record.stack_info = None
+        record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return logging.getLogger(record.name).isEnabledFor(logging.WARNING)
+
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 PLAIN_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
@@ -118,7 +130,10 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "config.observability.RequestIdFilter"}},
+        "filters": {
+            "request_id": {"()": "config.observability.RequestIdFilter"},
+            "disallowed_host": {"()": "config.observability.DisallowedHostFilter"},
+        },
         "formatters": {"default": formatter},
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["request_id"]}
@@ -133,6 +148,8 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
             "django.server": {"level": "WARNING"},
             # The published heads (audit/anchors.py) whatever LOG_LEVEL: the log is their copy.
             "chemin.audit.anchor": {"level": "INFO"},
+            # A bad Host header: one WARNING line, no traceback (DisallowedHostFilter).
+            "django.security.DisallowedHost": {"filters": ["disallowed_host"]},
         },
     }
 

@@ -4,6 +4,7 @@ answer over plain HTTP (exempt from the SSL redirect) while the rest still redir
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import subprocess
@@ -61,16 +62,41 @@ def test_readyz_is_503_when_redis_is_down_and_says_no_more_than_error(client, se
     assert any("readyz: redis check failed" in r.getMessage() for r in caplog.records)
 
 
+def broken_database():
+    raise OperationalError("connection refused to db.internal:5432 password=hunter2")
+
+
 @pytest.mark.django_db
 def test_readyz_is_503_when_the_database_fails(client, monkeypatch):
-    def broken():
-        raise OperationalError("connection refused to db.internal:5432 password=hunter2")
-
-    monkeypatch.setattr(health, "check_database", broken)
+    monkeypatch.setattr(health, "check_database", broken_database)
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["database"]["status"] == "error"
     assert "hunter2" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_503_of_readyz_is_a_warning_and_a_failure_of_the_probe_still_an_error(client, monkeypatch, caplog):
+    """A balancer polls /readyz every few seconds: each 503 of a node that is not ready was a
+    django.request ERROR, filling the error log with what is no failure of the request. It
+    is a WARNING (after the failed check's own), once; the probe itself failing is a 500,
+    still an ERROR with its traceback."""
+    monkeypatch.setattr(health, "check_database", broken_database)
+    with caplog.at_level(logging.DEBUG):
+        assert client.get("/readyz").status_code == 503
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    said = [(r.levelname, r.getMessage(), r.status_code, r.exc_info) for r in caplog.records if r.name == "django.request"]
+    assert said == [("WARNING", "Service Unavailable: /readyz", 503, None)]
+    assert any(r.getMessage().startswith("readyz: database check failed") for r in caplog.records)
+
+    caplog.clear()
+    monkeypatch.setattr(health, "run_checks", lambda: 1 / 0)
+    client.raise_request_exception = False
+    with caplog.at_level(logging.DEBUG):
+        assert client.get("/readyz").status_code == 500
+    failed = [r for r in caplog.records if r.name == "django.request"]
+    assert [(r.levelname, r.status_code) for r in failed] == [("ERROR", 500)]
+    assert failed[0].exc_info[0] is ZeroDivisionError
 
 
 @pytest.mark.django_db

@@ -88,6 +88,40 @@ def test_every_record_of_the_request_carries_its_id(client, json_log):
     assert json_log()[-1]["request_id"] == "-"
 
 
+@pytest.mark.django_db
+def test_a_bad_host_header_is_one_warning_line_naming_the_host(client, json_log):
+    """A scanner's request with a Host not in ALLOWED_HOSTS logged an ERROR with a full
+    traceback (django.security.DisallowedHost): one WARNING line naming the host, and the
+    answer stays Django's 400."""
+    response = client.get("/accounts/login/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    security = [line for line in json_log() if line["logger"].startswith("django.security")]
+    assert len(security) == 1, security
+    line = security[0]
+    assert line["logger"] == "django.security.DisallowedHost" and line["level"] == "WARNING"
+    assert "'evil.example'" in line["message"] and "exc_info" not in line and "Traceback" not in json.dumps(line)
+
+
+def test_other_security_events_keep_their_level_and_traceback(caplog):
+    """Only the bad Host is lowered: a suspicious session (say) is still an ERROR with its
+    traceback. And the bad Host's WARNING still obeys LOG_LEVEL (none at ERROR)."""
+    try:
+        raise ValueError("tampered")
+    except ValueError:
+        logging.getLogger("django.security.SuspiciousSession").error("session data corrupted", exc_info=True)
+    [record] = caplog.records
+    assert record.levelname == "ERROR" and record.exc_info[0] is ValueError
+    django_logger = logging.getLogger("django")
+    old_level = django_logger.level
+    django_logger.setLevel(logging.ERROR)
+    try:
+        caplog.clear()
+        logging.getLogger("django.security.DisallowedHost").error("Invalid HTTP_HOST header: 'evil.example'.")
+        assert caplog.records == []
+    finally:
+        django_logger.setLevel(old_level)
+
+
 def test_logging_config_refuses_an_unknown_format():
     with pytest.raises(ImproperlyConfigured, match="LOG_FORMAT"):
         logging_config("xml", "INFO")
