@@ -361,11 +361,24 @@ def test_entries_left_for_a_session_closed_since_are_found_and_answered(make_gam
     assert problems == [], "\n".join(home.problems)
 
 
-def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tablets_zone(make_game, page_for):
+@pytest.mark.parametrize(
+    "made, says",
+    [
+        ("Date.UTC(2020, 9, 25, 0, 30, 30)", "2020-10-25 02:30+02:00"),  # 20:30:30 in New York
+        ("Date.UTC(2020, 9, 25, 1, 30, 30)", "2020-10-25 02:30+01:00"),  # the same clock, an hour on
+        ("Date.UTC(2020, 9, 25, 2, 30, 30)", "2020-10-25 03:30"),
+        ("Date.UTC(2020, 9, 24, 18, 30, 30)", "2020-10-24 20:30"),
+    ],
+    ids=["first-0230", "second-0230", "after", "evening"],
+)
+def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tablets_zone(
+    make_game, page_for, made, says
+):
     """QA: the held entry's "made on ..." was the tablet's own zone's time (a device left on
     UTC or on its maker's zone), while every other time on the pages is the casino's
     (TIME_ZONE, Europe/Rome). An entry made at 02:30:30 CEST on the October night, on a tablet
-    set to New York (20:30 there), says 02:30, written as the pages write a time."""
+    set to New York (20:30 there), says 02:30, written as the pages write a time: in the hour
+    the clock reads twice with its UTC offset, as the pages' times are (the clock filter)."""
     game = make_game("venezia")
     services.coup_open(session=game.session, by=game.capo)
     page = _watch(page_for(game.capo, "portrait", timezone_id="America/New_York"))
@@ -378,13 +391,13 @@ def test_a_held_entry_says_when_it_was_made_in_the_casinos_time_whatever_the_tab
         """() => {
           const k = Object.keys(localStorage).find((k) => k.startsWith("chemin:pending:"));
           const entry = JSON.parse(localStorage.getItem(k));
-          entry.made = Date.UTC(2020, 9, 25, 0, 30, 30);  // 2020-10-25 02:30:30 CEST, 20:30:30 in New York
+          entry.made = MADE;
           localStorage.setItem(k, JSON.stringify(entry));
-        }"""
+        }""".replace("MADE", made)
     )
     context = page.context
     page.close()
     context.set_offline(False)
     again = _another_page(page, url)
     held = again.locator("#queue-held")
-    expect(held).to_contain_text("It was made on 2020-10-25 02:30, longer ago")
+    expect(held).to_contain_text(f"It was made on {says}, longer ago")

@@ -481,15 +481,31 @@
   // not the tablet's own (a device left on UTC or on its maker's zone), and written as they
   // write it: 2026-10-25 02:30, not in the browser's locale format (Oct 25, 2026, 2:30 AM).
   var ZONE = (settings && settings.getAttribute("data-time-zone")) || undefined;
+  // In the hour the October change repeats the clock reads the same twice: such a time
+  // carries its UTC offset, "2026-10-25 02:30+02:00", as the pages' times do (the clock filter).
   function when(entry) {
     var date = new Date((entry.made || 0) - offset);
     try {
-      var parts = {};
-      new Intl.DateTimeFormat("en-GB", {
+      var format = new Intl.DateTimeFormat("en-GB", {
         timeZone: ZONE, year: "numeric", month: "2-digit", day: "2-digit",
-        hour: "2-digit", minute: "2-digit", hourCycle: "h23"
-      }).formatToParts(date).forEach(function (p) { parts[p.type] = p.value; });
-      return parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute;
+        hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "longOffset"
+      });
+      var wall = function (moment) {
+        var parts = {};
+        format.formatToParts(moment).forEach(function (p) { parts[p.type] = p.value; });
+        return parts;
+      };
+      var at = wall(date);
+      var text = at.year + "-" + at.month + "-" + at.day + " " + at.hour + ":" + at.minute;
+      var same = function (parts) {
+        return parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute === text;
+      };
+      var hour = 3600000;
+      if (same(wall(new Date(date.getTime() - hour))) || same(wall(new Date(date.getTime() + hour)))) {
+        // "GMT+02:00" (or "GMT" for UTC itself, which repeats no hour).
+        text += at.timeZoneName.replace(/^GMT/, "") || "+00:00";
+      }
+      return text;
     } catch (e) { return date.toISOString().slice(0, 16).replace("T", " ") + " UTC"; }
   }
 
