@@ -9,6 +9,7 @@ Commissario writes; the Direzione and the auditor look), call one floor service,
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -35,19 +36,56 @@ from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post
 
 READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
 
-# The drawing (viewBox 0 0 400 250): the Capo Partita at the hollow of the kidney, the seats
+# The drawing (viewBox 0 0 400 256): the Capo Partita at the hollow of the kidney, the seats
 # round its outer edge, seat 1 on his right (the left of the drawing as he faces the players).
-_CX, _CY, _RX, _RY = 200, 105, 168, 118
+# Each seat is a link (to the seat form), a touch target: the drawing is 320 px wide in the
+# narrowest card (the floor's grid: 22rem less its padding), 0.8 px a unit, so a seat's circle
+# is 55 units across (44 px) and two neighbours' boxes are SEAT_PITCH units apart, centre to
+# centre, across or down (44 + 8 px: a thumb's target and the gap to the next).
+_CX, _CY, _RX, _RY = 200, 108, 170, 115
+SEAT_R = 27.5
+SEAT_PITCH = 65.0
+_END = math.radians(208)  # seat 1 (and the last, mirrored) round the side, up by the Capo Partita
 
 
+def _walk(step: float, start: float, seats_left: int) -> list[float]:
+    """From the angle `start` on the edge, the angles of `seats_left` seats going round to the
+    left, each `step` units from the last across or down (the larger), whichever comes first."""
+    angles, theta = [], start
+    x0, y0 = _point(start)
+    while len(angles) < seats_left:
+        theta += math.radians(0.05)
+        x, y = _point(theta)
+        if max(abs(x - x0), abs(y - y0)) >= step:
+            angles.append(theta)
+            x0, y0 = x, y
+    return angles
+
+
+def _point(theta: float) -> tuple[float, float]:
+    return _CX + _RX * math.cos(theta), _CY + _RY * math.sin(theta)
+
+
+@functools.cache
 def seat_positions(seats: int) -> list[tuple[int, float, float]]:
-    first, last = 160.0, 20.0
-    step = (first - last) / (seats - 1)
-    out = []
-    for i in range(seats):
-        theta = math.radians(first - i * step)
-        out.append((i + 1, round(_CX + _RX * math.cos(theta), 1), round(_CY + _RY * math.sin(theta), 1)))
-    return out
+    """The centres of the seats, evenly apart (the widest step that puts the last seat at
+    _END, and never less than SEAT_PITCH), symmetric about the middle of the edge: one seat
+    there (an odd number) or two either side of it."""
+
+    def left_half(step: float) -> list[float]:
+        if seats % 2:
+            return [math.pi / 2, *_walk(step, math.pi / 2, seats // 2)]
+        # the first two SEAT_PITCH apart across the middle: each step / 2 from it
+        first = math.pi / 2 + math.asin(min(1.0, step / 2 / _RX))
+        return [first, *_walk(step, first, seats // 2 - 1)]
+
+    low, high = SEAT_PITCH, 2 * _RX
+    for _round in range(40):  # the widest step whose last seat is still short of _END
+        mid = (low + high) / 2
+        low, high = (mid, high) if left_half(mid)[-1] <= _END else (low, mid)
+    left = left_half(low)
+    angles = [*reversed(left), *(math.pi - a for a in left[seats % 2:])]
+    return [(n, *(round(v, 1) for v in _point(a))) for n, a in enumerate(angles, 1)]
 
 
 def _initials(name: str) -> str:
@@ -103,6 +141,7 @@ def _fill_card(card: dict, table: Table, state: dict, seats: list[Seat], coups: 
             }
             for n, x, y in seat_positions(table.seats)
         ],
+        seat_r=SEAT_R,
         free_seats=[n for n, _x, _y in seat_positions(table.seats) if n not in by_number],
     )
 

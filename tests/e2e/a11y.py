@@ -14,9 +14,8 @@ problems as sentences, [] when there are none.
 - the text's contrast with its background is at least 4.5:1 (3:1 for large text).
 
 Links inside running text (a sentence with a link in it) are exempt from the size, as WCAG
-2.5.5 exempts them; so is the "skip to content" link, off screen until focused; so are the
-seats of the floor's table drawing, which the seat form under it offers as well (2.5.5's
-"Equivalent"): drawn to the table's scale they are 36-46 px and close together."""
+2.5.5 exempts them; so is the "skip to content" link, off screen until focused. The seats of
+the floor's table drawing (SVG links) are measured by their boxes like any other target."""
 
 from __future__ import annotations
 
@@ -83,9 +82,6 @@ AUDIT_JS = r"""
         && !el.getAttribute('aria-labelledby') && !(el.labels && el.labels.length)) {
       problems.push(`field without a label: ${describe(el)}`);
     }
-    // a seat of the floor's table drawing: a shortcut to the seat form below it (the same
-    // choice, in a 48px select), drawn to the scale of the table (WCAG 2.5.5, "Equivalent")
-    if (el instanceof SVGElement && el.closest('svg.kidney')) continue;
     // a checkbox or radio inside its label: the label is what the thumb taps
     let target = el;
     if ((el.type === 'checkbox' || el.type === 'radio') && el.closest('label')) target = el.closest('label');

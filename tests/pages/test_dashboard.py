@@ -4,6 +4,7 @@ its floor service, a retried post is entered once, the live fragment."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 import uuid
 
@@ -494,3 +495,20 @@ def test_the_banker_s_seat_in_the_drawing_says_so_in_words(client_for, game):
     assert f"<title>Seat 2: {game.seat(2).full_name}</title>" in html
     html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert f"<title>Posto 1: {game.banker.full_name}, banchiere</title>" in html
+
+
+@pytest.mark.parametrize("seats", [8, 9])
+def test_the_drawing_s_seats_are_touch_targets_apart(seats):
+    """Seats 1 and 2 overlapped and the circles were 36 px in a 320 px drawing (the narrowest
+    card): at 0.8 px a unit each circle is 44 px across and the boxes of two neighbours are
+    8 px apart, every seat inside the drawing (viewBox 0 0 400 256)."""
+    from tables.views_dashboard import SEAT_PITCH, SEAT_R, seat_positions
+
+    places = seat_positions(seats)
+    assert [n for n, _x, _y in places] == list(range(1, seats + 1))
+    assert 2 * SEAT_R * 0.8 >= 44 and (SEAT_PITCH - 2 * SEAT_R) * 0.8 >= 8
+    for (_a, x1, y1), (_b, x2, y2) in itertools.pairwise(places):
+        assert max(abs(x2 - x1), abs(y2 - y1)) >= SEAT_PITCH - 0.05
+    for _n, x, y in places:
+        assert SEAT_R + 2.5 <= x <= 400 - SEAT_R - 2.5 and SEAT_R + 2.5 <= y <= 256 - SEAT_R - 2.5
+    assert places[0][1] < 200 < places[-1][1]  # seat 1 on the Capo Partita's right, the drawing's left
