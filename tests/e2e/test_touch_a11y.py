@@ -1,7 +1,7 @@
 """The tablet as the Capo Partita meets it: standing, by touch, in English or Italian, on a
 landscape (1024x768) or portrait (768x1024) tablet. A real session is walked through its
 coups (the first bank, the bets and a refusal, rien ne va plus, the cards, the Regola and a
-reconstruction, the result, the succession), and at every step the page is checked as
+reconstruction, the result, the succession, the asta), and at every step the page is checked as
 tests/e2e/a11y.py says: targets of 44x44 px and apart, names, labels, no overflow, the
 headings, the contrast, and the page's language."""
 
@@ -11,12 +11,14 @@ import pytest
 from playwright.sync_api import expect
 
 from tables import services
+from tables.models import Succession
 from tests.e2e.a11y import audit, focus_rings, lang_of, logged_in_page
 from tests.e2e.conftest import VIEWPORTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PUNTA_WINS = ["7H", "6S", "KH", "KD"]  # punta 7 v banker 6, both stand
+BANKER_WINS = ["KH", "5S", "3C", "2D", "2S"]  # punta 3 draws a 2 -> 5; banker 7 stands
 
 
 @pytest.fixture
@@ -37,6 +39,18 @@ def touch_page(browser, live_server, client):
         context.close()
 
 
+KEYS_IN_REACH_JS = """(selector) => {
+    window.scrollTo(0, 0);
+    const keys = Array.from(document.querySelectorAll(selector));
+    if (!keys.length) return selector + ': none on the page';
+    return keys.map((k) => {
+      const box = k.getBoundingClientRect();
+      return box.top >= 0 && Math.round(box.bottom) <= innerHeight ? '' : selector + ' "' + (k.getAttribute('aria-label') || k.textContent.trim())
+        + '" ends at ' + Math.round(box.bottom) + ' px in a window ' + innerHeight + ' px tall';
+    }).filter(Boolean).join('\\n');
+}"""
+
+
 class Walk:
     """The problems met along the way, by step and viewport, said all at once at the end."""
 
@@ -48,6 +62,9 @@ class Walk:
         for name, size in VIEWPORTS.items():
             page.set_viewport_size(size)
             self.found += [f"{step} ({name}, {self.lang}): {p}" for p in audit(page)]
+            if page.locator("form.picker").count():  # a card asked: every key on the screen
+                far = page.evaluate(KEYS_IN_REACH_JS, "form.picker label.key, form.picker button.key")
+                self.found += [f"{step} ({name}, {self.lang}): {p}" for p in far.splitlines()]
         page.set_viewport_size(VIEWPORTS["landscape"])
         if lang_of(page) != self.lang:
             self.found.append(f"{step}: <html lang={lang_of(page)!r}> in a page in {self.lang!r}")
@@ -115,6 +132,24 @@ def test_the_tablet_by_touch_through_a_session(make_game, touch_page, lang):
     page.goto(f"{page.base}/tablet/sessions/{third.session.pk}/")
     expect(page.locator("#succession")).to_be_visible()
     walk.check(page, "the succession")
+
+    fourth = make_game("venezia")
+    services.coup_record(session=fourth.session, by=fourth.capo, cards=BANKER_WINS, punta_draws=True,
+                         bets=[{"patron": fourth.seat(2), "amount": 100_00}])
+    fourth.bank.refresh_from_db()
+    services.bank_withdraw(bank=fourth.bank, by=fourth.capo)
+    succession = Succession.objects.get(session=fourth.session)
+    for patron in [fourth.seat(n) for n in range(2, 9)] + fourth.standing:
+        services.offer_pass(succession=succession, by=fourth.capo, patron=patron)
+    page = touch_page(fourth.capo, lang)
+    page.goto(f"{page.base}/tablet/sessions/{fourth.session.pk}/")
+    walk.check(page, "nobody took the bank")
+    post(page, "auction-open")
+    walk.check(page, "the asta")
+    page.locator("#bid-patron").select_option(str(fourth.standing[0].pk))
+    post(page, "auction-bid", "button[value=minimum]")
+    expect(page.locator("table.bids tbody tr")).to_have_count(1)
+    walk.check(page, "the asta, a bid made")
     if walk.found:
         pytest.fail("\n".join(walk.found), pytrace=False)
     assert page.problems == [], "\n".join(page.problems)
@@ -225,16 +260,6 @@ def test_a_refused_page_s_way_out_is_a_touch_target(make_game, touch_page, lang)
         pytest.fail("\n".join(found), pytrace=False)
 
 
-KEYS_IN_REACH_JS = """(selector) => {
-    window.scrollTo(0, 0);
-    const keys = Array.from(document.querySelectorAll(selector));
-    if (!keys.length) return selector + ': none on the page';
-    return keys.map((k) => {
-      const box = k.getBoundingClientRect();
-      return box.top >= 0 && Math.round(box.bottom) <= innerHeight ? '' : selector + ' "' + (k.getAttribute('aria-label') || k.textContent.trim())
-        + '" ends at ' + Math.round(box.bottom) + ' px in a window ' + innerHeight + ' px tall';
-    }).filter(Boolean).join('\\n');
-}"""
 
 
 PICKER_SIZES = pytest.mark.parametrize(
@@ -244,6 +269,8 @@ PICKER_SIZES = pytest.mark.parametrize(
         ({"width": 1024, "height": 768}, "it"),
         ({"width": 1280, "height": 800}, "en"),
         ({"width": 1280, "height": 800}, "it"),
+        ({"width": 768, "height": 1024}, "en"),
+        ({"width": 768, "height": 1024}, "it"),
     ],
 )
 
@@ -332,3 +359,4 @@ def test_the_half_banco_says_what_it_is(make_game, touch_page, lang, words):
         expect(half.nth(n)).to_have_text(f"{words} € 500")
     wide = [p for p in audit(page) if "wide in a" in p or p.startswith("target")]
     assert wide == []
+
