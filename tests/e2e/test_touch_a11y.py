@@ -360,3 +360,24 @@ def test_the_half_banco_says_what_it_is(make_game, touch_page, lang, words):
     wide = [p for p in audit(page) if "wide in a" in p or p.startswith("target")]
     assert wide == []
 
+
+@PICKER_SIZES
+def test_the_reconstruction_s_second_card_is_in_reach(make_game, touch_page, size, lang):
+    """The punta (seat 2) and the banker alla Regola; 2S KH 2C 3D; the punta says non on 4 and
+    the banker stands on 3, both against the Regola: the reconstruction gives the punta the
+    next card, then the banker his. With
+    the first card entered (its line and the hands so far above the picker) every key of the
+    picker asking the second is on the screen from the top of the page."""
+    game = make_game("venezia")
+    page = touch_page(game.capo, lang)
+    page.set_viewport_size(size)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    post(page, "regola", within=page.locator("table.players tr", has_text=game.seat(2).full_name))
+    to_the_banker_s_decision(game, page, ("2S", "KH", "2C", "3D"))
+    post(page, "banker-stand")
+    expect(page.locator("form[action$='/reconstruction-card/']")).to_be_visible()
+    card(page, "4H")
+    expect(page.locator("form[action$='/reconstruction-card/'] input[name=expect_cards]")).to_have_value("1")
+    far = keys_in_reach(page, "the reconstruction's second card")
+    if far:
+        pytest.fail("\n".join(far), pytrace=False)
