@@ -86,7 +86,7 @@ OFFER_STATUSES = {
     "skipped": gettext_lazy("skipped"),
 }
 SKIP_REASONS = {
-    "barred": gettext_lazy("barred (faux tirage)"),
+    "barred": gettext_lazy("barred: faux tirage"),  # in brackets after the status: none nested
     "left": gettext_lazy("left the table"),
     "taken": gettext_lazy("the bank was taken"),
     "outranked": gettext_lazy("a nearer player claimed it"),
