@@ -320,3 +320,10 @@ def test_the_words_chemin_js_shows_come_from_the_page_in_its_language(client_for
     sentences = {s for s in literals if re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", s) and not re.search(r"[#.\[]", s)}
     assert sentences == {"use strict", "another tab is sending"}  # (an error's message, compared, never shown)
 
+
+def test_each_language_is_offered_by_its_own_name(client_for, game):
+    """The switch offered "Inglese" marked lang="en" on an Italian page: read out with English
+    sounds, and not found by whoever looks for English."""
+    html = client_for(game.capo).get("/tablet/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    offered = dict(re.findall(r'<option value="(\w+)"[^>]*lang="\w+">([^<]+)</option>', html))
+    assert offered == {"en": "English", "it": "Italiano"}
