@@ -300,7 +300,7 @@ def test_carte_against_a_banker_natural_says_no_card_is_given(client_for, make_g
     client.cookies["chemin_language"] = "it"
     coup = _banco_and_four_cards(client, game, (("4", "C"), ("7", "S"), ("A", "D"), ("2", "H")))  # 5 v 9
     html = post(client, game.session, "punta", coup=coup.pk, draws="true").content.decode()
-    assert "La punta chiede carta, ma il banchiere ha un naturale: la carta non si dà." in html
+    assert "La punta dice carte, ma il banchiere ha un naturale: la carta non si dà." in html
     coup.refresh_from_db()
     assert coup.state == Coup.State.SETTLED and coup.winner == "banker" and len(coup.cards) == 4
 
