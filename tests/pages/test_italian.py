@@ -91,10 +91,11 @@ ENGLISH = re.compile(
 FRENCH = ("avec la table",)
 # Italian said wrongly: a count of one with a plural ("1 uscite", "Tavolo 1: 1 posti occupati"),
 # a time given as a date ("chiusa alle 2026-12-02 12:19"), a man's participle after any
-# patron's name ("Alessia Oliboni si è ritirato.", "Dolores Parini è escluso dal tenere...").
+# patron's name ("Alessia Oliboni si è ritirato.", "Dolores Parini è escluso dal tenere..."), the
+# cagnotte expected headed "Attesa" (waiting, as the desk's "in attesa" says).
 WRONG = re.compile(
     r"(?<![\d.,\u202f])\b1 (uscite|rimaste|annullate|posti|flussi|eventi|righe)\b|\balle \d{4}-\d\d-\d\d"
-    r"|si è ritirato\.|è escluso dal"
+    r"|si è ritirato\.|è escluso dal|^Attesa$"
 )
 # The attributes whose words are read (title, aria-label...) or shown by chemin.js (data-slow...).
 READ = {"title", "aria-label", "placeholder", "alt"}
