@@ -92,10 +92,11 @@ FRENCH = ("avec la table",)
 # Italian said wrongly: a count of one with a plural ("1 uscite", "Tavolo 1: 1 posti occupati"),
 # a time given as a date ("chiusa alle 2026-12-02 12:19"), a man's participle after any
 # patron's name ("Alessia Oliboni si è ritirato.", "Dolores Parini è escluso dal tenere..."), the
-# cagnotte expected headed "Attesa" (waiting, as the desk's "in attesa" says).
+# cagnotte expected headed "Attesa" (waiting, as the desk's "in attesa" says), the bank's part
+# no bet covers said "aperto" (the page's word for it is "scoperto").
 WRONG = re.compile(
     r"(?<![\d.,\u202f])\b1 (uscite|rimaste|annullate|posti|flussi|eventi|righe)\b|\balle \d{4}-\d\d-\d\d"
-    r"|si è ritirato\.|è escluso dal|^Attesa$"
+    r"|si è ritirato\.|è escluso dal|^Attesa$|^· aperto$"
 )
 # The attributes whose words are read (title, aria-label...) or shown by chemin.js (data-slow...).
 READ = {"title", "aria-label", "placeholder", "alt"}
@@ -328,3 +329,8 @@ def test_each_language_is_offered_by_its_own_name(client_for, game):
     html = client_for(game.capo).get("/tablet/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     offered = dict(re.findall(r'<option value="(\w+)"[^>]*lang="\w+">([^<]+)</option>', html))
     assert offered == {"en": "English", "it": "Italiano"}
+
+
+def test_an_open_gaming_day_is_aperta_beside_the_closed_ones_chiusa(client_for, auditor, gaming_day):
+    html = client_for(auditor).get("/desk/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert '<span class="status open">aperta</span>' in html  # (it was "aperto", a giornata being "chiusa")
