@@ -245,17 +245,19 @@ def test_the_desk_in_italian(client_for, closed, auditor):
 
 def test_the_close_and_the_build_in_the_repeated_hour_say_their_offset(client_for, closed, auditor):
     """QA: on the October night the clock reads 02:00-02:59 twice. A day closed at 02:30 CEST
-    and one closed at 02:30 CET both read "closed at 2026-10-25 02:30", a report built then
+    and one closed at 02:30 CET both read "closed on 2026-10-25 at 02:30", a report built then
     "Built at 2026-10-25 02:30:15": in that hour the time carries its UTC offset, as in the
     report (and in both languages); any other time reads as before."""
     client = client_for(auditor)
     for m in MOMENTS:
         GamingDay.objects.filter(pk=closed.gaming_day_id).update(closed_at=m.at)
         DayReport.objects.filter(pk=closed.pk).update(built_at=m.at)
-        for language, closed_at, built_at in (("en", "closed at", "Built at"), ("it", "chiusa alle", "Prodotto il")):
+        for language, closed_on, at, built_at in (
+            ("en", "closed on", "at", "Built at"), ("it", "chiusa il", "alle", "Prodotto il")
+        ):
             html = client.get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
             heading = re.search(r"<h1>(.*?)</h1>", html, re.S).group(1)
-            assert re.search(rf"{closed_at} ([^<]*)</small>", heading).group(1) == f"{m.day} {m.minute}", heading
+            assert re.search(rf"{closed_on} ([^<]*)</small>", heading).group(1) == f"{m.day} {at} {m.minute}", heading
             assert re.search(rf"{built_at} ([^<·]*)", html).group(1).strip() == f"{m.day} {m.second}", m
 
 
