@@ -411,6 +411,52 @@ def test_the_quoter_writes_psycopgs_own_literals_and_is_kept_per_connection():
         assert prepared._quoter(cursor) is quote
 
 
+def test_row_values_are_the_orms_literals():
+    """insert_sql and update_sql take a value its field writes as it is without the ORM's
+    conversions (prepared._db_values): for every field of the project's models and values of
+    every kind they meet (ints of any size and sign, bools, None, text, enum members, aware
+    and naive times, a list), the literal written is the ORM's, or the ORM's error is raised."""
+    if not prepared._joined(connection):
+        pytest.skip("client-side binding on PostgreSQL")
+    import datetime as dt
+    import warnings
+
+    from django.apps import apps
+
+    from tables.models import Coup
+
+    values = [0, 7, -7, 2**40, -(2**63), True, False, None, "it's", "", "12", Coup.State.SETTLED,
+              dt.datetime(2026, 12, 2, 6, 15, 54, 204368, tzinfo=dt.UTC), dt.datetime(2026, 12, 2, 6, 15),
+              dt.date(2026, 12, 2), [1, "a"]]  # fmt: skip
+
+    def outcome(convert):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a naive time: the ORM's warning, either way
+                return quote(convert())
+        except Exception as exc:  # the ORM's refusal (int("it's")), the same either way
+            return type(exc)
+
+    checked = 0
+    with connection.cursor() as cursor:
+        quote = prepared._quoter(cursor)
+        for model in apps.get_models():
+            if model._meta.app_label not in ("floor", "tables", "audit"):
+                continue
+            for field in model._meta.concrete_fields:
+                if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+                    continue  # pre_save reads the clock: the ORM's path either way
+                for value in values:
+                    obj = model()
+                    setattr(obj, field.attname, value)
+                    for add in (True, False):
+                        ours = outcome(lambda: prepared._db_values(connection, [obj], [field], add)[0][0])  # noqa: B023
+                        orm = outcome(lambda: field.get_db_prep_save(field.pre_save(obj, add), connection))  # noqa: B023
+                        assert ours == orm, (model, field.name, value)
+                        checked += 1
+    assert checked > 1000
+
+
 def _server_prepared_text(connection) -> bool:
     return prepared._joined(connection) and prepared._server_prepared()
 
