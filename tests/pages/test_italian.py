@@ -336,16 +336,8 @@ def test_an_open_gaming_day_is_aperta_beside_the_closed_ones_chiusa(client_for, 
     assert '<span class="status open">aperta</span>' in html  # (it was "aperto", a giornata being "chiusa")
 
 
-def test_a_bet_carried_from_a_tie_says_egalite_as_the_result_did(client_for, make_game):
+def test_a_bet_carried_from_a_tie_says_egalite_as_the_result_did(replay_after_tie):
     """The result said "Égalité: colpo nullo.", the carried bet under it "riportata dal pareggio"."""
-    from tables import services
-
-    game = make_game("chemmy-fi")
-    services.coup_record(
-        session=game.session, by=game.capo, cards=["7H", "7S", "KH", "KD"], punta_draws=False,
-        bets=[{"patron": game.seat(2), "amount": 300_00}],
-    )  # fmt: skip
-    client = client_for(game.capo)
-    client.post(f"/tablet/sessions/{game.session.pk}/coup-open/", {"idempotency_key": str(uuid.uuid4())})
+    game, client = replay_after_tie
     html = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert "title=\"riportata dall'égalité\"" in html and "pareggio" not in html

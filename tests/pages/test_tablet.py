@@ -493,16 +493,8 @@ def test_the_commissario_annuls_a_dealing_coup_from_the_tablet(client_for, game)
     assert Coup.objects.filter(session=game.session, state="betting").count() == 1
 
 
-def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(client_for, make_game):
-    from tables import services
-
-    game = make_game("chemmy-fi")
-    services.coup_record(
-        session=game.session, by=game.capo, cards=["7H", "7S", "KH", "KD"], punta_draws=False,
-        bets=[{"patron": game.seat(2), "amount": 300_00}],
-    )  # fmt: skip
-    client = client_for(game.capo)
-    assert post(client, game.session, "coup-open").status_code == 200
+def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(replay_after_tie):
+    game, client = replay_after_tie
     replay = Coup.objects.filter(session=game.session).order_by("-number").first()
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "carried" in page and "bet-withdraw" in page
