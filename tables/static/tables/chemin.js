@@ -151,6 +151,11 @@
   // twice (another tab's removal not seen yet) gets its stored answer, nothing more.
   var HAS_LOCKS = !!(window.navigator.locks && window.navigator.locks.request);
   var SETTLE_MS = 100;  // the send lock is kept this long after the last write: see ENTRY
+  // A tab with an answer reads its claim back this long after writing it (claim()). With Web
+  // Locks the lock, kept SETTLE_MS after the last write, already orders the tabs. Without,
+  // two tabs may have sent the entry at once, and on a busy tablet their writes reach each
+  // other later than SETTLE_MS: each reading only its own mark, both would report it.
+  var CLAIM_MS = HAS_LOCKS ? SETTLE_MS : 500;
   var TAB = newId();
   var LEASE = "chemin:sending:" + STORE.slice(PREFIX.length);
   // The lease is taken anew as each entry is sent, for as long as that send may last (its
@@ -437,8 +442,8 @@
   // An entry is reported by one tab only. Without Web Locks two tabs may send it (one did
   // not see yet that the other had its answer and removed it): the second gets the stored
   // answer, and would say it again. So a tab with an answer marks the stored entry answered
-  // by it, reads it back once the other tabs' writes have reached it (SETTLE_MS, as for the
-  // lease: the last write wins, and both read the same), and reports it only if its mark
+  // by it, reads it back once the other tabs' writes have reached it (CLAIM_MS: the last
+  // write wins, and both read the same), and reports it only if its mark
   // stands; an entry gone, or answered by another tab, is not reported again.
   function claim(entry, then) {
     if (memoryOnly) { drop(entry); then(true); return; }
@@ -450,7 +455,7 @@
       var mine = !!(after && after.answered && after.answered.tab === TAB);
       if (mine) { drop(entry); }
       then(mine);
-    }, SETTLE_MS);
+    }, CLAIM_MS);
   }
 
   // ----------------------------------------------------------------- what the user sees
