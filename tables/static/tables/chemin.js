@@ -498,15 +498,13 @@
       var wall = function (moment) {
         var parts = {};
         format.formatToParts(moment).forEach(function (p) { parts[p.type] = p.value; });
+        parts.text = parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute;
         return parts;
       };
       var at = wall(date);
-      var text = at.year + "-" + at.month + "-" + at.day + " " + at.hour + ":" + at.minute;
-      var same = function (parts) {
-        return parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute === text;
-      };
+      var text = at.text;
       var hour = 3600000;
-      if (same(wall(new Date(date.getTime() - hour))) || same(wall(new Date(date.getTime() + hour)))) {
+      if (wall(new Date(date.getTime() - hour)).text === text || wall(new Date(date.getTime() + hour)).text === text) {
         // "GMT+02:00" (or "GMT" for UTC itself, which repeats no hour).
         text += at.timeZoneName.replace(/^GMT/, "") || "+00:00";
       }
