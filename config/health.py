@@ -15,6 +15,7 @@ or error and how long it took; the reason goes to the log, not to the caller).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 
@@ -26,6 +27,16 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 logger = logging.getLogger(__name__)
+
+# A driver's message may quote the address it tried: a URL's password and a conninfo's
+# password= are masked before it is logged (the host and port stay: they are the reason).
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]*@", re.IGNORECASE)
+_CONNINFO_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def _masked(text: str) -> str:
+    return _CONNINFO_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+
 
 OK, ERROR, SKIPPED = "ok", "error", "skipped"
 
@@ -68,7 +79,7 @@ def _timed(name: str, check: Callable[[], None]) -> dict:
     try:
         check()
     except Exception as exc:
-        logger.warning("readyz: %s check failed: %s: %s", name, type(exc).__name__, exc)
+        logger.warning("readyz: %s check failed: %s: %s", name, type(exc).__name__, _masked(str(exc)))
         status = ERROR
     else:
         status = OK

@@ -75,6 +75,32 @@ def test_readyz_is_503_when_the_database_fails(client, monkeypatch):
     assert "hunter2" not in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "connection refused to db.internal:5432 password=hunter2",
+        "connection refused to db.internal:5432 password = 'hun ter2'",
+        "Error connecting to redis://chemin:hunter2@cache.internal:6379/0",
+        "could not connect: postgresql://chemin:hunter2@db.internal:5432/chemin",
+    ],
+    ids=["conninfo", "conninfo-quoted", "redis-url", "postgres-url"],
+)
+@pytest.mark.django_db
+def test_the_failed_checks_warning_names_the_host_but_not_the_password(client, monkeypatch, caplog, message):
+    """The reason goes to the operator's log, where a driver's message quoting the address it
+    tried carried its password: the password is masked, the host and port kept."""
+
+    def broken():
+        raise OperationalError(message)
+
+    monkeypatch.setattr(health, "check_database", broken)
+    with caplog.at_level(logging.WARNING):
+        assert client.get("/readyz").status_code == 503
+    (said,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("readyz: database")]
+    assert "hunter2" not in said and "hun ter2" not in said
+    assert "***" in said and "internal" in said
+
+
 @pytest.mark.django_db
 def test_a_503_of_readyz_is_a_warning_and_a_failure_of_the_probe_still_an_error(client, monkeypatch, caplog):
     """A balancer polls /readyz every few seconds: each 503 of a node that is not ready was a
