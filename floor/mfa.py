@@ -126,7 +126,12 @@ class SecondFactorRefused(Exception):
     def message(self) -> str:
         if self.code == "mfa_locked":
             key = "mfa_locked_recovery" if self.recovery else "mfa_locked"
-            return str(MESSAGES[key]) % {"time": timezone.localtime(self.until).strftime("%H:%M:%S")}
+            # In the hour the October change repeats, with its UTC offset ("02:30:15+02:00"),
+            # as every page prints a time of that hour.
+            from audit.exports.formatting import repeated_offset
+
+            until = timezone.localtime(self.until)
+            return str(MESSAGES[key]) % {"time": until.strftime("%H:%M:%S") + repeated_offset(until, until.tzinfo)}
         return str(MESSAGES[self.code])
 
 

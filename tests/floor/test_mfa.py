@@ -16,9 +16,11 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
+from floor.mfa import SecondFactorRefused
 from floor.models import ApiToken
 from floor.roles import Role
 from tests.factories import PASSWORD
+from tests.pages.repeated_hour import MOMENTS
 
 pytestmark = pytest.mark.django_db
 
@@ -316,3 +318,13 @@ def test_the_admin_checks_an_authenticators_key_without_echoing_it(make_user, co
     saved = browser.post("/admin/otp_totp/totpdevice/add/", {**form, "key": "0A1B 2C3D " * 5})
     assert saved.status_code == 200 and "Recovery codes of commissario" in saved.content.decode()  # (enrolled)
     assert TOTPDevice.objects.get().key == "0a1b2c3d" * 5
+
+
+@pytest.mark.parametrize("moment", MOMENTS, ids=["cest", "cet", "after"])
+def test_the_lockouts_until_carries_its_offset_in_the_repeated_hour(moment):
+    """A lockout ending in the hour the October change repeats said "until 02:30:15", which
+    names two moments an hour apart: it says "02:30:15+02:00" (or "+01:00"), as the pages
+    print a time of that hour; any other time as the clock reads it."""
+    for recovery in (False, True):
+        message = SecondFactorRefused("mfa_locked", moment.at, recovery=recovery).message
+        assert f"until {moment.second}." in message
