@@ -862,7 +862,7 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
             counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
         )  # fmt: skip
         return _("Cagnotte of table %(number)s counted: € %(amount)s.") % {
-            "number": table.number, "amount": f"{count.counted / 100:.2f}"}  # fmt: skip
+            "number": table.number, "amount": euros_exact(count.counted)}  # fmt: skip
 
     return _books_post(request, day, run)
 
@@ -883,7 +883,7 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
             counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
         )  # fmt: skip
         return _("Count of table %(number)s corrected: € %(amount)s.") % {
-            "number": count.table.number, "amount": f"{new.counted / 100:.2f}"}  # fmt: skip
+            "number": count.table.number, "amount": euros_exact(new.counted)}  # fmt: skip
 
     return _books_post(request, day, run)
 
@@ -897,7 +897,7 @@ def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
 
     def run() -> str:
         reg = registers.control_register_prepare(gaming_day=day, by=request.user)
-        return _("Control register written: total € %(amount)s.") % {"amount": f"{reg.total / 100:.2f}"}
+        return _("Control register written: total € %(amount)s.") % {"amount": euros_exact(reg.total)}
 
     return _books_post(request, day, run)
 
@@ -912,7 +912,7 @@ def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
     def run() -> str:
         new = registers.control_register_correct(register=reg, by=request.user, reason=request.POST.get("reason", ""))
         return _("Correction written: total € %(amount)s; it needs its two signatures.") % {
-            "amount": f"{new.total / 100:.2f}"}  # fmt: skip
+            "amount": euros_exact(new.total)}  # fmt: skip
 
     return _books_post(request, reg.gaming_day, run)
 

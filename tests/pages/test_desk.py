@@ -459,3 +459,49 @@ def test_the_register_gives_its_total_in_words_in_both_languages(client_for, clo
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
     assert escape(reg.total_words_it) in html
     assert escape(reg.total_words_en) in html
+
+
+def _outcome(response) -> str:
+    return re.search(r'id="desk-result"[^>]*>(.*?)</div>', response.content.decode(), re.S).group(1)
+
+
+def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, direzione, auditor):
+    """QA (the Direzione's evening in Italian): "Cagnotte del tavolo 1 contata: € 1500.50." was
+    written with Python's "%.2f", a point and no grouping, on a page that prints every other
+    amount "€ 1 500,50". The count, its correction, the register and its correction say their
+    amounts as the page does (euros_exact), in both languages."""
+    from django.utils import translation
+
+    from tables.templatetags.chemin_ui import euros_exact
+
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    client = client_for(direzione)
+    with translation.override("it"):
+        it_amount = euros_exact(1500_50)
+    assert it_amount.endswith("500,50")  # grouped, with the decimal comma
+    counted = client.post(f"/desk/days/{day.pk}/cagnotte/", {
+        "table": table.pk, "counted": "1500,50", "witness": auditor.pk, "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    assert counted.status_code == 200, counted.content.decode()
+    assert _outcome(counted) == f"Cagnotte del tavolo {table.number} contata: € {it_amount}."
+    count = CagnotteCount.objects.get()
+    corrected = client.post(f"/desk/counts/{count.pk}/correct/", {
+        "counted": "1.500,50", "witness": auditor.pk, "note": "ricontata", "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    assert corrected.status_code == 200, corrected.content.decode()
+    assert f"€ {it_amount}." in _outcome(corrected) and "1500.50" not in _outcome(corrected)
+    written = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())},
+                          HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    assert written.status_code == 200, written.content.decode()
+    assert f"€ {it_amount}." in _outcome(written) and "1500.50" not in _outcome(written)
+    count = CagnotteCount.objects.get(corrects=count)
+    with translation.override("en"):
+        en_amount = euros_exact(1500_00)
+    english = client.post(f"/desk/counts/{count.pk}/correct/", {
+        "counted": "1,500", "witness": auditor.pk, "note": "recounted", "idempotency_key": str(uuid.uuid4()),
+    })  # fmt: skip
+    assert english.status_code == 200, english.content.decode()
+    assert _outcome(english) == f"Count of table {table.number} corrected: € {en_amount}."
+    assert en_amount.endswith("500.00") and en_amount != "1500.00"
+
