@@ -392,15 +392,19 @@ def _books(day: GamingDay, user) -> dict:
         for t in floor_selectors.day_tables(gaming_day_id=day.pk)
     ]
     register = registers.current_register(gaming_day_id=day.pk)
+    # A count corrected since the register was written: it must be brought up to date
+    # (unsigned) or corrected (signed), and signed again.
+    behind = register is not None and not registers.register_agrees(register)
+    signed_first = register is not None and register.first_signer_id == user.pk
     return {
         "tables": tables,
         "witnesses": _staff(user) if has_role(user, Role.DIREZIONE) else [],  # for the forms
         "register": register,
         "all_counted": all(t["count"] for t in tables),  # a day with no play has nothing to count
-        "can_sign": register is not None and not register.signed and register.first_signer_id != user.pk,
-        # A count corrected since the register was written: it must be brought up to date
-        # (unsigned) or corrected (signed), and signed again.
-        "register_behind": register is not None and not registers.register_agrees(register),
+        # Not over figures no longer in force: the signature would be refused (register_stale).
+        "can_sign": register is not None and not register.signed and not signed_first and not behind,
+        "signed_first": signed_first,
+        "register_behind": behind,
     }
 
 

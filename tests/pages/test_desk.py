@@ -505,3 +505,30 @@ def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, dir
     assert _outcome(english) == f"Count of table {table.number} corrected: € {en_amount}."
     assert en_amount.endswith("500.00") and en_amount != "1500.00"
 
+
+def test_no_signature_is_offered_over_a_register_a_count_has_left_behind(client_for, closed, direzione, auditor):
+    """QA: a count corrected after the register was written (unsigned), the desk said "bring it
+    up to date before signing" and still offered "Sign first", enabled, which the service
+    refuses (409 register_stale). The button is disabled until the register is brought up to
+    date, and the hint "You signed first" is not said to someone who did not."""
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    count = registers.cagnotte_count_record(gaming_day=day, table=table, by=direzione, witness=auditor, counted=0)
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=auditor, counted=1_00, note="recount")
+    client = client_for(direzione)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "bring it up to date before signing" in html
+    sign = re.search(rf'action="/desk/registers/{reg.pk}/sign/".*?</form>', html, re.S).group(0)
+    assert re.search(r"<button[^>]*\sdisabled", sign), sign
+    assert "You signed first" not in html
+    # brought up to date, it is offered again
+    assert client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    sign = re.search(rf'action="/desk/registers/{reg.pk}/sign/".*?</form>', html, re.S).group(0)
+    assert not re.search(r"<button[^>]*\sdisabled", sign), sign
+    assert client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "You signed first" in html
