@@ -40,6 +40,7 @@ from .permissions import (
     CanReadFloor,
     CommissarioWrites,
     DirezioneWrites,
+    SuspendsPlay,
     check_session_readable,
     readable_sessions,
 )
@@ -366,7 +367,7 @@ class TableSessionDetailApi(APIView):
 
 
 class TableSessionInterruptApi(IdempotentMixin, APIView):
-    permission_classes = (CommissarioWrites,)
+    permission_classes = (SuspendsPlay,)
 
     class TableSessionInterruptInput(StrictInput):
         reason = serializers.CharField(max_length=200)
@@ -374,7 +375,8 @@ class TableSessionInterruptApi(IdempotentMixin, APIView):
     @extend_schema(
         request=TableSessionInterruptInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
-        description="Codes: `session_closed`, `session_not_open`.",
+        description="The Commissario or the Direzione Giochi (management may suspend play at any moment, "
+        "RULES.md §6). Codes: `session_closed`, `session_not_open`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -385,7 +387,7 @@ class TableSessionInterruptApi(IdempotentMixin, APIView):
 
 
 class TableSessionResumeApi(IdempotentMixin, APIView):
-    permission_classes = (CommissarioWrites,)
+    permission_classes = (SuspendsPlay,)
 
     class TableSessionResumeInput(StrictInput):
         reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -393,7 +395,7 @@ class TableSessionResumeApi(IdempotentMixin, APIView):
     @extend_schema(
         request=TableSessionResumeInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
-        description="Codes: `session_closed`, `session_not_interrupted`.",
+        description="The Commissario or the Direzione Giochi. Codes: `session_closed`, `session_not_interrupted`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)

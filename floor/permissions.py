@@ -2,7 +2,8 @@
 
 - Commissario di Gioco: opens and closes gaming days and table sessions, interrupts and
   resumes play, assigns and releases seats, changes minimums, registers patrons.
-- Direzione Giochi: creates and edits tables (management; the admin's back office).
+- Direzione Giochi: creates and edits tables (management; the admin's back office), and
+  suspends (interrupts) and resumes play at any table, as the Commissario does.
 - Every staff role (capo_partita, changeur, auditor, direzione, commissario) reads the floor;
   a table session's own records (its game, coups, banks, seats, balances, succession) only
   the supervisors and auditors (SESSION_READERS) read whatever the table, the table staff
@@ -62,6 +63,15 @@ class CommissarioWrites(_RolePermission):
 class DirezioneWrites(_RolePermission):
     message = "Only the Direzione Giochi may do this."
     write_roles = (Role.DIREZIONE,)
+
+
+class SuspendsPlay(_RolePermission):
+    """Interrupting and resuming play: the Commissario, and the Direzione Giochi, whose right it
+    is to suspend play at any moment of the day (RULES.md §6; seed 001: "È facoltà della
+    Direzione sospendere la partita in qualsiasi momento della giornata")."""
+
+    message = "Only the Commissario di Gioco or the Direzione Giochi may do this."
+    write_roles = (Role.COMMISSARIO, Role.DIREZIONE)
 
 
 class IsCommissario(_RolePermission):

@@ -35,6 +35,8 @@ from .templatetags.chemin_ui import euros
 from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
+SUSPENDERS = (Role.COMMISSARIO, Role.DIREZIONE)
+SUSPEND_ACTIONS = frozenset({"interrupt", "resume"})
 
 # The drawing (viewBox 0 0 400 256): the Capo Partita at the hollow of the kidney, the seats
 # round its outer edge, seat 1 on his right (the left of the drawing as he faces the players).
@@ -159,6 +161,9 @@ def _common(request: HttpRequest) -> dict:
     live = TableSession.objects.exclude(status=TableSession.Status.CLOSED)
     return {
         "can_write": has_role(request.user, Role.COMMISSARIO),
+        # Management may suspend play at any moment (RULES.md §6): the Direzione interrupts and
+        # resumes a table from here too, and does nothing else on this page.
+        "can_suspend": has_role(request.user, *SUSPENDERS),
         # one croupier and one changeur per table (RULES.md §6): only staff with no table
         # (in either role) are offered
         "capi": _staff(Role.CAPO_PARTITA).exclude(pk__in=live.values("capo_partita")).exclude(
@@ -400,7 +405,9 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
 @login_required
 @require_POST
 def table_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    if not has_role(request.user, Role.COMMISSARIO):
+    if not has_role(request.user, Role.COMMISSARIO) and not (
+        action in SUSPEND_ACTIONS and has_role(request.user, *SUSPENDERS)
+    ):
         return forbidden(request, _("Only the Commissario di Gioco may do this."))
     handler = ACTIONS.get(action)
     if handler is None:

@@ -19,6 +19,9 @@ ROLES = ("commissario", "capo_partita", "changeur", "auditor", "direzione", "out
 READERS = frozenset({"commissario", "capo_partita", "changeur", "auditor", "direzione"})
 COMMISSARIO = frozenset({"commissario"})
 DIREZIONE = frozenset({"direzione"})
+# Management may suspend play at any moment (RULES.md §6; seed 001): the Direzione interrupts
+# and resumes a table as the Commissario does.
+SUSPENDERS = COMMISSARIO | DIREZIONE
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,10 @@ ENDPOINTS = [
     ),
     Endpoint("session", "get", lambda w: f"/api/sessions/{w.session.pk}/", READERS),
     Endpoint(
-        "session-interrupt", "post", lambda w: f"/api/sessions/{w.session.pk}/interrupt/", COMMISSARIO, 200,
+        "session-interrupt", "post", lambda w: f"/api/sessions/{w.session.pk}/interrupt/", SUSPENDERS, 200,
         lambda w: {"reason": "dispute"},
     ),
-    Endpoint("session-resume", "post", lambda w: f"/api/sessions/{w.interrupted.pk}/resume/", COMMISSARIO),
+    Endpoint("session-resume", "post", lambda w: f"/api/sessions/{w.interrupted.pk}/resume/", SUSPENDERS),
     Endpoint("session-close", "post", lambda w: f"/api/sessions/{w.session.pk}/close/", COMMISSARIO),
     Endpoint(
         "session-minimum", "post", lambda w: f"/api/sessions/{w.session.pk}/minimum/", COMMISSARIO, 200,

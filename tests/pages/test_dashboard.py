@@ -147,6 +147,35 @@ def test_interrupt_resume_close(client_for, game):
     assert session.status == "closed"
 
 
+def test_the_direzione_suspends_and_resumes_play_and_does_nothing_else_here(client_for, game, direzione):
+    """QA (the Direzione's evening): "È facoltà della Direzione sospendere la partita in qualsiasi
+    momento della giornata" (seed 001, RULES.md §6), but the floor page and the API refused
+    him the interruption (403: the Commissario's alone). He interrupts and resumes a table
+    from its card, recorded as his (its audit event names him); the page offers him no other
+    form (limits, staff, seats, the close, a session's opening), which stay refused."""
+    from audit.models import AuditEvent
+
+    client, table, session = client_for(direzione), game.session.table, game.session
+    html = client.get("/floor/").content.decode()
+    assert f"/floor/tables/{table.pk}/interrupt/" in html
+    for action in ("minimum", "staff", "seat-assign", "close", "open"):
+        assert f"/floor/tables/{table.pk}/{action}/" not in html, action
+    assert post(client, table, "interrupt", session=session.pk, reason="disputa al tavolo").status_code == 200
+    session.refresh_from_db()
+    assert session.status == "interrupted"
+    event = AuditEvent.objects.filter(action="table_session.interrupted").get()
+    assert event.actor_id == direzione.pk and event.payload["reason"] == "disputa al tavolo"
+    html = client.get("/floor/").content.decode()
+    assert f"/floor/tables/{table.pk}/resume/" in html
+    assert post(client, table, "resume", session=session.pk).status_code == 200
+    session.refresh_from_db()
+    assert session.status == "open"
+    for action, data in (("minimum", {"minimum": "200", "reason": "x"}), ("close", {"confirm": "yes"})):
+        assert post(client, table, action, session=session.pk, **data).status_code == 403, action
+    session.refresh_from_db()
+    assert session.status == "open" and not MinimumChange.objects.exists()
+
+
 def test_seat_assign_and_release(client_for, commissario, table_session):
     client, table = client_for(commissario), table_session.table
     patron = PatronFactory()
