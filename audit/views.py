@@ -35,7 +35,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from config.errors import REDIS_UNAVAILABLE, ApplicationError
 from config.htmx import current_page
 from floor import selectors as floor_selectors
-from floor.roles import Role, has_role
+from floor.roles import Role, cache_roles, has_role
 from tables import report_selectors
 from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
@@ -373,12 +373,17 @@ def desk(request: HttpRequest) -> HttpResponse:
     return render(request, "desk/desk.html", {"days": days})
 
 
-def _staff(exclude):
-    # Those who may witness a count (registers.WITNESS_ROLES), but the counter.
-    return (
+def _staff(exclude) -> list:
+    # Those who may witness a count (registers.WITNESS_ROLES), but the counter. Not a user who
+    # holds roles that may not go together (an auditor also made Capo Partita): he acts with
+    # none of them (floor.roles), so the count would refuse him (witness_not_staff).
+    users = list(
         get_user_model().objects.filter(groups__name__in=registers.WITNESS_ROLES, is_active=True)
-        .exclude(pk=exclude.pk).distinct().order_by("username")
+        .exclude(pk=exclude.pk).distinct().order_by("username").prefetch_related("groups")
     )  # fmt: skip
+    for user in users:
+        cache_roles(user, [group.name for group in user.groups.all()])
+    return [user for user in users if has_role(user, *registers.WITNESS_ROLES)]
 
 
 def _books(day: GamingDay, user) -> dict:

@@ -532,3 +532,20 @@ def test_no_signature_is_offered_over_a_register_a_count_has_left_behind(client_
     assert client.post(f"/desk/registers/{reg.pk}/sign/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
     assert "You signed first" in html
+
+
+def test_a_witness_whose_roles_are_none_in_force_is_not_offered(client_for, closed, direzione, auditor, make_user):
+    """QA: an auditor also written into the Capo Partita group past the guard (floor.W001) acts
+    with none of his roles, and the count refuses him as its witness (witness_not_staff); the
+    desk still offered him in the witness list. It offers only those the count takes."""
+    legacy = make_user("legacy_auditor", Role.AUDITOR)
+    from django.contrib.auth.models import Group
+
+    type(legacy).groups.through.objects.create(  # (no signal: past the guard)
+        user=legacy, group=Group.objects.get(name=Role.CAPO_PARTITA)
+    )
+    day = closed.gaming_day
+    html = client_for(direzione).get(f"/desk/days/{day.pk}/").content.decode()
+    witnesses = re.search(r'name="witness"[^>]*>(.*?)</select>', html, re.S).group(1)
+    offered = {int(pk) for pk in re.findall(r'value="(\d+)"', witnesses)}
+    assert auditor.pk in offered and legacy.pk not in offered
