@@ -36,6 +36,23 @@ def test_dashboard_shows_each_table_with_its_session(client_for, game):
     assert game.banker.full_name in html
 
 
+def test_the_seats_lead_to_the_seating_form_only_for_whoever_has_it(client_for, game, auditor, direzione):
+    """QA: each seat of a table's drawing was a link to the seating form ("?table=1&seat=3#assign-1")
+    for every reader, though only the Commissario has that form: the auditor and the Direzione
+    tapped it and the page came back with nothing to do. For them the seats are drawn, not
+    linked; in the live fragment the page polls too."""
+    table = game.session.table
+    link = f'href="?table={table.pk}&amp;seat='
+    for user in (auditor, direzione):
+        client = client_for(user)
+        for url in ("/floor/", f"/floor/tables/{table.pk}/live/"):
+            html = client.get(url).content.decode()
+            assert link not in html, (user.username, url)
+            assert html.count('class="seat taken') == 8, (user.username, url)  # still drawn
+    for url in ("/floor/", f"/floor/tables/{table.pk}/live/"):
+        assert client_for(game.commissario).get(url).content.decode().count(link) == table.seats
+
+
 def test_only_the_commissario_writes(client_for, auditor, game):
     response = post(client_for(auditor), game.session.table, "minimum", session=game.session.pk, minimum="200", reason="x")
     assert response.status_code == 403
