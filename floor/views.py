@@ -42,7 +42,7 @@ ROLE_TASKS = {
     Role.CHANGEUR: gettext_lazy("Follow the sessions of the tables you serve."),
     Role.AUDITOR: gettext_lazy("Read the floor, the coups and the audit trail."),
     Role.DIREZIONE: gettext_lazy(
-        "Set up tables, decide disputes, sign the control register; the back office."
+        "Set up tables, suspend and resume play, decide disputes, sign the control register; the back office."
     ),
 }
 

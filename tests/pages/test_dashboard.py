@@ -191,6 +191,9 @@ def test_the_direzione_suspends_and_resumes_play_and_does_nothing_else_here(clie
         assert post(client, table, action, session=session.pk, **data).status_code == 403, action
     session.refresh_from_db()
     assert session.status == "open" and not MinimumChange.objects.exists()
+    # and his home page says it is his to do
+    assert "suspend and resume play" in client.get("/").content.decode()
+    assert "sospendere e riprendere il gioco" in client.get("/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
 
 
 def test_seat_assign_and_release(client_for, commissario, table_session):
