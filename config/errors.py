@@ -7,6 +7,7 @@ unreachable dependency (PostgreSQL, Redis) is a 503 `service_unavailable` with R
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -69,6 +70,10 @@ def clean_text(value: str | None, model: Any, field: str) -> str:
     characters (`_CONTROLS`), within the column's max_length: the services check it themselves, for the pages and commands as
     for the API (PostgreSQL would refuse a longer one with a 500; SQLite would keep it)."""
     text = (value or "").translate(_CONTROLS).strip()
+    if text and all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text):
+        # Nothing but invisible format characters (a zero-width space, U+FEFF...): no text at
+        # all, so a required reason is missing, not given as a blank on every page and register.
+        text = ""
     limit = model._meta.get_field(field).max_length
     if limit is not None and len(text) > limit:
         raise ApplicationError(

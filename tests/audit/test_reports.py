@@ -496,6 +496,20 @@ def test_count_refusals_write_nothing(world, api, direzione, direzione2, auditor
     assert CagnotteCount.objects.count() == before[0] + 1
 
 
+def test_a_count_s_correction_needs_a_reason_one_can_read(closed, api, direzione, auditor):
+    """QA: the reason of a count's correction made of nothing but
+    invisible characters (a zero-width space, a BOM) was taken, and the desk and the report
+    then gave a blank reason for it. It is no reason: 400 reason_required, nothing written."""
+    t1 = closed.tables[0]
+    count = registers.cagnotte_count_record(gaming_day=closed.day, table=t1, by=direzione, witness=auditor,
+                                            counted=41_20)  # fmt: skip
+    before = (CagnotteCount.objects.count(), AuditEvent.objects.count())
+    r = api(direzione).post(f"/api/cagnotte-counts/{count.pk}/correct/",
+                            {"counted": 41_00, "witness": auditor.pk, "note": "\u200b \ufeff"}, format="json")  # fmt: skip
+    assert r.status_code == 400 and r.json()["error"]["code"] == "reason_required", r.json()
+    assert (CagnotteCount.objects.count(), AuditEvent.objects.count()) == before
+
+
 def test_surplus_and_shortfall_never_offset_and_the_higher_is_carried(closed, api, direzione, direzione2):
     t1, t2 = closed.tables
     e1, e2 = house(session__table=t1), house(session__table=t2)

@@ -190,6 +190,12 @@ CASES = [
          "session_closed", prepare=close_session),
     Case("interrupt: unknown", "post", lambda w: f"/api/sessions/{MISSING}/interrupt/", lambda w: {"reason": "x"},
          404, "not_found"),
+    # QA: a reason of nothing but invisible characters (a zero-width space, a BOM) was taken as
+    # a reason, and every page and register then showed a blank one.
+    Case("interrupt: an invisible reason", "post", lambda w: s(w, "interrupt/"),
+         lambda w: {"reason": "\u200b\ufeff"}, 400, "reason_required", user="direzione"),
+    Case("minimum: an invisible reason", "post", lambda w: s(w, "minimum/"),
+         lambda w: {"minimum": 200_00, "reason": "\u2060"}, 400, "reason_required"),
     Case("resume: open session", "post", lambda w: s(w, "resume/"), lambda w: {}, 409, "session_not_interrupted"),
     Case("resume: closed session", "post", lambda w: s(w, "resume/"), lambda w: {}, 409, "session_closed",
          prepare=close_session),
