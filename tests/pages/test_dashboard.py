@@ -53,6 +53,25 @@ def test_the_seats_lead_to_the_seating_form_only_for_whoever_has_it(client_for, 
         assert client_for(game.commissario).get(url).content.decode().count(link) == table.seats
 
 
+def test_each_live_table_leads_to_its_tablet_page(client_for, game, auditor, direzione, site):
+    """QA: the Commissario annuls a coup whose cards have started and opens and closes the asta
+    from the table's tablet page, and the Direzione and the auditors read any table's play
+    there; but /tablet/ lists only a croupier's or changeur's tables, and no page led a
+    supervisor to a table's: he had to type its address. Each table card with a session now
+    links to it (a table with none, to nothing)."""
+    idle = floor_services.table_create(casino=site.casino, site=site, number=9, by=direzione)
+    tablet = f'href="/tablet/sessions/{game.session.pk}/"'
+    for user in (game.commissario, direzione, auditor):
+        client = client_for(user)
+        html = client.get("/floor/").content.decode()
+        assert html.count(tablet) == 1, user.username
+        assert client.get(f"/tablet/sessions/{game.session.pk}/").status_code == 200
+        card = re.search(rf'<article[^>]*id="table-{idle.pk}".*?</article>', html, re.S).group(0)
+        assert "/tablet/sessions/" not in card
+    italian = client_for(direzione).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert f"Il gioco del tavolo {game.session.table.number}, colpo per colpo" in italian
+
+
 def test_only_the_commissario_writes(client_for, auditor, game):
     response = post(client_for(auditor), game.session.table, "minimum", session=game.session.pk, minimum="200", reason="x")
     assert response.status_code == 403
