@@ -388,6 +388,8 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
     if len(cents_text) > 2:
         raise bad(_("An amount has at most two decimals."))
     value = Decimal(f"{sign}{whole or '0'}.{cents_text or '0'}")
+    if sign and not value:  # '-0', '-0,00': a minus on nothing is a slip, not a zero to take
+        raise bad()
     if abs(value) > MAX_EUROS:  # the API's bound too: never a database overflow
         raise bad(_("This amount is too large."))
     return int(value * 100)

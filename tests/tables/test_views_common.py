@@ -20,7 +20,7 @@ def test_euros_become_cents(raw, cents):
 @pytest.mark.parametrize(
     "raw",
     ["", None, "abc", "1.005", "NaN", "sNaN", "-sNaN", "Infinity", "-Inf", "1e30", "10000000000.01", "-1e11",
-     "1e9", "1E2", "0x10", "1.2.3", "--5", "+150", "+-5", "-+5"],
+     "1e9", "1E2", "0x10", "1.2.3", "--5", "+150", "+-5", "-+5", "-0", "-0,00", "- 0.0", "-€ 0"],
 )
 def test_odd_amounts_are_form_errors(raw):
     with pytest.raises(BadForm) as refused:
