@@ -130,7 +130,13 @@ def integrity_constraint(exc: BaseException) -> str | None:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        headers = None
+        wait = exc.details.get("retry_after_seconds")
+        if exc.status_code == 429 and isinstance(wait, int) and not isinstance(wait, bool):
+            # The header HTTP clients and proxies read (RFC 9110 §10.2.3), as DRF's throttles
+            # and the 503s send it; the schema documents it on every 429 (config/api.py).
+            headers = {"Retry-After": str(wait)}
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code, headers=headers)
     if isinstance(exc, DjangoValidationError):
         details = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return Response(error_body("invalid_input", "The input is not valid.", details), status=400)

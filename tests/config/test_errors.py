@@ -75,6 +75,20 @@ def test_validation_error_lists_the_fields():
 def test_throttled_says_when_to_retry():
     response = _call(exceptions.Throttled(wait=30))
     assert response.data["error"]["details"] == {"retry_after_seconds": 30}
+    assert response["Retry-After"] == "30"
+
+
+def test_a_429_of_the_services_says_when_to_retry_in_its_header_too():
+    """The failed-login throttle's 429 said its wait only in `details`; HTTP clients and the
+    schema (every 429 documents Retry-After) read the header, as on DRF's own throttles."""
+    from floor.auth import TooManyFailedLogins
+
+    response = _call(TooManyFailedLogins())
+    wait = response.data["error"]["details"]["retry_after_seconds"]
+    assert response.status_code == 429 and response["Retry-After"] == str(wait)
+    # another refusal that names a wait is no 429: no header
+    plain = _call(ApplicationError("mfa_locked", "Locked.", details={"retry_after_seconds": 5}))
+    assert plain.status_code == 400 and not plain.has_header("Retry-After")
 
 
 def test_unauthenticated_gets_the_error_shape():
