@@ -28,7 +28,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer, StrictInput, StrictIntegerField, TakesNoBody
+from config.api import THROTTLED_RESPONSE, ErrorSerializer, StrictInput, StrictIntegerField, TakesNoBody
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
@@ -272,8 +272,25 @@ class ReportFileDownloadApi(APIView):
 
     @extend_schema(
         summary="Download a report file (CSV, XLSX or PDF), streamed",
-        description="The body is the stored file; its SHA-256 is in the `X-Checksum-SHA256` header.",
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors("")},
+        description="The body is the stored file, as an attachment; its SHA-256 is in the "
+        "`X-Checksum-SHA256` header. A format the report has no file of: 404 `not_found`; a file "
+        "missing from the storage: 404 `file_missing`.",
+        parameters=[
+            OpenApiParameter("fmt", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(CONTENT_TYPES)),
+            OpenApiParameter(
+                "X-Checksum-SHA256",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200],
+                required=True,
+                description="The file's SHA-256 (hex), as the report recorded it.",
+            ),
+        ],
+        # Each format's own media type (CONTENT_TYPES), as the answer's Content-Type says it.
+        responses={
+            **{(200, media.split(";", 1)[0]): OpenApiTypes.BINARY for media in CONTENT_TYPES.values()},
+            **_errors(""),
+        },
     )
     def get(self, request, pk: int, fmt: str):
         if fmt not in CONTENT_TYPES:
@@ -354,7 +371,11 @@ class ReportVerifyApi(IdempotentMixin, TakesNoBody, APIView):
         "(read-only transaction); a failed check is a 200 with `ok: false` and its reasons. "
         "409 `report_not_built` while the report is being built.",
         request=None,
-        responses={200: ReportVerifyOutput, **_errors("", conflict="`report_not_built`.")},
+        responses={
+            200: ReportVerifyOutput,
+            **_errors("", conflict="`report_not_built`."),
+            429: THROTTLED_RESPONSE,
+        },
     )
     def post(self, request, pk: int):
         report = get_object_or_404(DayReport, pk=pk)

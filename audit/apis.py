@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import ErrorSerializer, StrictInput, StrictIntegerField
+from config.api import THROTTLED_RESPONSE, ErrorSerializer, StrictInput, StrictIntegerField
 
 from .filters import AuditEventFilter, AuditStreamFilter
 from .permissions import CanReadAudit
@@ -150,6 +150,7 @@ class AuditVerifyApi(APIView):
             200: AuditVerifyOutput,
             400: OpenApiResponse(ErrorSerializer, description="`invalid_input` or `unknown_stream`."),
             **_REFUSED,
+            429: THROTTLED_RESPONSE,
         },
     )
     def post(self, request):

@@ -56,6 +56,77 @@ ERROR_RESPONSE = OpenApiResponse(ErrorSerializer)
 LIST_ERRORS = {401: ERROR_RESPONSE, 403: ERROR_RESPONSE}
 READ_ERRORS = {**LIST_ERRORS, 404: ERROR_RESPONSE}
 WRITE_ERRORS = {400: ERROR_RESPONSE, **READ_ERRORS, 409: ERROR_RESPONSE}
+# A view with a throttle (DRF's ScopedRateThrottle): `Retry-After` is added by the hook below.
+THROTTLED_RESPONSE = OpenApiResponse(
+    ErrorSerializer, description="`throttled`: too many requests; `details.retry_after_seconds`."
+)
+
+
+# --------------------------------------------------------------------------- schema hook
+
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
+_RETRY_AFTER = {
+    "schema": {"type": "integer", "minimum": 0},
+    "description": "Seconds to wait before trying again.",
+}
+_REPLAYED = {
+    "schema": {"type": "string", "enum": ["true"]},
+    "description": "Present (`true`) when this is the stored answer to an earlier request with the same "
+    "`Idempotency-Key`: nothing ran again, nothing was written.",
+}
+# Answers never stored under an Idempotency-Key (floor/idempotency.py: 401, 403, 429, 5xx),
+# so never replayed.
+_NEVER_REPLAYED = frozenset({"401", "403", "407", "429"})
+
+
+_SCHEMA_MEDIA_TYPES = ("application/json", "application/vnd.oai.openapi", "application/vnd.oai.openapi+json")
+
+
+def document_transport_answers(result, generator, request, public):
+    """drf-spectacular postprocessing hook: what every operation may answer besides its own
+    answers, which a client must handle and the views cannot each declare:
+    - 503 `service_unavailable` with `Retry-After` (config/errors.py: PostgreSQL or Redis out
+      of reach, on any request);
+    - `Retry-After` on a 429 (a throttle, the failed-login throttle);
+    - `Idempotent-Replayed: true` on the answers an Idempotency-Key replays (floor/idempotency.py);
+    - the schema's own 401 and 403.
+    tests/config/test_api_schema_evening.py holds a played evening's answers to these."""
+    for path, operations in result.get("paths", {}).items():
+        if path == "/api/schema/":
+            # The schema is served to the staff roles only (SERVE_PERMISSIONS): its refusals
+            # are the error shape, rendered as the schema would be (YAML unless JSON is asked).
+            for operation in operations.values():
+                for status, code in (("401", "not_authenticated"), ("403", "permission_denied")):
+                    operation["responses"].setdefault(
+                        status,
+                        {
+                            "content": {media: {"schema": dict(_ERROR_REF)} for media in _SCHEMA_MEDIA_TYPES},
+                            "description": f"`{code}`.",
+                        },
+                    )
+            continue
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.setdefault(
+                "503",
+                {
+                    "content": {"application/json": {"schema": dict(_ERROR_REF)}},
+                    "description": "`service_unavailable`: the database or Redis is out of reach; retry "
+                    "after `Retry-After` seconds (with the same `Idempotency-Key`, for a write).",
+                },
+            )
+            for status in ("429", "503"):
+                if status in responses:
+                    responses[status].setdefault("headers", {})["Retry-After"] = dict(_RETRY_AFTER)
+            keyed = any(
+                parameter.get("in") == "header" and parameter.get("name") == "Idempotency-Key"
+                for parameter in operation.get("parameters", [])
+            )
+            if keyed:
+                for status, response in responses.items():
+                    if status[0] in "24" and status not in _NEVER_REPLAYED:
+                        response.setdefault("headers", {})["Idempotent-Replayed"] = dict(_REPLAYED)
+    return result
 
 
 # --------------------------------------------------------------------------- filters

@@ -291,6 +291,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_PERMISSIONS": ["floor.permissions.CanReadFloor"],  # staff roles only, as every read
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api.document_transport_answers",
+    ],
 }
 
 # Logs: every record carries the request id (config/observability.py). LOG_FORMAT=plain

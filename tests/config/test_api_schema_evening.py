@@ -1,0 +1,268 @@
+"""The schema tells the truth about a whole evening (issue: "a new user can play a coup
+through the API docs following the README"): every answer of an evening played through the
+API only, as README's "Playing a coup through the API", "End of day" and "Bank succession
+and the auction" describe it, successes and refusals alike, is held to the operation's
+documented answer for its status (tests/config/schema_client.py).
+
+tests/fuzz holds random input to the schema on a seeded floor; this holds the answers of the
+states only a played evening reaches (a reconstruction, a settlement, a succession and its
+asta, a closed session and day, the report and the books), their status codes, and the
+headers a client acts on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rest_framework.throttling import SimpleRateThrottle
+
+from floor.authentication import issue_token
+from tests.factories import PASSWORD
+
+from .schema_client import SchemaChecked, SchemaClient, body_of, load_schema, replayed
+
+pytestmark = pytest.mark.django_db
+
+
+def ok(response, status: int = 200) -> dict:
+    assert response.status_code == status, (response.status_code, response.content[:500])
+    return response.json() if response.content else {}
+
+
+def refused(response, status: int, code: str) -> dict:
+    assert response.status_code == status, (response.status_code, response.content[:500])
+    assert response.json()["error"]["code"] == code, response.json()
+    return response.json()["error"]
+
+
+@pytest.fixture
+def checked(commissario) -> SchemaChecked:
+    return SchemaChecked(load_schema(commissario))
+
+
+def test_an_evening_through_the_api_is_what_the_schema_says(
+    checked, casino, site, commissario, capo_partita, changeur, auditor, direzione, make_user,
+    django_capture_on_commit_callbacks, settings, tmp_path, monkeypatch,
+):  # fmt: skip
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"audit_verify": "2/hour"})
+    direzione2 = make_user("direzione2", "direzione")
+
+    # -- logins, as a tablet does ------------------------------------------------------
+    anonymous = SchemaClient(checked)
+    refused(anonymous.post("/api/auth/token/", {"username": "commissario", "password": "wrong"}, idempotent=False),
+            400, "invalid_credentials")  # fmt: skip
+    token = ok(anonymous.post("/api/auth/token/", {"username": "commissario", "password": PASSWORD},
+                              idempotent=False))["token"]  # fmt: skip
+    com = SchemaClient(checked, token=token)
+    refused(anonymous.get("/api/me/"), 401, "not_authenticated")
+    schema_refused = anonymous.get("/api/schema/", {"format": "json"})
+    assert schema_refused.status_code == 401
+    assert json.loads(schema_refused.content)["error"]["code"] == "not_authenticated"
+    ok(com.get("/api/me/"))
+    capo = SchemaClient(checked, token=issue_token(capo_partita)[0])
+    aud = SchemaClient(checked, token=issue_token(auditor)[0])
+    dire = SchemaClient(checked, token=issue_token(direzione)[0])
+    dire2 = SchemaClient(checked, token=issue_token(direzione2)[0])
+    ok(com.get("/api/casinos/"))
+
+    # -- the day, the table, the seats -------------------------------------------------
+    day = ok(com.post("/api/gaming-days/", {"casino": casino.pk}), 201)
+    refused(com.post("/api/gaming-days/", {"casino": casino.pk}), 409, "gaming_day_already_open")
+    ok(com.get("/api/gaming-days/"))
+    table = ok(dire.post("/api/tables/", {"casino": casino.pk, "site": site.pk, "number": 1}), 201)
+    ok(dire.patch(f"/api/tables/{table['id']}/", {"min_seats_to_start": 2}, idempotent=False))
+    ok(com.get("/api/tables/"))
+    ok(com.get(f"/api/tables/{table['id']}/"))
+    session = ok(com.post("/api/sessions/", {
+        "table": table["id"], "capo_partita": capo_partita.pk, "changeur": changeur.pk,
+        "shoe_number": "S-101", "minimum": 100_00,
+    }), 201)  # fmt: skip
+    sid = session["id"]
+    ok(com.get("/api/sessions/"))
+    ok(com.get(f"/api/sessions/{sid}/"))
+    patrons = []
+    for n in range(1, 5):
+        patron = ok(com.post("/api/patrons/", {
+            "first_name": f"Giocatore{n}", "last_name": "Rossi", "document_type": "passport",
+            "document_number": f"YA{n:07d}", "nationality": "IT", "birth_date": "1970-01-0" + str(n),
+        }), 201)  # fmt: skip
+        patrons.append(patron["id"])
+        ok(com.post(f"/api/sessions/{sid}/seats/", {"patron": patron["id"], "seat_number": n}), 201)
+    ok(com.get("/api/patrons/"))
+    ok(com.get(f"/api/patrons/{patrons[0]}/"))
+    ok(capo.get(f"/api/patrons/{patrons[0]}/"))
+    ok(com.get(f"/api/sessions/{sid}/seats/"))
+    p1, p2, p3, p4 = patrons
+
+    # -- README "Playing a coup through the API" ---------------------------------------
+    ok(capo.post(f"/api/sessions/{sid}/shoes/", {"number": "S-101"}), 201)
+    refused(capo.post(f"/api/sessions/{sid}/banks/first/pass/", {"patron": p2}), 400, "not_first_banker_seat")
+    refused(capo.post(f"/api/sessions/{sid}/banks/", {"patron": p2, "amount": 100000}), 400, "not_first_banker_seat")
+    ok(capo.post(f"/api/sessions/{sid}/banks/", {"patron": p1, "amount": 100000}), 201)
+    ok(capo.post(f"/api/sessions/{sid}/regola/", {"patron": p1, "declared": True}))
+    record = {"bets": [{"patron": p2, "amount": 60000}, {"patron": p3, "amount": 40000}],
+              "cards": ["2H", "AS", "3C", "2D", "2S"], "punta_draws": True, "next_cards": ["6D"]}  # fmt: skip
+    first = capo.post(f"/api/sessions/{sid}/coups/record/", record, key="coup-1")
+    ok(first, 201)
+    again = capo.post(f"/api/sessions/{sid}/coups/record/", record, key="coup-1")
+    assert replayed(again) and again.json() == first.json()
+    refused(capo.post(f"/api/sessions/{sid}/coups/record/", {**record, "cards": ["KH"]}, key="coup-1"),
+            422, "idempotency_key_reused")  # fmt: skip
+    ok(capo.get(f"/api/sessions/{sid}/game/"))
+    ok(capo.get(f"/api/sessions/{sid}/balances/"))
+
+    def answer(response, note: str, status: int, code: str = ""):
+        """The answer is `status` (and the error `code`); its JSON body, if any."""
+        content = body_of(response)
+        body = json.loads(content) if content and response["Content-Type"].startswith("application/json") else None
+        said = body["error"]["code"] if isinstance(body, dict) and isinstance(body.get("error"), dict) else ""
+        assert (response.status_code, said) == (status, code), (note, response.status_code, content[:300])
+        return body
+
+    # -- the same coup step by step, the Regola's reconstruction by its next card ----------
+    coup = answer(capo.post(f"/api/sessions/{sid}/coups/"), "open", 201)
+    cid = coup["coup"]["id"]
+    answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p2, "amount": 30000}), "bet", 201)
+    answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p3, "amount": 20000}), "bet", 201)
+    answer(capo.post(f"/api/coups/{cid}/bets/withdraw/", {"patron": p3}), "withdraw bet", 409, "bet_not_withdrawable")
+    answer(capo.post(f"/api/coups/{cid}/banco/", {"patron": p4}), "banco", 409, "bets_already_placed")
+    answer(capo.post(f"/api/coups/{cid}/rien-ne-va-plus/"), "rnvp", 200)
+    answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p4, "amount": 20000}), "bet late", 409, "bet_after_rien_ne_va_plus")
+    for card in ["2H", "AS", "3C", "2D"]:
+        answer(capo.post(f"/api/coups/{cid}/cards/", {"card": card}), "card", 200)
+    answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "ZZ"}), "bad card", 400, "bad_card")
+    answer(capo.post(f"/api/coups/{cid}/declaration/", {"draws": True}), "decl", 200)
+    answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "2S"}), "card5", 200)
+    answer(capo.post(f"/api/coups/{cid}/banker-decision/", {"draws": False}), "banker stands", 200)
+    answer(capo.post(f"/api/coups/{cid}/reconstruction/card/", {"card": "6D"}), "recon card", 200)
+    answer(capo.post(f"/api/coups/{cid}/reconstruction/decision/", {"side": "banker", "draws": True}), "recon dec", 409, "reconstruction_not_pending")
+    answer(capo.get(f"/api/coups/{cid}/"), "coup detail", 200)
+    answer(capo.get(f"/api/sessions/{sid}/coups/"), "coups", 200)
+    answer(capo.get(f"/api/sessions/{sid}/banks/"), "banks", 200)
+    c2 = answer(capo.post(f"/api/sessions/{sid}/coups/"), "open2", 201)
+    c2id = c2["coup"]["id"]
+    answer(capo.post(f"/api/coups/{c2id}/annul/", {"reason": "tablet lost"}), "annul", 200)
+    answer(capo.post(f"/api/coups/{c2id}/annul/", {"reason": "again"}), "annul again", 409, "coup_annulled")
+    answer(capo.post("/api/coups/999999/annul/", {"reason": "x"}), "annul unknown", 404, "not_found")
+    answer(SchemaClient(checked, token=issue_token(changeur)[0]).post(f"/api/sessions/{sid}/coups/"), "changeur opens", 403, "permission_denied")
+    answer(capo.post(f"/api/sessions/{sid}/void-cards/", {"card": "9C", "reason": "dropped"}), "void", 201)
+    answer(capo.post(f"/api/sessions/{sid}/bars/", {"patron": p4, "reason": "faux tirage"}), "bar", 201)
+    answer(com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum", 200)
+    answer(com.get(f"/api/sessions/{sid}/minimum-changes/"), "minimum changes", 200)
+    answer(com.post(f"/api/sessions/{sid}/interrupt/", {"reason": "pause"}), "interrupt", 200)
+    answer(capo.post(f"/api/sessions/{sid}/coups/"), "open interrupted", 409, "session_interrupted")
+    answer(com.post(f"/api/sessions/{sid}/resume/", {}), "resume", 200)
+    game = answer(capo.get(f"/api/sessions/{sid}/game/"), "game", 200)
+    bank_id = game["bank"]["id"] if game.get("bank") else None
+    answer(capo.post(f"/api/banks/{bank_id}/raise/", {"amount": 500000}), "raise", 409, "bank_raise_not_in_profile")
+    answer(capo.post(f"/api/banks/{bank_id}/withdraw/"), "withdraw", 200)
+    succ = answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession", 200)
+    succ_id = succ["succession"]["id"]
+    answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p3}), "pass out of turn", 409, "not_your_turn")
+    answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p2}), "pass", 200)
+    answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p3}), "pass", 200)
+    answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession after passes", 200)
+    auction = answer(capo.post(f"/api/sessions/{sid}/auctions/"), "asta open", 201)
+    aid = auction["succession"]["auction"]["id"]
+    answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p2, "amount": 50}), "bid low", 400, "bid_below_minimum")
+    answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p2, "amount": 300_00}), "bid", 201)
+    answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p3, "amount": 400_00}), "bid", 201)
+    answer(capo.post(f"/api/auctions/{aid}/close/"), "asta close", 200)
+    answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession after asta", 200)
+    answer(capo.post(f"/api/sessions/{sid}/shoes/", {"number": "S-102"}), "new shoe", 201)
+    answer(capo.post(f"/api/sessions/{sid}/coups/record/", {"bets": [{"patron": p2, "amount": 100_00}],
+         "cards": ["7H", "6S", "KH", "KD"], "punta_draws": False}), "record punta wins", 201)  # fmt: skip
+    answer(capo.post(f"/api/sessions/{sid}/coups/record/", {"cards": ["KH"]}), "record bad", 409, "no_active_bank")
+    # The banker (p3, from the asta) lost: the bank is offered in turn, from the table minimum.
+    lost = answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession after a loss", 200)["succession"]
+    turn = next(offer for offer in lost["offers"] if offer["current"])
+    answer(capo.post(f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 1}),
+         "accept below the minimum", 400, "bank_below_minimum")
+    answer(capo.post(f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 200_00}),
+         "accept", 200)
+    answer(com.post(f"/api/sessions/{sid}/staff/", {"capo_partita": capo_partita.pk, "reason": "x"}), "staff same", 400, "staff_unchanged")
+    answer(com.get(f"/api/sessions/{sid}/staff-changes/"), "staff changes", 200)
+    seats = answer(com.get(f"/api/sessions/{sid}/seats/"), "seats", 200)
+    seat4 = [x for x in seats["results"] if x["patron"]["id"] == p4]
+    answer(com.post(f"/api/seats/{seat4[0]['id']}/release/"), "release", 200)
+    answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close with open session", 409, "sessions_still_open")
+    answer(com.post(f"/api/sessions/{sid}/close/"), "session close", 200)
+    answer(com.post(f"/api/sessions/{sid}/close/"), "session close again", 409, "session_closed")
+    with django_capture_on_commit_callbacks(execute=True):
+        answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close", 200)
+    answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close again", 409, "gaming_day_closed")
+    rep = answer(aud.get(f"/api/gaming-days/{day['id']}/report/"), "report", 200)
+    answer(aud.get("/api/reports/"), "reports", 200)
+    rid = rep["id"]
+    answer(aud.get(f"/api/reports/{rid}/"), "report detail", 200)
+    for fmt in ("pdf", "csv", "xlsx"):
+        answer(aud.get(f"/api/reports/{rid}/files/{fmt}/"), f"file {fmt}", 200)
+    answer(aud.get(f"/api/reports/{rid}/files/zip/"), "no such format", 404, "not_found")
+    answer(aud.post(f"/api/reports/{rid}/verify/"), "verify", 200)
+    answer(capo.post(f"/api/reports/{rid}/verify/"), "verify capo", 403, "permission_denied")
+    answer(aud.get("/api/audit/events/"), "events", 200)
+    answer(aud.get("/api/audit/streams/"), "streams", 200)
+    answer(aud.post("/api/audit/verify/", {}, idempotent=False), "audit verify", 200)
+    # Two verifications an hour (the budget set above): the third is throttled, with Retry-After.
+    throttled = aud.post("/api/audit/verify/", {}, idempotent=False)
+    answer(throttled, "audit verify throttled", 429, "throttled")
+    assert int(throttled["Retry-After"]) > 0
+    answer(aud.post(f"/api/reports/{rid}/verify/"), "report verify throttled", 429, "throttled")
+    answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-register/"), "cag register", 200)
+    answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-counts/"), "counts", 200)
+    cnt = answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": auditor.pk}), "count", 201)
+    answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": capo_partita.pk}), "count capo witness", 400, "witness_not_management")
+    answer(dire.post(f"/api/cagnotte-counts/{cnt['id']}/correct/", {"counted": 60_00, "witness": auditor.pk, "note": "miscount"}), "correct", 201)
+    answer(dire.get(f"/api/gaming-days/{day['id']}/control-register/"), "control register get", 404, "register_not_found")
+    reg = answer(dire.post(f"/api/gaming-days/{day['id']}/control-register/"), "control register prepare", 200)
+    answer(com.post("/api/gaming-days/", {"casino": casino.pk}), "next day unsigned", 409, "gaming_day_exists")
+    answer(dire.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 1", 200)
+    answer(dire.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 1 again", 409, "second_signer_must_differ")
+    answer(dire2.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 2", 200)
+    answer(dire.post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "x"}), "register correct", 409, "register_unchanged")
+    answer(aud.get("/api/reports/"), "reports v2", 200)
+    wrong = {"username": "capo_partita", "password": "not it"}
+    for _ in range(5):
+        answer(anonymous.post("/api/auth/token/", wrong, idempotent=False), "wrong password", 400, "invalid_credentials")
+    locked = anonymous.post("/api/auth/token/", wrong, idempotent=False)
+    answer(locked, "throttled login", 429, "too_many_failed_logins")
+    assert locked["Retry-After"] == str(locked.json()["error"]["details"]["retry_after_seconds"])
+    answer(com.post("/api/auth/logout/", idempotent=False), "logout", 204)
+    answer(com.get("/api/me/"), "me after logout", 401, "authentication_failed")
+    assert checked.problems == []
+    # The evening reached every operation it set out to: none was skipped on the way.
+    reached = {(method, template) for method, template, _ in checked.seen}
+    every = {(method, path) for path, operations in checked.raw["paths"].items() for method in operations}
+    assert every - reached == set()
+
+
+def test_the_check_can_fail(checked, commissario):
+    """An answer the schema does not document is named: an undocumented status, a field of
+    the wrong type, an undocumented header, another media type."""
+    from django.http import HttpResponse, JsonResponse
+
+    checked.check("get", "/api/me/", None, JsonResponse({"error": "x"}, status=418), sent_headers={})
+    checked.check("get", "/api/me/", None, JsonResponse({"id": "one"}), sent_headers={})
+    replay = JsonResponse({"error": {"code": "x", "message": "x", "details": {}}}, status=401)
+    replay["Idempotent-Replayed"] = "true"
+    checked.check("get", "/api/me/", None, replay, sent_headers={})
+    checked.check("get", "/api/me/", None, HttpResponse(b"<html>", content_type="text/html"), sent_headers={})
+    problems = "\n".join(checked.problems)
+    assert "GET /api/me/ -> 418: status not documented" in problems
+    assert "GET /api/me/ -> 200: the body does not conform" in problems
+    assert "GET /api/me/ -> 401: answers the header Idempotent-Replayed" in problems
+    assert "GET /api/me/ -> 200: answers text/html" in problems
+
+
+def test_every_request_example_is_a_valid_request(checked):
+    """The examples in /api/docs/ are bodies the schema accepts (a client copies them)."""
+    examples = 0
+    for path, operations in checked.raw["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            for name, example in content.get("examples", {}).items():
+                examples += 1
+                checked._check_request(f"{method.upper()} {path} example {name}", operation, example["value"])
+    assert examples >= 4
+    assert checked.problems == []
