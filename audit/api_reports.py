@@ -528,8 +528,16 @@ class ControlRegisterOutput(serializers.Serializer):
 class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
     permission_classes = BOOKS
 
-    @extend_schema(summary="The control register in force for a gaming day (art. 72)",
-                   responses={200: ControlRegisterOutput, **_errors("")})  # fmt: skip
+    @extend_schema(
+        summary="The control register in force for a gaming day (art. 72)",
+        responses={
+            200: ControlRegisterOutput,
+            **_errors(""),
+            404: OpenApiResponse(
+                ErrorSerializer, description="`not_found` (no such day), `register_not_found` (not prepared yet)."
+            ),
+        },
+    )
     def get(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
         reg = registers.current_register(gaming_day_id=day.pk)

@@ -79,6 +79,26 @@ _REPLAYED = {
 _NEVER_REPLAYED = frozenset({"401", "403", "407", "429"})
 
 
+# The codes any operation may answer with these statuses (config/errors.py), named on each so
+# that a client reading one operation learns them; the views name their own.
+_GENERIC_CODES = {
+    "400": [("invalid_input", ": the body or query is not what the operation takes (`details` names the keys)")],
+    "400 body": [("malformed_request", ": the body is not valid JSON (or form data)")],
+    "401": [
+        ("not_authenticated", ": no credentials"),
+        (
+            "authentication_failed",
+            ": a token unknown, expired (after a shift) or revoked, its user deactivated, "
+            "or a login opened without the second factor its user now needs",
+        ),
+    ],
+    "403": [("permission_denied", ": the role or the assignment does not allow it")],
+    "404": [("not_found", ": no such object (or path)")],
+}
+_BODY_REFUSALS = {
+    "413": "`request_too_large`: the body is over the server's limit (DATA_UPLOAD_MAX_MEMORY_SIZE).",
+    "415": "`unsupported_media_type`: a body in a media type other than JSON or form data.",
+}
 _SCHEMA_MEDIA_TYPES = ("application/json", "application/vnd.oai.openapi", "application/vnd.oai.openapi+json")
 
 
@@ -89,7 +109,10 @@ def document_transport_answers(result, generator, request, public):
       of reach, on any request);
     - `Retry-After` on a 429 (a throttle, the failed-login throttle);
     - `Idempotent-Replayed: true` on the answers an Idempotency-Key replays (floor/idempotency.py);
-    - the schema's own 401 and 403.
+    - the schema's own 401 and 403;
+    - on a write, 413 `request_too_large` and 415 `unsupported_media_type`;
+    - the codes any operation may answer with 400, 401, 403, 404 (`invalid_input`,
+      `malformed_request`, `not_authenticated`...), named in each response's description.
     tests/config/test_api_schema_evening.py holds a played evening's answers to these."""
     for path, operations in result.get("paths", {}).items():
         if path == "/api/schema/":
@@ -105,8 +128,18 @@ def document_transport_answers(result, generator, request, public):
                         },
                     )
             continue
-        for operation in operations.values():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
+            if method in ("post", "put", "patch"):
+                # What DRF's parsers and Django's limits answer for a body (config/errors.py).
+                for status, description in _BODY_REFUSALS.items():
+                    responses.setdefault(
+                        status,
+                        {"content": {"application/json": {"schema": dict(_ERROR_REF)}}, "description": description},
+                    )
+                responses.setdefault(
+                    "400", {"content": {"application/json": {"schema": dict(_ERROR_REF)}}, "description": ""}
+                )
             responses.setdefault(
                 "503",
                 {
@@ -115,6 +148,17 @@ def document_transport_answers(result, generator, request, public):
                     "after `Retry-After` seconds (with the same `Idempotency-Key`, for a write).",
                 },
             )
+            for key, codes in _GENERIC_CODES.items():
+                status, _, what = key.partition(" ")
+                if what == "body" and method not in ("post", "put", "patch"):
+                    continue
+                response = responses.get(status)
+                if response is None:
+                    continue
+                missing = [code for code, _ in codes if f"`{code}`" not in response.get("description", "")]
+                said = "; ".join(f"`{code}`{why}" for code, why in codes if code in missing)
+                if said:
+                    response["description"] = " ".join(filter(None, [response.get("description", ""), said + "."]))
             for status in ("429", "503"):
                 if status in responses:
                     responses[status].setdefault("headers", {})["Retry-After"] = dict(_RETRY_AFTER)

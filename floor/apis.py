@@ -111,7 +111,8 @@ class TokenLoginApi(APIView):
         request=TokenLoginInput,
         responses={200: TokenOutputSerializer, 400: _E, 429: _E, 503: _E},
         auth=[],
-        description="Failed logins are throttled per username and per client address "
+        description="A wrong username or password, or an inactive user: 400 `invalid_credentials` (a failed "
+        "login). Failed logins are throttled per username and per client address "
         "(code `too_many_failed_logins`, 429). The roles in MFA_ROLES (in production the Commissario, the "
         "Direzione, the auditors and superusers) send `otp`, their authenticator's current code or, without "
         "it, one of their recovery codes (each works once; its use is a security event): "

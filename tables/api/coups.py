@@ -379,7 +379,10 @@ class CoupRecordApi(_TableApi):
         "closes betting, deals the cards in shoe order with the declarations, then enters the "
         "reconstruction's next cards and decisions: exactly the steps of the tablet, in one "
         "transaction; any refusal writes nothing. A reconstruction that still waits leaves the "
-        "coup `pending` (then POST /api/coups/{id}/reconstruction/...). Codes: every step's, and "
+        "coup `pending` (then POST /api/coups/{id}/reconstruction/...). Codes: every step's, "
+        "named on the step's own operation: opening the coup (`no_active_bank`, `no_shoe`, "
+        "`stop_card_reached`, `coup_in_progress`), the banco calls and bets, rien ne va plus, the cards, "
+        "the declarations and the reconstruction; and "
         "`declaration_required`, `cards_missing`, `unused_next_cards`, `unused_reconstruction`." + WRITE_NOTE,
     )
     def post(self, request, pk: int):

@@ -6,6 +6,8 @@ For each request it finds the operation the schema documents for the path, then 
     the client was never told to handle);
   - the body conforms to the schema documented for that status (types, required fields,
     nullability, enums), through schemathesis's own response check;
+  - an error's code is named by the operation (its description or its responses'), so a
+    client written from the schema knows every code it may meet;
   - the headers a client must act on are documented on that response: `Idempotent-Replayed`
     on a replayed write, `Retry-After` on a 429 or 503;
   - the request it sent conforms to the documented request body (the test's own bodies are
@@ -79,6 +81,13 @@ class SchemaChecked:
         content_type = response.headers.get("Content-Type", "").split(";", 1)[0].strip()
         if content and content_type not in documented_types:
             self.problems.append(f"{label}: answers {content_type}, the schema documents {sorted(documented_types)}")
+        if response.status_code >= 400 and content:
+            try:
+                code = json.loads(content)["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                code = None
+            if code and f"`{code}`" not in json.dumps(operation_raw):
+                self.problems.append(f"{label}: the error code `{code}` is not named by the operation")
         for name in ACTIONABLE_HEADERS:
             if response.headers.get(name) is not None and name.lower() not in {
                 h.lower() for h in declared.get("headers", {})
@@ -162,6 +171,13 @@ class SchemaClient:
         call = getattr(self.client, method)
         response = call(path, body if body is not None else {}, format="json", **extra)
         self.checked.check(method, path, body if body is not None else {}, response, sent_headers=headers)
+        return response
+
+    def raw_post(self, path: str, data: bytes | str, content_type: str):
+        """A body as bytes in any media type (not checked against the request schema)."""
+        key = uuid.uuid4().hex
+        response = self.client.post(path, data, content_type=content_type, HTTP_IDEMPOTENCY_KEY=key)
+        self.checked.check("post", path, None, response, sent_headers={IDEMPOTENCY_HEADER: key})
         return response
 
     def post(self, path: str, body: Any = None, **kwargs):

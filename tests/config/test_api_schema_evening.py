@@ -111,6 +111,13 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
             422, "idempotency_key_reused")  # fmt: skip
     ok(capo.get(f"/api/sessions/{sid}/game/"))
     ok(capo.get(f"/api/sessions/{sid}/balances/"))
+    # bodies the parsers refuse: not JSON, another media type, too large
+    refused(capo.raw_post(f"/api/sessions/{sid}/coups/record/", '{"cards": ', "application/json"),
+            400, "malformed_request")  # fmt: skip
+    refused(capo.raw_post(f"/api/sessions/{sid}/coups/record/", "cards=KH", "text/plain"),
+            415, "unsupported_media_type")  # fmt: skip
+    refused(capo.raw_post(f"/api/sessions/{sid}/coups/record/", b"[" + b"0," * 1_400_000 + b"0]", "application/json"),
+            413, "request_too_large")  # fmt: skip
 
     def answer(response, note: str, status: int, code: str = ""):
         """The answer is `status` (and the error `code`); its JSON body, if any."""
@@ -230,7 +237,7 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     assert locked["Retry-After"] == str(locked.json()["error"]["details"]["retry_after_seconds"])
     answer(com.post("/api/auth/logout/", idempotent=False), "logout", 204)
     answer(com.get("/api/me/"), "me after logout", 401, "authentication_failed")
-    assert checked.problems == []
+    assert checked.problems == [], "\n".join(checked.problems)
     # The evening reached every operation it set out to: none was skipped on the way.
     reached = {(method, template) for method, template, _ in checked.seen}
     every = {(method, path) for path, operations in checked.raw["paths"].items() for method in operations}
