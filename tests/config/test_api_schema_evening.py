@@ -18,6 +18,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from floor.authentication import issue_token
 from tests.factories import PASSWORD
+from tests.tables.api.conftest import BANKER_WINS, PUNTA_NATURAL, TIE
 
 from .schema_client import SchemaChecked, SchemaClient, body_of, load_schema, replayed
 
@@ -193,6 +194,59 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     seats = answer(com.get(f"/api/sessions/{sid}/seats/"), "seats", 200)
     seat4 = [x for x in seats["results"] if x["patron"]["id"] == p4]
     answer(com.post(f"/api/seats/{seat4[0]['id']}/release/"), "release", 200)
+    # -- two more tables: a domestic one (banco, tie, a raise, a punta's natural), a chemmy-fi one
+    # (a burn shown face up, a tie replayed with the bets carried) -------------------------
+    other_tables = []
+    for number, profile in ((2, "domestic"), (3, "chemmy-fi")):
+        other = ok(dire.post("/api/tables/", {"casino": casino.pk, "site": site.pk, "number": number,
+                                              "profile": profile, "min_seats_to_start": 2}), 201)  # fmt: skip
+        other_tables.append(other["id"])
+        its_capo = make_user(f"capo_{number}", "capo_partita")
+        opened = ok(com.post("/api/sessions/", {
+            "table": other["id"], "capo_partita": its_capo.pk, "changeur": make_user(f"changeur_{number}", "changeur").pk,
+            "shoe_number": f"S-{number}01", "minimum": 100_00, "maximum": 5000_00,
+        }), 201)  # fmt: skip
+        osid = opened["id"]
+        players = []
+        for n, standing in ((1, False), (2, False), (3, True)):
+            patron = ok(com.post("/api/patrons/", {
+                "first_name": f"T{number}", "last_name": f"P{n}", "document_type": "id_card",
+                "document_number": f"CA{number}{n:06d}", "nationality": "GB",
+            }), 201)  # fmt: skip
+            players.append(patron["id"])
+            seat = {"patron": patron["id"], "standing": True} if standing else {"patron": patron["id"], "seat_number": n}
+            ok(com.post(f"/api/sessions/{osid}/seats/", seat), 201)
+        table_capo = SchemaClient(checked, token=issue_token(its_capo)[0])
+        shoe = {"number": f"S-{number}01"}
+        if profile == "chemmy-fi":
+            shoe["burn"] = ["5H", None, None, None, None, None, None]
+        answer(table_capo.post(f"/api/sessions/{osid}/shoes/", shoe), f"{profile} shoe", 201)
+        bank = answer(table_capo.post(f"/api/sessions/{osid}/banks/", {"patron": players[0], "amount": 200_00}),
+                      f"{profile} bank", 201)  # fmt: skip
+        answer(table_capo.post(f"/api/sessions/{osid}/coups/record/", {"banco": [players[1]], "cards": TIE, "punta_draws": False}),
+               f"{profile} banco tied", 201)  # fmt: skip
+        if profile == "domestic":
+            answer(table_capo.post(f"/api/sessions/{osid}/coups/record/", {
+                "bets": [{"patron": players[1], "amount": 100_00}, {"patron": players[2], "amount": 50_00}],
+                "cards": BANKER_WINS, "punta_draws": True}), "domestic banker wins", 201)  # fmt: skip
+            answer(table_capo.post(f"/api/banks/{bank['bank']['id']}/raise/", {"amount": 1000_00}), "raise", 200)
+            answer(table_capo.post(f"/api/sessions/{osid}/coups/record/", {
+                "bets": [{"patron": players[1], "kind": "avec_la_table"}], "cards": PUNTA_NATURAL}),
+                "domestic punta's natural", 201)  # fmt: skip
+        else:
+            replay = answer(table_capo.post(f"/api/sessions/{osid}/coups/"), "chemmy-fi replay", 201)
+            assert [(c["patron"]["id"], c["carried"]) for c in replay["coup"]["banco_calls"]] == [(players[1], True)]
+            answer(table_capo.post(f"/api/coups/{replay['coup']['id']}/bets/withdraw/", {"patron": players[1]}),
+                   "chemmy-fi bet taken back", 200)  # fmt: skip
+            answer(table_capo.post(f"/api/coups/{replay['coup']['id']}/annul/", {"reason": "no bets left"}),
+                   "chemmy-fi annul", 200)  # fmt: skip
+        answer(table_capo.get(f"/api/sessions/{osid}/game/"), f"{profile} game", 200)
+        answer(table_capo.get(f"/api/sessions/{osid}/balances/"), f"{profile} balances", 200)
+        answer(table_capo.get(f"/api/sessions/{osid}/banks/"), f"{profile} banks", 200)
+        answer(table_capo.get(f"/api/sessions/{osid}/coups/"), f"{profile} coups", 200)
+        answer(table_capo.get(f"/api/sessions/{osid}/succession/"), f"{profile} succession", 200)
+        answer(com.post(f"/api/sessions/{osid}/close/"), f"{profile} close", 200)
+
     answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close with open session", 409, "sessions_still_open")
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close", 200)
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close again", 409, "session_closed")
@@ -221,6 +275,9 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     cnt = answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": auditor.pk}), "count", 201)
     answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": capo_partita.pk}), "count capo witness", 400, "witness_not_management")
     answer(dire.post(f"/api/cagnotte-counts/{cnt['id']}/correct/", {"counted": 60_00, "witness": auditor.pk, "note": "miscount"}), "correct", 201)
+    for other in other_tables:
+        answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/",
+                         {"table": other, "counted": 0, "witness": auditor.pk}), "count", 201)  # fmt: skip
     answer(dire.get(f"/api/gaming-days/{day['id']}/control-register/"), "control register get", 404, "register_not_found")
     reg = answer(dire.post(f"/api/gaming-days/{day['id']}/control-register/"), "control register prepare", 200)
     answer(com.post("/api/gaming-days/", {"casino": casino.pk}), "next day unsigned", 409, "gaming_day_exists")
