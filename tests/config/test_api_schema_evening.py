@@ -19,6 +19,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from floor.authentication import issue_token
 from tests.factories import PASSWORD
 from tests.tables.api.conftest import BANKER_WINS, PUNTA_NATURAL, TIE
+from tests.tables.conftest import make_game  # noqa: F401  (the tables' fixture)
 
 from .schema_client import SchemaChecked, SchemaClient, body_of, load_schema, replayed
 
@@ -330,3 +331,39 @@ def test_every_request_example_is_a_valid_request(checked):
                 checked._check_request(f"{method.upper()} {path} example {name}", operation, example["value"])
     assert examples >= 4
     assert checked.problems == []
+
+
+def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
+    """Each worked example of POST /api/sessions/{id}/coups/record/ is a coup the server plays
+    as its summary says, at a venezia table whose seats 2-6 hold the example's patrons 12-16
+    (the banker at seat 1), with the Regola marks the example's description asks for."""
+    from tables import services
+
+    examples = checked.raw["paths"]["/api/sessions/{id}/coups/record/"]["post"]["requestBody"]["content"][
+        "application/json"
+    ]["examples"]
+    results = {}
+    for example in examples.values():
+        game = make_game("venezia", seated=6, standing=0, bank=1000_00)
+        ids = {12 + n: game.seat(2 + n).pk for n in range(5)}
+        if "regola" in example.get("description", "").lower():
+            services.regola_mark(session=game.session, by=game.capo, patron=game.banker, declared=True)
+        body = json.loads(json.dumps(example["value"]))
+        for bet in body.get("bets", []):
+            bet["patron"] = ids[bet["patron"]]
+        if "banco" in body:
+            body["banco"] = [ids[patron] for patron in body["banco"]]
+        client = SchemaClient(checked, game.capo)
+        response = client.post(f"/api/sessions/{game.session.pk}/coups/record/", body)
+        coup = response.json().get("coup", {})
+        results[example["summary"]] = (response.status_code, coup.get("winner"), coup.get("cagnotte"))
+    # What each example's summary and description say of it.
+    assert results == {
+        "Two bets, the banker wins (venezia, 5% cagnotte)": (201, "banker", 26_70),
+        "Banco solo, punta's natural": (201, "punta", 0),
+        "Banco avec la table and an individual bet, the punta stands": (201, "punta", 0),
+        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card": (201, "banker", 20_00),
+        # punta 4 stood against the rule: he gets 9D (3), the banker on 5 draws the next card 3H (8)
+        "A reconstruction that needs a decision the real coup never took": (201, "banker", 5_00),
+    }, results
+    assert checked.problems == [], "\n".join(checked.problems)
