@@ -275,8 +275,12 @@ def idempotency_key_parameter(*, required: bool) -> OpenApiParameter:
             "A retry with the same key and the same request gets the first answer again, with the "
             f"header `{REPLAYED_HEADER}: true`, and changes nothing. The same key with another "
             "request: 422 `idempotency_key_reused`. Keys are scoped to the user and kept for days "
-            "(`idempotency_purge`)."
-            + ("" if required else " Optional: without it the request is not protected against retries.")
+            "(`idempotency_purge`). A key that is not one value of that form: 400 `bad_idempotency_key`."
+            + (
+                " Required: without it, 400 `idempotency_key_required`."
+                if required
+                else " Optional: without it the request is not protected against retries."
+            )
         ),
     )
 

@@ -59,6 +59,14 @@ class SchemaChecked:
                 return template
         return None
 
+    def key_required(self, method: str, path: str) -> bool:
+        template = self.template(path)
+        operation = self.raw["paths"].get(template, {}).get(method.lower(), {}) if template else {}
+        return any(
+            parameter["in"] == "header" and parameter["name"] == IDEMPOTENCY_HEADER and parameter.get("required")
+            for parameter in operation.get("parameters", [])
+        )
+
     def check(self, method: str, path: str, body: Any, response, *, sent_headers: dict[str, str]) -> None:
         method = method.lower()
         content = body_of(response)
@@ -96,9 +104,10 @@ class SchemaChecked:
         if method in ("post", "put", "patch") and body is not None:
             self._check_request(label, operation_raw, body)
         for parameter in operation_raw.get("parameters", []):
-            if parameter["in"] == "header" and parameter.get("required") and parameter["name"] not in sent_headers:
-                # A client that follows the schema always sends it; a test that does not is wrong.
-                self.problems.append(f"{label}: the test did not send the required header {parameter['name']}")
+            required = parameter["in"] == "header" and parameter.get("required")
+            if required and parameter["name"] not in sent_headers and response.status_code < 400:
+                # Taken without it: the schema says a client must send what the server does not need.
+                self.problems.append(f"{label}: answered without the header {parameter['name']} the schema requires")
         operation = self.schema.find_operation_by_path(method, template)
         prepared = requests.Request(method.upper(), f"http://testserver{path}", headers=sent_headers).prepare()
         wrapped = SchemathesisResponse(
@@ -162,9 +171,13 @@ class SchemaClient:
         self.checked.check("get", full, None, response, sent_headers={})
         return response
 
-    def write(self, method: str, path: str, body: Any = None, *, key: str | None = None, idempotent: bool = True):
+    def write(self, method: str, path: str, body: Any = None, *, key: str | None = None, idempotent: bool | None = None):
+        """`idempotent` None: an Idempotency-Key exactly when the schema says it is required (an
+        optional one is left out, as a client may), or when `key` is given."""
         headers: dict[str, str] = {}
         extra = {}
+        if idempotent is None:
+            idempotent = key is not None or self.checked.key_required(method, path)
         if idempotent:
             headers[IDEMPOTENCY_HEADER] = key or uuid.uuid4().hex
             extra["HTTP_IDEMPOTENCY_KEY"] = headers[IDEMPOTENCY_HEADER]
