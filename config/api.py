@@ -74,9 +74,10 @@ _REPLAYED = {
     "description": "Present (`true`) when this is the stored answer to an earlier request with the same "
     "`Idempotency-Key`: nothing ran again, nothing was written.",
 }
-# Answers never stored under an Idempotency-Key (floor/idempotency.py: 401, 403, 429, 5xx),
-# so never replayed.
-_NEVER_REPLAYED = frozenset({"401", "403", "407", "429"})
+# Answers never stored under an Idempotency-Key (floor/idempotency.py: 401, 403, 429, 5xx;
+# and a body the parsers refuse, 413 and 415, which fails before the key is looked at), so
+# never replayed.
+_NEVER_REPLAYED = frozenset({"401", "403", "407", "413", "415", "429"})
 
 
 # The codes any operation may answer with these statuses (config/errors.py), named on each so

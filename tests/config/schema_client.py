@@ -186,9 +186,9 @@ class SchemaClient:
         self.checked.check(method, path, body if body is not None else {}, response, sent_headers=headers)
         return response
 
-    def raw_post(self, path: str, data: bytes | str, content_type: str):
+    def raw_post(self, path: str, data: bytes | str, content_type: str, *, key: str | None = None):
         """A body as bytes in any media type (not checked against the request schema)."""
-        key = uuid.uuid4().hex
+        key = key or uuid.uuid4().hex
         response = self.client.post(path, data, content_type=content_type, HTTP_IDEMPOTENCY_KEY=key)
         self.checked.check("post", path, None, response, sent_headers={IDEMPOTENCY_HEADER: key})
         return response
