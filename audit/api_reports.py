@@ -239,7 +239,15 @@ class GamingDayReportApi(APIView):
     @extend_schema(
         summary="The latest report of a gaming day",
         parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="A given version instead.")],
-        responses={200: ReportOutput, **_errors("")},
+        responses={
+            200: ReportOutput,
+            **_errors(""),
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="`not_found` (no such day), `report_not_found` (the day has no report, or not "
+                "that version, yet: `details.open` says whether the day is still open).",
+            ),
+        },
     )
     def get(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
@@ -430,7 +438,7 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
         request=CagnotteCountInput,
         responses={201: CagnotteCountOutput, **_errors(
             "`witness_must_differ`, `witness_not_staff`, `witness_not_management` (the table staff may not witness), "
-            "`table_not_played`, `unknown_user`",
+            "`table_not_played`, `unknown_table`, `unknown_user`",
             conflict="`day_not_closed`, `already_counted` (enter a correction).")},
     )  # fmt: skip
     def post(self, request, pk: int):

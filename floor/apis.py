@@ -237,6 +237,8 @@ class TableListApi(IdempotentMixin, _ListApi):
         request=TableInput,
         responses={201: TableSerializer, **WRITE_ERRORS},
         description="Creates a table; settings not given come from its rule profile. Codes: `unknown_profile`, "
+        "`site_not_in_casino`, `seats_out_of_range` (8 or 9), `min_seats_out_of_range`, `unknown_rounding` "
+        "(`nearest`, `down`, `up`), "
         "`table_number_taken`, `decks_not_allowed`, `cagnotte_rate_out_of_range`, `cagnotte_unit_out_of_range` "
         "(the rounding unit is 1 to 10000 cents and divides 10000), `cagnotte_not_in_profile` "
         "(the domestic and chemmy-fi rules take no cagnotte: their rate is 0, RULES.md §3.2).",
@@ -259,6 +261,8 @@ class TableDetailApi(APIView):
         request=TablePatchInput,
         responses={200: TableSerializer, **WRITE_ERRORS},
         description="Refused with `table_in_play` (409) while the table has a session that is not closed. "
+        "A setting is refused as at the creation (POST /api/tables/: `unknown_profile`, `site_not_in_casino`, "
+        "`min_seats_out_of_range`, `unknown_rounding`, `decks_not_allowed`, `cagnotte_rate_out_of_range`...). "
         "A table moved to a profile whose rules take no cagnotte (domestic, chemmy-fi) gets a rate of 0 with it; "
         "a rate above 0 for such a table is refused with `cagnotte_not_in_profile`.",
     )
@@ -600,7 +604,8 @@ class PatronListApi(IdempotentMixin, _ListApi):
     @extend_schema(
         request=PatronRegisterInput,
         responses={201: PatronSerializer, **WRITE_ERRORS},
-        description="Codes: `patron_already_registered`, `invalid_nationality`, `invalid_birth_date` (in the future, before 1900), `patron_under_age` (under 18).",
+        description="Codes: `patron_already_registered`, `invalid_document_number` (letters outside A-Z), "
+        "`invalid_nationality`, `invalid_birth_date` (in the future, before 1900), `patron_under_age` (under 18).",
     )
     def post(self, request):
         data = self.PatronRegisterInput(data=request.data)

@@ -242,7 +242,8 @@ class BankListApi(_TableApi):
         "one to a seated or standing patron. Codes: `bank_already_active`, "
         "`bank_below_minimum`, `bank_above_maximum`, `bad_amount`, `not_enough_players`, "
         "`not_first_banker_seat` (details: first_banker_seat, whose turn it is), `first_bank_declined_by_all`, "
-        "`patron_not_at_table`, `patron_barred` (faux tirage)." + WRITE_NOTE,
+        "`patron_not_at_table`, `patron_barred` (faux tirage), `auction_in_progress` (an open asta's bids bind), "
+        "`outgoing_banker` (a succession's outgoing banker does not take his own bank)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)
@@ -361,7 +362,8 @@ class CoupListApi(TakesNoBody, _TableApi):
         responses={201: CoupAnswerSerializer, **WRITE_ERRORS},
         summary="Open a coup on the active bank",
         description="B is the bank's current amount. Next: bets or banco calls, then rien ne va plus. "
-        "Codes: `no_active_bank`, `no_shoe`, `stop_card_reached`, `coup_in_progress`." + WRITE_NOTE,
+        "Codes: `no_active_bank`, `no_shoe`, `stop_card_reached`, `coup_in_progress`, `banker_barred` "
+        "(a banker barred for a faux tirage deals no further coup: his bank ends by a withdrawal)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)
@@ -381,7 +383,7 @@ class CoupRecordApi(_TableApi):
         "transaction; any refusal writes nothing. A reconstruction that still waits leaves the "
         "coup `pending` (then POST /api/coups/{id}/reconstruction/...). Codes: every step's, "
         "named on the step's own operation: opening the coup (`no_active_bank`, `no_shoe`, "
-        "`stop_card_reached`, `coup_in_progress`), the banco calls and bets, rien ne va plus, the cards, "
+        "`stop_card_reached`, `coup_in_progress`, `banker_barred`), the banco calls and bets, rien ne va plus, the cards, "
         "the declarations and the reconstruction; and "
         "`declaration_required`, `cards_missing`, `unused_next_cards`, `unused_reconstruction`." + WRITE_NOTE,
     )

@@ -47,7 +47,8 @@ class SchemaChecked:
         self.raw = raw_schema
         self.schema = schemathesis.openapi.from_dict(raw_schema)
         self._templates = [
-            (re.compile("^" + re.sub(r"\{[^/]+\}", "[^/]+", path) + "$"), path) for path in raw_schema["paths"]
+            (re.compile("^" + re.sub(r"\{[^/]+\}", "[^/]+", path) + "$"), path)
+            for path in raw_schema["paths"]
         ]
         self.problems: list[str] = []
         self.seen: set[tuple[str, str, int]] = set()  # (method, path template, status)
@@ -63,7 +64,9 @@ class SchemaChecked:
         template = self.template(path)
         operation = self.raw["paths"].get(template, {}).get(method.lower(), {}) if template else {}
         return any(
-            parameter["in"] == "header" and parameter["name"] == IDEMPOTENCY_HEADER and parameter.get("required")
+            parameter["in"] == "header"
+            and parameter["name"] == IDEMPOTENCY_HEADER
+            and parameter.get("required")
             for parameter in operation.get("parameters", [])
         )
 
@@ -88,7 +91,9 @@ class SchemaChecked:
         documented_types = set(declared.get("content", {}))
         content_type = response.headers.get("Content-Type", "").split(";", 1)[0].strip()
         if content and content_type not in documented_types:
-            self.problems.append(f"{label}: answers {content_type}, the schema documents {sorted(documented_types)}")
+            self.problems.append(
+                f"{label}: answers {content_type}, the schema documents {sorted(documented_types)}"
+            )
         if response.status_code >= 400 and content:
             try:
                 code = json.loads(content)["error"]["code"]
@@ -100,16 +105,22 @@ class SchemaChecked:
             if response.headers.get(name) is not None and name.lower() not in {
                 h.lower() for h in declared.get("headers", {})
             }:
-                self.problems.append(f"{label}: answers the header {name}, which the schema does not document")
+                self.problems.append(
+                    f"{label}: answers the header {name}, which the schema does not document"
+                )
         if method in ("post", "put", "patch") and body is not None:
             self._check_request(label, operation_raw, body)
         for parameter in operation_raw.get("parameters", []):
             required = parameter["in"] == "header" and parameter.get("required")
             if required and parameter["name"] not in sent_headers and response.status_code < 400:
                 # Taken without it: the schema says a client must send what the server does not need.
-                self.problems.append(f"{label}: answered without the header {parameter['name']} the schema requires")
+                self.problems.append(
+                    f"{label}: answered without the header {parameter['name']} the schema requires"
+                )
         operation = self.schema.find_operation_by_path(method, template)
-        prepared = requests.Request(method.upper(), f"http://testserver{path}", headers=sent_headers).prepare()
+        prepared = requests.Request(
+            method.upper(), f"http://testserver{path}", headers=sent_headers
+        ).prepare()
         wrapped = SchemathesisResponse(
             status_code=response.status_code,
             headers={k.lower(): [v] for k, v in response.headers.items()},
@@ -171,7 +182,15 @@ class SchemaClient:
         self.checked.check("get", full, None, response, sent_headers={})
         return response
 
-    def write(self, method: str, path: str, body: Any = None, *, key: str | None = None, idempotent: bool | None = None):
+    def write(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        idempotent: bool | None = None,
+    ):
         """`idempotent` None: an Idempotency-Key exactly when the schema says it is required (an
         optional one is left out, as a client may), or when `key` is given."""
         headers: dict[str, str] = {}

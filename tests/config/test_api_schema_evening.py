@@ -51,9 +51,23 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"audit_verify": "2/hour"})
     # The throttles' counts in a cache of this test's own: a Redis database shared with another
     # run (emptied by its tests) would lose them between two requests.
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evening"}}
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evening"}
+    }
     cache.clear()
     direzione2 = make_user("direzione2", "direzione")
+
+    def answer(response, note: str, status: int, code: str = ""):
+        """The answer is `status` (and the error `code`); its JSON body, if any."""
+        content = body_of(response)
+        body = (
+            json.loads(content)
+            if content and response["Content-Type"].startswith("application/json")
+            else None
+        )
+        said = body["error"]["code"] if isinstance(body, dict) and isinstance(body.get("error"), dict) else ""
+        assert (response.status_code, said) == (status, code), (note, response.status_code, content[:300])
+        return body
 
     # -- logins, as a tablet does ------------------------------------------------------
     anonymous = SchemaClient(checked)
@@ -80,6 +94,13 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     table = ok(dire.post("/api/tables/", {"casino": casino.pk, "site": site.pk, "number": 1}), 201)
     ok(dire.patch(f"/api/tables/{table['id']}/", {"min_seats_to_start": 2}, idempotent=False))
     ok(com.get("/api/tables/"))
+    answer(dire.post("/api/tables/", {"casino": casino.pk, "site": site.pk, "number": 9, "cagnotte_rounding": "sideways"}),
+           "bad rounding", 400, "unknown_rounding")  # fmt: skip
+    answer(dire.post("/api/tables/", {"casino": casino.pk, "site": site.pk, "number": 9, "min_seats_to_start": 12}),
+           "bad min seats", 400, "min_seats_out_of_range")  # fmt: skip
+    cyrillic = {"first_name": "Ivan", "last_name": "Petrov", "document_type": "passport",
+                "document_number": "\u0423A1234567", "nationality": "RU"}  # fmt: skip
+    answer(com.post("/api/patrons/", cyrillic), "a Cyrillic letter", 400, "invalid_document_number")
     ok(com.get(f"/api/tables/{table['id']}/"))
     session = ok(com.post("/api/sessions/", {
         "table": table["id"], "capo_partita": capo_partita.pk, "changeur": changeur.pk,
@@ -105,7 +126,11 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     # -- README "Playing a coup through the API" ---------------------------------------
     ok(capo.post(f"/api/sessions/{sid}/shoes/", {"number": "S-101"}), 201)
     refused(capo.post(f"/api/sessions/{sid}/banks/first/pass/", {"patron": p2}), 400, "not_first_banker_seat")
-    refused(capo.post(f"/api/sessions/{sid}/banks/", {"patron": p2, "amount": 100000}), 400, "not_first_banker_seat")
+    refused(
+        capo.post(f"/api/sessions/{sid}/banks/", {"patron": p2, "amount": 100000}),
+        400,
+        "not_first_banker_seat",
+    )
     ok(capo.post(f"/api/sessions/{sid}/banks/", {"patron": p1, "amount": 100000}), 201)
     ok(capo.post(f"/api/sessions/{sid}/regola/", {"patron": p1, "declared": True}))
     record = {"bets": [{"patron": p2, "amount": 60000}, {"patron": p3, "amount": 40000}],
@@ -131,23 +156,25 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     refused(capo.raw_post(f"/api/sessions/{sid}/coups/record/", b"[" + b"0," * 1_400_000 + b"0]", "application/json"),
             413, "request_too_large")  # fmt: skip
 
-    def answer(response, note: str, status: int, code: str = ""):
-        """The answer is `status` (and the error `code`); its JSON body, if any."""
-        content = body_of(response)
-        body = json.loads(content) if content and response["Content-Type"].startswith("application/json") else None
-        said = body["error"]["code"] if isinstance(body, dict) and isinstance(body.get("error"), dict) else ""
-        assert (response.status_code, said) == (status, code), (note, response.status_code, content[:300])
-        return body
-
     # -- the same coup step by step, the Regola's reconstruction by its next card ----------
     coup = answer(capo.post(f"/api/sessions/{sid}/coups/"), "open", 201)
     cid = coup["coup"]["id"]
     answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p2, "amount": 30000}), "bet", 201)
     answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p3, "amount": 20000}), "bet", 201)
-    answer(capo.post(f"/api/coups/{cid}/bets/withdraw/", {"patron": p3}), "withdraw bet", 409, "bet_not_withdrawable")
+    answer(
+        capo.post(f"/api/coups/{cid}/bets/withdraw/", {"patron": p3}),
+        "withdraw bet",
+        409,
+        "bet_not_withdrawable",
+    )
     answer(capo.post(f"/api/coups/{cid}/banco/", {"patron": p4}), "banco", 409, "bets_already_placed")
     answer(capo.post(f"/api/coups/{cid}/rien-ne-va-plus/"), "rnvp", 200)
-    answer(capo.post(f"/api/coups/{cid}/bets/", {"patron": p4, "amount": 20000}), "bet late", 409, "bet_after_rien_ne_va_plus")
+    answer(
+        capo.post(f"/api/coups/{cid}/bets/", {"patron": p4, "amount": 20000}),
+        "bet late",
+        409,
+        "bet_after_rien_ne_va_plus",
+    )
     for card in ["2H", "AS", "3C", "2D"]:
         answer(capo.post(f"/api/coups/{cid}/cards/", {"card": card}), "card", 200)
     answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "ZZ"}), "bad card", 400, "bad_card")
@@ -155,7 +182,12 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "2S"}), "card5", 200)
     answer(capo.post(f"/api/coups/{cid}/banker-decision/", {"draws": False}), "banker stands", 200)
     answer(capo.post(f"/api/coups/{cid}/reconstruction/card/", {"card": "6D"}), "recon card", 200)
-    answer(capo.post(f"/api/coups/{cid}/reconstruction/decision/", {"side": "banker", "draws": True}), "recon dec", 409, "reconstruction_not_pending")
+    answer(
+        capo.post(f"/api/coups/{cid}/reconstruction/decision/", {"side": "banker", "draws": True}),
+        "recon dec",
+        409,
+        "reconstruction_not_pending",
+    )
     answer(capo.get(f"/api/coups/{cid}/"), "coup detail", 200)
     answer(capo.get(f"/api/sessions/{sid}/coups/"), "coups", 200)
     answer(capo.get(f"/api/sessions/{sid}/banks/"), "banks", 200)
@@ -164,7 +196,12 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(capo.post(f"/api/coups/{c2id}/annul/", {"reason": "tablet lost"}), "annul", 200)
     answer(capo.post(f"/api/coups/{c2id}/annul/", {"reason": "again"}), "annul again", 409, "coup_annulled")
     answer(capo.post("/api/coups/999999/annul/", {"reason": "x"}), "annul unknown", 404, "not_found")
-    answer(SchemaClient(checked, token=issue_token(changeur)[0]).post(f"/api/sessions/{sid}/coups/"), "changeur opens", 403, "permission_denied")
+    answer(
+        SchemaClient(checked, token=issue_token(changeur)[0]).post(f"/api/sessions/{sid}/coups/"),
+        "changeur opens",
+        403,
+        "permission_denied",
+    )
     answer(capo.post(f"/api/sessions/{sid}/void-cards/", {"card": "9C", "reason": "dropped"}), "void", 201)
     answer(capo.post(f"/api/sessions/{sid}/bars/", {"patron": p4, "reason": "faux tirage"}), "bar", 201)
     answer(com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum", 200)
@@ -172,11 +209,17 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     raised = com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 150_00, "reason": "retry"}, key="min-1")
     retried = com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 150_00, "reason": "retry"}, key="min-1")
     assert retried.status_code == raised.status_code == 200 and replayed(retried) and not replayed(raised)
-    answer(com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum again", 200)
+    answer(
+        com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum again", 200
+    )
     # a required key left out
-    answer(capo.post(f"/api/sessions/{sid}/coups/", idempotent=False), "no key", 400, "idempotency_key_required")
+    answer(
+        capo.post(f"/api/sessions/{sid}/coups/", idempotent=False), "no key", 400, "idempotency_key_required"
+    )
     malformed = capo.client.post(f"/api/sessions/{sid}/coups/", {}, format="json", HTTP_IDEMPOTENCY_KEY="a,b")
-    checked.check("post", f"/api/sessions/{sid}/coups/", {}, malformed, sent_headers={"Idempotency-Key": "a,b"})
+    checked.check(
+        "post", f"/api/sessions/{sid}/coups/", {}, malformed, sent_headers={"Idempotency-Key": "a,b"}
+    )
     answer(malformed, "bad key", 400, "bad_idempotency_key")
     answer(com.get(f"/api/sessions/{sid}/minimum-changes/"), "minimum changes", 200)
     answer(com.post(f"/api/sessions/{sid}/interrupt/", {"reason": "pause"}), "interrupt", 200)
@@ -184,17 +227,32 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(com.post(f"/api/sessions/{sid}/resume/", {}), "resume", 200)
     game = answer(capo.get(f"/api/sessions/{sid}/game/"), "game", 200)
     bank_id = game["bank"]["id"] if game.get("bank") else None
-    answer(capo.post(f"/api/banks/{bank_id}/raise/", {"amount": 500000}), "raise", 409, "bank_raise_not_in_profile")
+    answer(
+        capo.post(f"/api/banks/{bank_id}/raise/", {"amount": 500000}),
+        "raise",
+        409,
+        "bank_raise_not_in_profile",
+    )
     answer(capo.post(f"/api/banks/{bank_id}/withdraw/"), "withdraw", 200)
     succ = answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession", 200)
     succ_id = succ["succession"]["id"]
-    answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p3}), "pass out of turn", 409, "not_your_turn")
+    answer(
+        capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p3}),
+        "pass out of turn",
+        409,
+        "not_your_turn",
+    )
     answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p2}), "pass", 200)
     answer(capo.post(f"/api/successions/{succ_id}/pass/", {"patron": p3}), "pass", 200)
     answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession after passes", 200)
     auction = answer(capo.post(f"/api/sessions/{sid}/auctions/"), "asta open", 201)
     aid = auction["succession"]["auction"]["id"]
-    answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p2, "amount": 50}), "bid low", 400, "bid_below_minimum")
+    answer(
+        capo.post(f"/api/auctions/{aid}/bids/", {"patron": p2, "amount": 50}),
+        "bid low",
+        400,
+        "bid_below_minimum",
+    )
     answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p2, "amount": 300_00}), "bid", 201)
     answer(capo.post(f"/api/auctions/{aid}/bids/", {"patron": p3, "amount": 400_00}), "bid", 201)
     answer(capo.post(f"/api/auctions/{aid}/close/"), "asta close", 200)
@@ -202,15 +260,34 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(capo.post(f"/api/sessions/{sid}/shoes/", {"number": "S-102"}), "new shoe", 201)
     answer(capo.post(f"/api/sessions/{sid}/coups/record/", {"bets": [{"patron": p2, "amount": 100_00}],
          "cards": ["7H", "6S", "KH", "KD"], "punta_draws": False}), "record punta wins", 201)  # fmt: skip
-    answer(capo.post(f"/api/sessions/{sid}/coups/record/", {"cards": ["KH"]}), "record bad", 409, "no_active_bank")
+    answer(
+        capo.post(f"/api/sessions/{sid}/coups/record/", {"cards": ["KH"]}),
+        "record bad",
+        409,
+        "no_active_bank",
+    )
     # The banker (p3, from the asta) lost: the bank is offered in turn, from the table minimum.
     lost = answer(capo.get(f"/api/sessions/{sid}/succession/"), "succession after a loss", 200)["succession"]
     turn = next(offer for offer in lost["offers"] if offer["current"])
-    answer(capo.post(f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 1}),
-         "accept below the minimum", 400, "bank_below_minimum")
-    answer(capo.post(f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 200_00}),
-         "accept", 200)
-    answer(com.post(f"/api/sessions/{sid}/staff/", {"capo_partita": capo_partita.pk, "reason": "x"}), "staff same", 400, "staff_unchanged")
+    answer(
+        capo.post(f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 1}),
+        "accept below the minimum",
+        400,
+        "bank_below_minimum",
+    )
+    answer(
+        capo.post(
+            f"/api/successions/{lost['id']}/accept/", {"patron": turn["patron"]["id"], "amount": 200_00}
+        ),
+        "accept",
+        200,
+    )
+    answer(
+        com.post(f"/api/sessions/{sid}/staff/", {"capo_partita": capo_partita.pk, "reason": "x"}),
+        "staff same",
+        400,
+        "staff_unchanged",
+    )
     answer(com.get(f"/api/sessions/{sid}/staff-changes/"), "staff changes", 200)
     seats = answer(com.get(f"/api/sessions/{sid}/seats/"), "seats", 200)
     seat4 = [x for x in seats["results"] if x["patron"]["id"] == p4]
@@ -235,7 +312,11 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
                 "document_number": f"CA{number}{n:06d}", "nationality": "GB",
             }), 201)  # fmt: skip
             players.append(patron["id"])
-            seat = {"patron": patron["id"], "standing": True} if standing else {"patron": patron["id"], "seat_number": n}
+            seat = (
+                {"patron": patron["id"], "standing": True}
+                if standing
+                else {"patron": patron["id"], "seat_number": n}
+            )
             ok(com.post(f"/api/sessions/{osid}/seats/", seat), 201)
         table_capo = SchemaClient(checked, token=issue_token(its_capo)[0])
         shoe = {"number": f"S-{number}01"}
@@ -250,13 +331,17 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
             answer(table_capo.post(f"/api/sessions/{osid}/coups/record/", {
                 "bets": [{"patron": players[1], "amount": 100_00}, {"patron": players[2], "amount": 50_00}],
                 "cards": BANKER_WINS, "punta_draws": True}), "domestic banker wins", 201)  # fmt: skip
-            answer(table_capo.post(f"/api/banks/{bank['bank']['id']}/raise/", {"amount": 1000_00}), "raise", 200)
+            answer(
+                table_capo.post(f"/api/banks/{bank['bank']['id']}/raise/", {"amount": 1000_00}), "raise", 200
+            )
             answer(table_capo.post(f"/api/sessions/{osid}/coups/record/", {
                 "bets": [{"patron": players[1], "kind": "avec_la_table"}], "cards": PUNTA_NATURAL}),
                 "domestic punta's natural", 201)  # fmt: skip
         else:
             replay = answer(table_capo.post(f"/api/sessions/{osid}/coups/"), "chemmy-fi replay", 201)
-            assert [(c["patron"]["id"], c["carried"]) for c in replay["coup"]["banco_calls"]] == [(players[1], True)]
+            assert [(c["patron"]["id"], c["carried"]) for c in replay["coup"]["banco_calls"]] == [
+                (players[1], True)
+            ]
             answer(table_capo.post(f"/api/coups/{replay['coup']['id']}/bets/withdraw/", {"patron": players[1]}),
                    "chemmy-fi bet taken back", 200)  # fmt: skip
             answer(table_capo.post(f"/api/coups/{replay['coup']['id']}/annul/", {"reason": "no bets left"}),
@@ -268,7 +353,23 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
         answer(table_capo.get(f"/api/sessions/{osid}/succession/"), f"{profile} succession", 200)
         answer(com.post(f"/api/sessions/{osid}/close/"), f"{profile} close", 200)
 
-    answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close with open session", 409, "sessions_still_open")
+    # the books of a day still open
+    answer(aud.get(f"/api/gaming-days/{day['id']}/report/"), "report of an open day", 404, "report_not_found")
+    answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-register/"), "open day's register", 200)
+    answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/",
+                     {"table": table["id"], "counted": 0, "witness": auditor.pk}), "open day's count", 409, "day_not_closed")  # fmt: skip
+    answer(
+        dire.post(f"/api/gaming-days/{day['id']}/control-register/"),
+        "open day's register",
+        409,
+        "day_not_closed",
+    )
+    answer(
+        com.post(f"/api/gaming-days/{day['id']}/close/"),
+        "day close with open session",
+        409,
+        "sessions_still_open",
+    )
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close", 200)
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close again", 409, "session_closed")
     with django_capture_on_commit_callbacks(execute=True):
@@ -293,23 +394,71 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(aud.post(f"/api/reports/{rid}/verify/"), "report verify throttled", 429, "throttled")
     answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-register/"), "cag register", 200)
     answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-counts/"), "counts", 200)
-    cnt = answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": auditor.pk}), "count", 201)
-    answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": table["id"], "counted": 50_00, "witness": capo_partita.pk}), "count capo witness", 400, "witness_not_management")
-    answer(dire.post(f"/api/cagnotte-counts/{cnt['id']}/correct/", {"counted": 60_00, "witness": auditor.pk, "note": "miscount"}), "correct", 201)
+    cnt = answer(
+        dire.post(
+            f"/api/gaming-days/{day['id']}/cagnotte-counts/",
+            {"table": table["id"], "counted": 50_00, "witness": auditor.pk},
+        ),
+        "count",
+        201,
+    )
+    answer(
+        dire.post(
+            f"/api/gaming-days/{day['id']}/cagnotte-counts/",
+            {"table": table["id"], "counted": 50_00, "witness": capo_partita.pk},
+        ),
+        "count capo witness",
+        400,
+        "witness_not_management",
+    )
+    answer(
+        dire.post(
+            f"/api/cagnotte-counts/{cnt['id']}/correct/",
+            {"counted": 60_00, "witness": auditor.pk, "note": "miscount"},
+        ),
+        "correct",
+        201,
+    )
+    answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/", {"table": 999999, "counted": 0,
+                                                                        "witness": auditor.pk}), "no table", 400, "unknown_table")  # fmt: skip
     for other in other_tables:
         answer(dire.post(f"/api/gaming-days/{day['id']}/cagnotte-counts/",
                          {"table": other, "counted": 0, "witness": auditor.pk}), "count", 201)  # fmt: skip
-    answer(dire.get(f"/api/gaming-days/{day['id']}/control-register/"), "control register get", 404, "register_not_found")
-    reg = answer(dire.post(f"/api/gaming-days/{day['id']}/control-register/"), "control register prepare", 200)
-    answer(com.post("/api/gaming-days/", {"casino": casino.pk}), "next day unsigned", 409, "gaming_day_exists")
+    answer(
+        dire.get(f"/api/gaming-days/{day['id']}/control-register/"),
+        "control register get",
+        404,
+        "register_not_found",
+    )
+    reg = answer(
+        dire.post(f"/api/gaming-days/{day['id']}/control-register/"), "control register prepare", 200
+    )
+    answer(
+        com.post("/api/gaming-days/", {"casino": casino.pk}), "next day unsigned", 409, "gaming_day_exists"
+    )
     answer(dire.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 1", 200)
-    answer(dire.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 1 again", 409, "second_signer_must_differ")
+    answer(
+        dire.post(f"/api/control-registers/{reg['id']}/sign/"),
+        "sign 1 again",
+        409,
+        "second_signer_must_differ",
+    )
     answer(dire2.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 2", 200)
-    answer(dire.post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "x"}), "register correct", 409, "register_unchanged")
+    answer(
+        dire.post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "x"}),
+        "register correct",
+        409,
+        "register_unchanged",
+    )
     answer(aud.get("/api/reports/"), "reports v2", 200)
     wrong = {"username": "capo_partita", "password": "not it"}
     for _ in range(5):
-        answer(anonymous.post("/api/auth/token/", wrong, idempotent=False), "wrong password", 400, "invalid_credentials")
+        answer(
+            anonymous.post("/api/auth/token/", wrong, idempotent=False),
+            "wrong password",
+            400,
+            "invalid_credentials",
+        )
     locked = anonymous.post("/api/auth/token/", wrong, idempotent=False)
     answer(locked, "throttled login", 429, "too_many_failed_logins")
     assert locked["Retry-After"] == str(locked.json()["error"]["details"]["retry_after_seconds"])
@@ -382,7 +531,11 @@ def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
         "Two bets, the banker wins (venezia, 5% cagnotte)": (201, "banker", 26_70),
         "Banco solo, punta's natural": (201, "punta", 0),
         "Banco avec la table and an individual bet, the punta stands": (201, "punta", 0),
-        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card": (201, "banker", 20_00),
+        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card": (
+            201,
+            "banker",
+            20_00,
+        ),
         # punta 4 stood against the rule: he gets 9D (3), the banker on 5 draws the next card 3H (8)
         "A reconstruction that needs a decision the real coup never took": (201, "banker", 5_00),
     }, results
