@@ -7,7 +7,7 @@ from django.contrib.auth import authenticate, get_user_model, logout
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.timezone import localtime
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
@@ -35,7 +35,19 @@ from .authentication import issue_token
 from .filters import GamingDayFilter, PatronFilter, SeatFilter, TableFilter, TableSessionFilter
 from .idempotency import IdempotentMixin
 from .mfa import SecondFactorRefused, check_second_factor, recovery_codes_left_after, second_factor_failed
-from .models import MAX_STAKE_CENTS, ApiToken, Casino, GamingDay, Patron, Seat, Site, Table, TableSession
+from .models import (
+    MAX_STAKE_CENTS,
+    PROFILE_CHOICES,
+    ROUNDING_CHOICES,
+    ApiToken,
+    Casino,
+    GamingDay,
+    Patron,
+    Seat,
+    Site,
+    Table,
+    TableSession,
+)
 from .permissions import (
     CanReadFloor,
     CommissarioWrites,
@@ -200,16 +212,27 @@ class CasinoListApi(_ListApi):
         return self.list_response()
 
 
+@extend_schema_field(serializers.ChoiceField(choices=PROFILE_CHOICES))
+class ProfileNameField(serializers.CharField):
+    """A rule profile's name. The schema lists them; a name outside them is the service's
+    `unknown_profile` (the field itself takes any text, so the code stays that one)."""
+
+
+@extend_schema_field(serializers.ChoiceField(choices=ROUNDING_CHOICES))
+class RoundingField(serializers.CharField):
+    """The cagnotte's rounding; another word is the service's `unknown_rounding`."""
+
+
 class TableInput(StrictInput):
     casino = IdField(queryset=Casino.objects.all())
     site = IdField(queryset=Site.objects.all())
     number = StrictIntegerField(min_value=1, max_value=9999)
     seats = StrictIntegerField(min_value=1, max_value=99, required=False)
-    profile = serializers.CharField(max_length=20, required=False)
+    profile = ProfileNameField(max_length=20, required=False)
     decks = StrictIntegerField(min_value=1, max_value=99, required=False)
     cagnotte_rate_bp = StrictIntegerField(min_value=0, max_value=10_000, required=False)
     cagnotte_unit_cents = StrictIntegerField(min_value=1, max_value=1_000_000, required=False)
-    cagnotte_rounding = serializers.CharField(max_length=10, required=False)
+    cagnotte_rounding = RoundingField(max_length=10, required=False)
     min_seats_to_start = StrictIntegerField(min_value=1, max_value=99, required=False)
     active = StrictBooleanField(required=False)
 

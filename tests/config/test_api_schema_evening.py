@@ -540,3 +540,21 @@ def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
         "A reconstruction that needs a decision the real coup never took": (201, "banker", 5_00),
     }, results
     assert checked.problems == [], "\n".join(checked.problems)
+
+
+def test_a_tables_named_settings_are_listed_where_a_client_writes_them(checked):
+    """A client creating or editing a table reads which profiles and roundings exist from the
+    schema: they were plain strings there (the server answers `unknown_profile` or
+    `unknown_rounding` for any other word, which stays its answer)."""
+    from floor.models import PROFILE_CHOICES, ROUNDING_CHOICES
+
+    schemas = checked.raw["components"]["schemas"]
+
+    def enum(prop: dict) -> list:
+        ref = (prop.get("allOf") or [prop])[0]["$ref"].rsplit("/", 1)[1]
+        return schemas[ref]["enum"]
+
+    for name in ("TableInputRequest", "PatchedTablePatchInputRequest"):
+        props = schemas[name]["properties"]
+        assert enum(props["profile"]) == [value for value, _label in PROFILE_CHOICES], name
+        assert enum(props["cagnotte_rounding"]) == [value for value, _label in ROUNDING_CHOICES], name
