@@ -21,8 +21,9 @@ from celery.result import AsyncResult
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Prefetch
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -54,6 +55,8 @@ from .reports.services import report_verify
 from .selectors import chain_verify
 
 POLL_SECONDS = 2
+# Gaming days a page of the desk lists (about three months of a casino open every day).
+DESK_DAYS = 100
 
 # The verify service's reasons, said in the reader's language.
 REASONS = {
@@ -362,15 +365,24 @@ def _report_card(report: DayReport) -> dict:
 @login_required
 @require_GET
 def desk(request: HttpRequest) -> HttpResponse:
-    """The gaming days, newest first: open or closed, each report version with its status."""
+    """The gaming days, newest first: open or closed, each report version with its status,
+    DESK_DAYS a page (`?page=`), so that every day of a casino's years stays within reach in
+    the same few queries (the page's days and their reports)."""
     if not _readable(request):
         return _refused(request)
-    days = list(
-        floor_selectors.gaming_day_list().prefetch_related(
-            Prefetch("reports", queryset=report_list().order_by("version"))
-        )[:200]
+    raw = request.GET.get("page", "1")
+    # A page is ASCII digits, as the API's (config.api.Pagination): anything else, or a page
+    # past the last, is no page (404), never another page shown as if it had been asked for.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):
+        raise Http404
+    days = floor_selectors.gaming_day_list().prefetch_related(
+        Prefetch("reports", queryset=report_list().order_by("version"))
     )
-    return render(request, "desk/desk.html", {"days": days})
+    try:
+        page = Paginator(days, DESK_DAYS).page(int(raw))
+    except InvalidPage:
+        raise Http404 from None
+    return render(request, "desk/desk.html", {"days": page.object_list, "page": page})
 
 
 def _staff(exclude) -> list:

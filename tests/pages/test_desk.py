@@ -4,6 +4,7 @@ the whole trail's verification, the direzione's cagnotte count and control regis
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 import uuid
@@ -432,6 +433,48 @@ def test_the_desk_s_queries_do_not_grow_with_the_versions(client_for, closed, au
     html = client.get(f"/desk/days/{closed.gaming_day_id}/").content.decode()
     assert html.count("Superseded by version 4") == 3 and html.count("Current version") == 1
     assert queries() == one
+
+
+def test_the_desk_pages_through_a_casino_s_years_in_the_same_queries(client_for, closed, auditor):
+    """A casino open every day has hundreds of gaming days: the desk listed the newest 200 and
+    no more, so an older day (and its report) could not be reached from it. It lists them a
+    page at a time, newest first, each page in the same queries however many days there are."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from audit.views import DESK_DAYS
+
+    client = client_for(auditor)
+    client.get("/desk/")  # warm: the session and the user's roles
+
+    def page(n: int) -> tuple[list[str], int, str]:
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/desk/?page={n}")
+        assert response.status_code == 200
+        html = response.content.decode()
+        return re.findall(r'href="/desk/days/(\d+)/"', html), len(captured), html
+
+    _, alone, _ = page(1)
+    day = closed.gaming_day
+    first = day.date - dt.timedelta(days=2 * DESK_DAYS + 20)
+    GamingDay.objects.bulk_create(
+        GamingDay(casino=day.casino, date=first + dt.timedelta(days=i), opened_at=timezone.now(),
+                  opened_by=day.opened_by, closed_at=timezone.now(), closed_by=day.opened_by)
+        for i in range(2 * DESK_DAYS + 20)
+    )  # fmt: skip
+    newest_first = [str(pk) for pk in GamingDay.objects.order_by("-date").values_list("pk", flat=True)]
+    listed, counts = [], []
+    for n in (1, 2, 3):
+        days, queries, html = page(n)
+        listed += days
+        counts.append(queries)
+        assert (f'href="?page={n + 1}"' in html) == (n < 3), n  # "Older days" up to the last page
+    assert listed == newest_first and len(listed) == 2 * DESK_DAYS + 21
+    assert counts == [alone] * 3, (alone, counts)
+    assert client.get("/desk/?page=4").status_code == 404
+    for bad in ("0", "-1", "x", "\uff11", "2.0"):  # a fullwidth 1 too
+        assert client.get(f"/desk/?page={bad}").status_code == 404, bad
 
 
 def test_the_desk_pages_are_never_taken_from_the_browser_cache(client_for, closed, auditor):
