@@ -69,6 +69,13 @@ class AuditEvent(models.Model):
         indexes = [
             models.Index(fields=["subject_type", "subject_id"], name="audit_event_subject_idx"),
             models.Index(fields=["at"], name="audit_event_at_idx"),
+            # The events list filtered by `action` (or `action_prefix`: a LIKE 'x%', which the
+            # pattern operator class serves whatever the database's collation), newest first.
+            # Without it a rare action (the minimum changes, the counts, the interruptions of a
+            # season) read every event of the trail backwards, and counted them all again.
+            models.Index(
+                fields=["action", "id"], name="audit_event_action_idx", opclasses=["varchar_pattern_ops", "int8_ops"]
+            ),
         ]
 
     def __str__(self) -> str:

@@ -227,6 +227,29 @@ def test_the_events_list_costs_the_same_queries_whatever_the_number_of_events(ap
     assert few == many <= 4
 
 
+@pytest.mark.parametrize("query", [{"action": "minimum.changed"}, {"action_prefix": "minimum."}])
+def test_the_events_of_one_action_are_read_through_an_index(api, auditor, chain, query):
+    """A season's trail holds hundreds of thousands of events, a few of them the action an
+    auditor asks for (the minimum changes, the counts): the list and its count read those
+    through the action's index, not every event of the trail (they did: a sequential scan to
+    count them, and the whole trail read backwards when fewer than a page were found)."""
+    chain("table:1", 300, actor=auditor)
+    chain("table:2", 3, actor=auditor, action="minimum.changed")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE audit_auditevent")
+    client = api(auditor)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(EVENTS, query)
+    assert response.status_code == 200 and response.json()["count"] == 3
+    reads = [q["sql"] for q in captured if 'FROM "audit_auditevent"' in q["sql"]]
+    assert len(reads) == 2, reads  # the count and the page
+    with connection.cursor() as cursor:
+        for sql in reads:
+            cursor.execute("EXPLAIN " + sql)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            assert "audit_event_action_idx" in plan and "Seq Scan on audit_auditevent" not in plan, plan
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [
