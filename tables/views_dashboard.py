@@ -159,6 +159,7 @@ def _staff(role: Role):
 
 def _common(request: HttpRequest) -> dict:
     live = TableSession.objects.exclude(status=TableSession.Status.CLOSED)
+    search = (request.GET.get("patron") or "")[:80]
     return {
         "can_write": has_role(request.user, Role.COMMISSARIO),
         # Management may suspend play at any moment (RULES.md §6): the Direzione interrupts and
@@ -173,11 +174,25 @@ def _common(request: HttpRequest) -> dict:
             pk__in=live.values("changeur")
         ),
         # only patrons without a place: one place on the whole floor (RULES.md §6)
-        # (a subquery: exclude(seats__left_at__isnull=True) also drops those never seated)
-        "patrons": floor_selectors.patron_list().exclude(
-            pk__in=Seat.objects.filter(left_at__isnull=True).values("patron_id")
-        )[:500],
+        # (a subquery: exclude(seats__left_at__isnull=True) also drops those never seated),
+        # the first FLOOR_PATRONS by name, or those the page's search finds (?patron=)
+        "patrons": _free_patrons(search)[:FLOOR_PATRONS],
+        "patron_search": search,
+        "patrons_listed": FLOOR_PATRONS,
     }
+
+
+# Patrons each table's seat form lists. A casino's registry grows by the thousand in a season:
+# the others are found by the page's search (name or document), never left out of reach.
+FLOOR_PATRONS = 500
+
+
+def _free_patrons(search: str):
+    free = floor_selectors.patron_list().exclude(pk__in=Seat.objects.filter(left_at__isnull=True).values("patron_id"))
+    # The Commissario, who alone has the seat forms, reads documents (floor.serializers.IDENTITY_READERS).
+    if "\x00" in search:  # no name or document holds one (and PostgreSQL takes none in a query)
+        return free.none()
+    return floor_selectors.patron_search(free, search) if search.strip() else free
 
 
 @never_cache

@@ -241,7 +241,8 @@ def test_a_patron_seated_elsewhere_is_said_where(client_for, commissario, table_
     assert f"The patron stands at table {table.number}; release his place first." in again.content.decode()
     # The page offers only patrons without a place.
     free = PatronFactory()
-    offered = re.findall(r'<option value="(\d+)">', client.get("/floor/").content.decode())
+    select = re.search(r'<select id="sp-\d+" name="patron"[^>]*>(.*?)</select>', client.get("/floor/").content.decode())
+    offered = re.findall(r'<option value="(\d+)">', select.group(1))  # the patrons', not the seats' numbers
     assert str(free.pk) in offered and str(patron.pk) not in offered and str(standing.pk) not in offered
 
 
@@ -543,6 +544,46 @@ def test_the_dashboard_costs_the_same_queries_however_many_tables_it_shows(
     assert together[passing.session.pk]["succession"]["auction"]["bids"][0]["amount"] == 300_00
     # the part of a card that polls reads its own table only
     assert live() == live_few
+
+
+def test_every_patron_is_within_reach_of_the_seat_form_however_large_the_registry(client_for, game):
+    """A season registers patrons by the thousand: the seat forms listed the first 500 by name
+    and no more, so a later name could not be seated from the floor. The page's search finds
+    any patron without a place, by name or document, and the page costs the same queries
+    however many patrons are registered."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from floor.models import Patron
+    from tables.views_dashboard import FLOOR_PATRONS
+
+    client = client_for(game.commissario)
+
+    def offered(query: str = "") -> tuple[int, list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/floor/" + query)
+        assert response.status_code == 200
+        select = re.search(r'<select id="sp-\d+" name="patron"[^>]*>(.*?)</select>', response.content.decode())
+        return len(queries), re.findall(r'<option value="(\d+)">', select.group(1))
+
+    few, _ = offered()
+    Patron.objects.bulk_create(
+        Patron(first_name="Ada", last_name=f"Abati{i:04d}", document_type="id_card", document_number=f"REG{i:05d}",
+               nationality="IT", created_at=timezone.now(), created_by=game.commissario)
+        for i in range(FLOOR_PATRONS + 10)
+    )  # fmt: skip
+    late = PatronFactory(last_name="Zanetti", document_number="ZX1234567")  # after every Abati by name
+    many, listed = offered()
+    assert many == few and len(listed) == FLOOR_PATRONS and str(late.pk) not in listed
+    for search in ("?patron=zaNEtti", "?patron=zx1234567", "?patron=Zan%20%20"):
+        assert offered(search)[1] == [str(late.pk)], search
+    assert offered("?patron=%00")[1] == []
+    assert offered("?patron=Abati0001")[1] == [str(Patron.objects.get(last_name="Abati0001").pk)]
+    seated = post(client, game.session.table, "seat-assign", session=game.session.pk, patron=late.pk,
+                  seat_number="standing")  # fmt: skip
+    assert seated.status_code == 200 and Seat.objects.get(patron=late, left_at__isnull=True).standing
+    assert offered("?patron=zanetti")[1] == []  # he has a place now
 
 
 @pytest.mark.parametrize("language", ["en", "it"])
