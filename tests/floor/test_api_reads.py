@@ -153,6 +153,29 @@ def test_the_schema_documents_the_floor(api_client_for, auditor):
     assert "409" in paths["/api/sessions/{id}/seats/"]["post"]["responses"]
 
 
+def test_the_sessions_list_counts_the_seats_of_the_sessions_it_shows(auditor, api_client_for):
+    """Each session's seated count comes from its own seats: a list of sessions read every seat
+    of every session, grouped, before it could take its first page (a join with GROUP BY,
+    which grows with the years of play). The counts are unchanged: numbered seats still
+    taken, not standing players, not seats left."""
+    session, other = TableSessionFactory(), TableSessionFactory()
+    for number in (1, 2, 3):
+        SeatFactory(session=session, seat_number=number)
+    SeatFactory(session=session, seat_number=None, standing=True)
+    left = SeatFactory(session=session, seat_number=4)
+    services.seat_release(seat=left, by=session.opened_by)
+    SeatFactory(session=other, seat_number=1)
+    client = api_client_for(auditor)
+    with CaptureQueriesContext(connection) as captured:
+        rows = client.get("/api/sessions/").json()["results"]
+    assert {row["id"]: row["seated_count"] for row in rows} == {session.pk: 3, other.pk: 1}
+    (listing,) = [q["sql"] for q in captured.captured_queries if 'FROM "floor_tablesession"' in q["sql"]
+                  and "LIMIT" in q["sql"]]  # fmt: skip
+    # the only grouping is the subquery's, over one session's seats
+    assert listing.count("GROUP BY") == listing.count('GROUP BY U0."session_id"') == 1, listing
+    assert 'U0."session_id" = ("floor_tablesession"."id")' in listing, listing
+
+
 # --------------------------------------------------------------------------- query counts
 
 
