@@ -13,6 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -178,6 +179,9 @@ def _common(request: HttpRequest) -> dict:
         # the first FLOOR_PATRONS by name, or those the page's search finds (?patron=)
         "patrons": _free_patrons(search)[:FLOOR_PATRONS],
         "patron_search": search,
+        # the table forms post to their URL with the search, so the card they answer with
+        # (htmx) or the page (without) still lists the patrons found, not the first by name
+        "patron_query": ("?" + urlencode({"patron": search})) if search else "",
         "patrons_listed": FLOOR_PATRONS,
     }
 

@@ -586,6 +586,24 @@ def test_every_patron_is_within_reach_of_the_seat_form_however_large_the_registr
     assert offered("?patron=zanetti")[1] == []  # he has a place now
 
 
+def test_the_search_stays_on_the_table_cards_after_an_action(client_for, game):
+    """A table card answered an action (htmx) with its seat form's first patrons by name again,
+    the search the Commissario had made gone: the forms post with it, and the card they
+    answer with lists the patrons it found."""
+    client = client_for(game.commissario)
+    late = PatronFactory(last_name="Zanzotto", document_number="ZZ7654321")
+    page = client.get("/floor/?patron=zanzotto").content.decode()
+    url = f"/floor/tables/{game.session.table.pk}/minimum/?patron=zanzotto"
+    assert f'hx-post="{url}"' in page and f'action="{url}"' in page
+    card = client.post(url, {"idempotency_key": str(uuid.uuid4()), "session": game.session.pk, "minimum": "150",
+                             "reason": "busy night"}, HTTP_HX_REQUEST="true")  # fmt: skip
+    html = card.content.decode()
+    assert card.status_code == 200 and "150" in html
+    select = re.search(r'<select id="sp-\d+" name="patron"[^>]*>(.*?)</select>', html)
+    assert re.findall(r'<option value="(\d+)">', select.group(1)) == [str(late.pk)]
+    assert f'action="{url}"'.replace("minimum", "seat-assign") in html  # and the next post keeps it
+
+
 @pytest.mark.parametrize("language", ["en", "it"])
 def test_the_gaming_day_is_dated_as_the_desk_and_the_exports_date_it(client_for, game, language):
     # The header printed Django's locale format ("Dec. 2, 2026", "02 Dicembre 2026") beside the
