@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
@@ -370,7 +371,11 @@ def _reconstruction_so_far(coup: dict) -> dict | None:
 
 
 def _context(
-    session: TableSession, writable: bool, outcome: Outcome | None = None, floor_writable: bool = False
+    session: TableSession,
+    writable: bool,
+    outcome: Outcome | None = None,
+    floor_writable: bool = False,
+    viewer: Any = None,
 ) -> dict:
     state = session_game_state(session)
     coup = state["coup"]
@@ -438,7 +443,7 @@ def _context(
     elif closed:
         readonly_reason = _("This table session is closed: its final balances are listed.")
     elif not writable:
-        readonly_reason = _("Read only: you are not this table's Capo Partita.")
+        readonly_reason = _read_only_words(viewer)
     writable = writable and playable
     return {
         "session": session,
@@ -503,7 +508,23 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
         return found
     session, writable = found
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
-    return render(request, template, _context(session, writable, floor_writable=_commissario(request)))
+    return render(
+        request, template, _context(session, writable, floor_writable=_commissario(request), viewer=request.user)
+    )
+
+
+def _read_only_words(user: Any) -> str:
+    """Why the tablet takes no coup from this reader, in his role's words (it told the
+    changeur, the auditor and the Commissario alike that they were not the Capo Partita)."""
+    if has_role(user, Role.COMMISSARIO):
+        return _("The Capo Partita records the play: here you annul a coup whose cards have started, and run the asta.")
+    if has_role(user, Role.CHANGEUR):
+        return _("Read only: the changeur follows the play; the Capo Partita records it.")
+    if has_role(user, Role.AUDITOR):
+        return _("Read only: an auditor reads the play and writes nothing.")
+    if has_role(user, Role.DIREZIONE):
+        return _("Read only: the table's Capo Partita records the play.")
+    return _("Read only: you are not this table's Capo Partita.")
 
 
 def _commissario(request: HttpRequest) -> bool:
@@ -855,7 +876,7 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if not outcome.ok and not outcome.localized and outcome.code in SUCCESSION_REFUSALS:
         outcome.message = _succession_refusal(outcome.code, outcome.details or {})
     session.refresh_from_db()
-    context = _context(session, writable, outcome, floor_writable=_commissario(request))
+    context = _context(session, writable, outcome, floor_writable=_commissario(request), viewer=request.user)
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, context, status=outcome.status)

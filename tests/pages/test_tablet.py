@@ -48,7 +48,7 @@ def test_the_changeur_follows_his_table_read_only(client_for, make_game, make_us
     assert f"/tablet/sessions/{game.session.pk}/" in home and f"/tablet/sessions/{other.session.pk}/" not in home
     page = client.get(f"/tablet/sessions/{game.session.pk}/")
     html = page.content.decode()
-    assert page.status_code == 200 and "Read only: you are not this table&#x27;s Capo Partita." in html
+    assert page.status_code == 200 and "Read only: the changeur follows the play; the Capo Partita records it." in html
     assert "Open the coup" not in html and not key_of(html)
     assert client.get(f"/tablet/sessions/{other.session.pk}/").status_code == 403
     response = post(client, game.session, "coup-open")
@@ -123,7 +123,9 @@ def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_not
         response = client.get(f"/tablet/sessions/{game.session.pk}/")
         html = response.content.decode()
         assert response.status_code == 200, user.username
-        assert "Read only: you are not this table&#x27;s Capo Partita." in html
+        said = {old_capo: "Read only: you are not this table&#x27;s Capo Partita.",
+                old_changeur: "Read only: the changeur follows the play; the Capo Partita records it."}[user]  # fmt: skip
+        assert said in html
         assert "Open the coup" not in html and not key_of(html)  # no form: nothing to write with
         assert post(client, game.session, "coup-open").status_code == 403
         assert post(client, game.session, "bank-withdraw").status_code == 403
@@ -138,6 +140,24 @@ def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_not
     assert "Sessions you worked today" not in client_for(stranger).get("/tablet/").content.decode()
 
 
+@pytest.mark.parametrize(
+    ("role", "said"),
+    [
+        ("commissario", "The Capo Partita records the play: here you annul a coup whose cards have started, and run "
+                        "the asta."),
+        ("direzione", "Read only: the table&#x27;s Capo Partita records the play."),
+        ("auditor", "Read only: an auditor reads the play and writes nothing."),
+    ],
+)  # fmt: skip
+def test_the_tablet_says_each_reader_why_it_takes_no_coup_from_him(client_for, game, role, said, request):
+    """It told every reader "you are not this table's Capo Partita": true, and no help to the
+    Commissario, who annuls a started coup and runs the asta there, nor to the others."""
+    user = game.commissario if role == "commissario" else request.getfixturevalue(role)
+    html = client_for(user).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert said in html
+    assert "you are not this table" not in html
+
+
 def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, game, auditor):
     from floor import services as floor
     from tables import services
@@ -149,7 +169,7 @@ def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, ga
     assert response.status_code == 200
     html = response.content.decode()
     assert "The session is closed" in html and "This table session is closed: its final balances are listed." in html
-    assert "Read only: you are not this table's Capo Partita." not in html
+    assert "Read only: an auditor reads the play and writes nothing." not in html
     # dated as the desk and the exports date (it was the locale's short date, 12/02/2026 in English)
     game.session.refresh_from_db()
     closed_on = timezone.localtime(game.session.closed_at)
