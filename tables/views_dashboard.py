@@ -28,6 +28,7 @@ from config.errors import Conflict
 from floor import selectors as floor_selectors
 from floor import services as floor_services
 from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
+from floor.permissions import SuspendsPlay
 from floor.roles import Role, has_role
 from tables.models import Coup
 from tables.selectors import session_game_states
@@ -36,7 +37,8 @@ from .templatetags.chemin_ui import euros
 from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
 
 READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
-SUSPENDERS = (Role.COMMISSARIO, Role.DIREZIONE)
+# who may suspend and resume play: the API's rule (floor.permissions.SuspendsPlay), one list
+SUSPENDERS = SuspendsPlay.write_roles
 SUSPEND_ACTIONS = frozenset({"interrupt", "resume"})
 
 # The drawing (viewBox 0 0 400 256): the Capo Partita at the hollow of the kidney, the seats
