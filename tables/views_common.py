@@ -148,7 +148,9 @@ REFUSALS = {
     "patron_in_coup": gettext_lazy("This player has a stake in the coup in play: wait until it is settled."),
     "text_too_long": gettext_lazy("A text is too long."),
     "coup_not_annullable": gettext_lazy("The coup is settled: it cannot be annulled."),
-    "not_commissario": gettext_lazy("Once its cards have started, only the Commissario di Gioco may annul a coup."),
+    "not_commissario": gettext_lazy(
+        "Once its cards have started, only the Commissario di Gioco or the Direzione Giochi may annul a coup."
+    ),
     "coup_annulled": gettext_lazy("This coup was annulled: open the next one."),
     "banker_barred": gettext_lazy("The banker is barred from holding the cards: his bank ends; withdraw it."),
     "bank_raise_not_in_profile": gettext_lazy("At this table the bank continues at the stake the rules fix."),

@@ -33,6 +33,7 @@ from tables.engine import succession as succession_rules
 from tables.engine.profiles import BancoSuivi, TieRule
 from tables.models import Auction, Bank, Bet, Coup, Succession
 from tables.selectors import coup_list, session_game_state
+from tables.services.coup import ANNULS_STARTED
 
 from .templatetags.chemin_ui import card_text, euros
 from .views_common import (
@@ -166,8 +167,10 @@ def _succession_refusal(code: str, details: dict) -> str:
 
 # Actions a Commissario may take on a table's tablet besides its Capo Partita.
 # Annulling a coup: the service decides whose it is (before its cards the Capo Partita's, once
-# they have started the Commissario's).
+# they have started the Commissario's or the Direzione's).
 FLOOR_ACTIONS = frozenset({"auction-open", "auction-close", "coup-annul"})
+# The Direzione Giochi, to whom disputes go (RULES.md §6), takes one of them: the annulment.
+DIREZIONE_ACTIONS = frozenset({"coup-annul"})
 
 
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
@@ -376,6 +379,7 @@ def _context(
     outcome: Outcome | None = None,
     floor_writable: bool = False,
     viewer: Any = None,
+    annuls_started: bool | None = None,
 ) -> dict:
     state = session_game_state(session)
     coup = state["coup"]
@@ -483,8 +487,10 @@ def _context(
         "annullable": writable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.BETTING, Coup.State.CLOSED),
         # Once its cards have started, a coup that cannot be played to its end (its settlement
-        # refused, a tablet lost) is annulled by the Commissario alone, also while play is interrupted.
-        "annullable_started": floor_writable and playable and not session.is_closed and bool(coup)
+        # refused, a tablet lost) or that the Direzione annuls in a dispute is annulled by the
+        # Commissario or the Direzione alone, also while play is interrupted.
+        "annullable_started": (floor_writable if annuls_started is None else annuls_started)
+        and playable and not session.is_closed and bool(coup)
         and coup["state"] in (Coup.State.DEALING, Coup.State.PENDING),
         # domestic: the bank continues at least at the required stake; the banker may put up more.
         "raisable": bank is not None and coup is None and bank["coups_completed"] >= 1
@@ -508,9 +514,7 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
         return found
     session, writable = found
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
-    return render(
-        request, template, _context(session, writable, floor_writable=_commissario(request), viewer=request.user)
-    )
+    return render(request, template, _context(session, writable, viewer=request.user, **_floor_powers(request)))
 
 
 def _read_only_words(user: Any) -> str:
@@ -523,12 +527,24 @@ def _read_only_words(user: Any) -> str:
     if has_role(user, Role.AUDITOR):
         return _("Read only: an auditor reads the play and writes nothing.")
     if has_role(user, Role.DIREZIONE):
-        return _("Read only: the table's Capo Partita records the play.")
+        return _(
+            "The Capo Partita records the play: here you annul a coup whose cards have started, "
+            "when a dispute calls for it."
+        )
     return _("Read only: you are not this table's Capo Partita.")
 
 
 def _commissario(request: HttpRequest) -> bool:
     return has_role(request.user, Role.COMMISSARIO)
+
+
+def _floor_powers(request: HttpRequest) -> dict[str, bool]:
+    """What the reader does on the tablet besides its Capo Partita: the Commissario annuls a
+    coup whose cards have started and runs the asta; the Direzione only annuls."""
+    return {
+        "floor_writable": _commissario(request),
+        "annuls_started": has_role(request.user, *ANNULS_STARTED),
+    }
 
 
 # --------------------------------------------------------------------------- actions
@@ -846,7 +862,9 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     handler = ACTIONS.get(action)
     session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
-    floor = action in FLOOR_ACTIONS and _commissario(request)
+    floor = (action in FLOOR_ACTIONS and _commissario(request)) or (
+        action in DIREZIONE_ACTIONS and has_role(request.user, Role.DIREZIONE)
+    )
     # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
     closed_to_its_capo = (
         session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)
@@ -876,7 +894,7 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if not outcome.ok and not outcome.localized and outcome.code in SUCCESSION_REFUSALS:
         outcome.message = _succession_refusal(outcome.code, outcome.details or {})
     session.refresh_from_db()
-    context = _context(session, writable, outcome, floor_writable=_commissario(request), viewer=request.user)
+    context = _context(session, writable, outcome, viewer=request.user, **_floor_powers(request))
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, context, status=outcome.status)

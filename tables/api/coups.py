@@ -44,6 +44,7 @@ from floor.roles import Role, has_role
 from tables import selectors, services
 from tables.models import Bank, Coup
 from tables.services import locked_session
+from tables.services.coup import ANNULS_STARTED
 
 from .coups_serializers import (
     RECORD_EXAMPLES,
@@ -585,29 +586,31 @@ class ReconstructionDecideApi(_CoupStepApi):
 
 
 class IsSessionCapoPartitaOrCommissario(IsSessionCapoPartita):
-    """Annulling a coup: its table's Capo Partita (before the cards), or a Commissario (once
-    they have started). Which of them may annul this coup depends on its state, read under
-    the locks: the service decides, with its own codes (`not_session_capo_partita`,
-    `not_commissario`, 403). Anyone else: 403 `permission_denied` here."""
+    """Annulling a coup: its table's Capo Partita (before the cards), or a Commissario or the
+    Direzione Giochi (once they have started). Which of them may annul this coup depends on its
+    state, read under the locks: the service decides, with its own codes
+    (`not_session_capo_partita`, `not_commissario`, 403). Anyone else: 403 `permission_denied`
+    here."""
 
-    message = "Only the table's Capo Partita or a Commissario may do this."
+    message = "Only the table's Capo Partita, a Commissario or the Direzione Giochi may do this."
 
     def has_permission(self, request, view) -> bool:
-        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, Role.COMMISSARIO):
+        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, *ANNULS_STARTED):
             return True
         return super().has_permission(request, view)
 
     def has_object_permission(self, request, view, obj) -> bool:
-        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, Role.COMMISSARIO):
+        if request.method not in ("GET", "HEAD", "OPTIONS") and has_role(request.user, *ANNULS_STARTED):
             return True
         return super().has_object_permission(request, view, obj)
 
 
 ANNUL_403 = OpenApiResponse(
     ErrorSerializer,
-    description="`not_commissario`: the coup's cards have started and only a Commissario may annul it "
-    "(the Capo Partita may not); `not_session_capo_partita`: before its cards, only the table's Capo "
-    "Partita annuls it; `permission_denied`: neither the table's Capo Partita nor a Commissario.",
+    description="`not_commissario`: the coup's cards have started and only a Commissario or the Direzione "
+    "Giochi may annul it (the Capo Partita may not); `not_session_capo_partita`: before its cards, only the "
+    "table's Capo Partita annuls it; `permission_denied`: neither the table's Capo Partita, nor a "
+    "Commissario, nor the Direzione Giochi.",
 )
 ANNUL_409 = OpenApiResponse(
     ErrorSerializer,
@@ -627,8 +630,9 @@ class CoupAnnulApi(_CoupStepApi):
         summary="Annul a coup that is not settled",
         description="Before its first card (while it takes bets or after rien ne va plus), by the table's "
         "Capo Partita. Once its cards have started (dealing, or a reconstruction pending), only by a "
-        "Commissario di Gioco: the recovery of a coup that cannot be played to its end (its settlement "
-        "refused by the books, `settlement_refused`; a tablet lost mid-coup). Either way the bets go back "
+        "Commissario di Gioco or the Direzione Giochi: the recovery of a coup that cannot be played to its "
+        "end (its settlement refused by the books, `settlement_refused`; a tablet lost mid-coup), or a "
+        "dispute the Direzione decides (RULES.md §6: its decision is final). Either way the bets go back "
         "to the players, no money moves (no posting, no cagnotte), the bank is unchanged and the next "
         "coup may open; the cards already out stay out of the shoe (a drawn card never goes back) and "
         "the `coup.annulled` event names them. Allowed while play is interrupted, so that the session "

@@ -1027,10 +1027,13 @@ def reconstruction_decide(*, coup: Coup, by: User, side: str, draws: bool) -> Co
 
 
 # Before the first card the Capo Partita annuls (a dispute, a dropped shoe); once the cards
-# have started, only the Commissario di Gioco, the floor's supervisor (RULES.md §6): the
-# recovery of a coup that cannot be played to its end (its settlement refused by the books,
+# have started, only the Commissario di Gioco, the floor's supervisor, or the Direzione
+# (RULES.md §6): the recovery of a coup that cannot be played to its end (its settlement refused by the books,
 # a tablet lost mid-coup, a card the shoe cannot take).
 _BEFORE_THE_CARDS = (Coup.State.BETTING, Coup.State.CLOSED)
+# Once they have started: the floor's supervisor, or the Direzione Giochi, to whom disputes go
+# and whose decision is final (RULES.md §6; seed 001).
+ANNULS_STARTED = (Role.COMMISSARIO, Role.DIREZIONE)
 _CARDS_STARTED = (Coup.State.DEALING, Coup.State.PENDING)
 
 
@@ -1046,10 +1049,11 @@ def _check_annuller(session: TableSession, coup: Coup, by: User) -> None:
             "A settled coup cannot be annulled.",
             details={"coup": coup.pk, "state": coup.state},
         )
-    if by is None or not has_role(by, Role.COMMISSARIO):
+    if by is None or not has_role(by, *ANNULS_STARTED):
         raise NotAllowed(
             "not_commissario",
-            "Once its cards have started, only the Commissario di Gioco may annul a coup.",
+            "Once its cards have started, only the Commissario di Gioco or the Direzione Giochi may annul "
+            "a coup.",
             details={"coup": coup.pk, "state": coup.state},
         )
 
@@ -1063,9 +1067,10 @@ def coup_annul(*, coup: Coup, by: User, reason: str) -> Coup:
     be closed.
 
     Before its first card: the table's Capo Partita. Once its cards have started (dealing, or
-    a reconstruction pending): only a Commissario (`not_commissario` otherwise), for a coup
-    that cannot be played to its end. Its cards stay as entered, out of the shoe (a card
-    drawn never goes back, RULES.md §1), and the event names them."""
+    a reconstruction pending): only a Commissario or the Direzione (`not_commissario`
+    otherwise), for a coup that cannot be played to its end or a dispute the Direzione
+    decides. Its cards stay as entered, out of the shoe (a card drawn never goes back,
+    RULES.md §1), and the event names them."""
     session, locked = lock_coup(coup, by, play=False, any_actor=True)
     _refuse_annulled(locked)
     _check_annuller(session, locked, by)

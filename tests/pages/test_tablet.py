@@ -145,7 +145,8 @@ def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_not
     [
         ("commissario", "The Capo Partita records the play: here you annul a coup whose cards have started, and run "
                         "the asta."),
-        ("direzione", "Read only: the table&#x27;s Capo Partita records the play."),
+        ("direzione", "The Capo Partita records the play: here you annul a coup whose cards have started, when a "
+                      "dispute calls for it."),
         ("auditor", "Read only: an auditor reads the play and writes nothing."),
     ],
 )  # fmt: skip
@@ -487,7 +488,7 @@ def test_the_tablet_offers_the_capo_no_annul_once_a_card_is_out(client_for, game
     assert "Annul this coup" not in page
     response = post(client, game.session, "coup-annul", coup=coup.pk, reason="late")
     assert response.status_code == 403
-    assert "only the Commissario di Gioco may annul a coup" in response.content.decode()
+    assert "only the Commissario di Gioco or the Direzione Giochi may annul a coup" in response.content.decode()
     coup.refresh_from_db()
     assert coup.state == "dealing"
 
@@ -497,8 +498,8 @@ def test_the_commissario_annuls_a_dealing_coup_from_the_tablet(client_for, game)
     coup = _cards_out(capo, game, ("K", "H"), ("5", "S"))
     floor = client_for(game.commissario)
     page = floor.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    assert "Annul this coup (Commissario)" in page and "Annul this coup (before the cards)" not in page
-    assert "Annul this coup (Commissario)" not in capo.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Annul this coup (its cards are out)" in page and "Annul this coup (before the cards)" not in page
+    assert "Annul this coup (its cards are out)" not in capo.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     refused = post(floor, game.session, "coup-annul", coup=coup.pk, reason="  ")
     assert refused.status_code == 400 and "Give the reason." in refused.content.decode()
     response = post(floor, game.session, "coup-annul", coup=coup.pk, reason="tablet lost")
@@ -511,6 +512,37 @@ def test_the_commissario_annuls_a_dealing_coup_from_the_tablet(client_for, game)
     # The next coup opens on the Capo Partita's tablet.
     assert post(capo, game.session, "coup-open").status_code == 200
     assert Coup.objects.filter(session=game.session, state="betting").count() == 1
+
+
+def test_the_direzione_annuls_a_dealing_coup_from_the_tablet_and_nothing_else(client_for, game, direzione):
+    """Disputes go to the Direzione Giochi, whose decision is final (RULES.md §6): once the cards
+    are out he annuls the coup on the tablet himself. The asta and the play stay others'."""
+    capo = client_for(game.capo)
+    coup = _cards_out(capo, game, ("K", "H"), ("5", "S"))
+    board = client_for(direzione)
+    page = board.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "Annul this coup (its cards are out)" in page
+    # The play is not his: a card, a bet or the asta is refused as to any reader.
+    for action, data in (("card", {"coup": coup.pk, "rank": "3", "suit": "C"}), ("auction-open", {})):
+        refused = post(board, game.session, action, **data)
+        assert refused.status_code == 403, action
+    response = post(board, game.session, "coup-annul", coup=coup.pk, reason="dispute: the Direzione decides")
+    assert response.status_code == 200, response.content.decode()
+    assert "Coup 1 annulled: no money moves" in response.content.decode()
+    coup.refresh_from_db()
+    assert (coup.state, coup.annulled_by_id, coup.cards) == ("annulled", direzione.pk, ["KH", "5S"])
+
+
+def test_the_direzione_does_not_annul_a_coup_before_its_cards(client_for, game, direzione):
+    capo = client_for(game.capo)
+    assert post(capo, game.session, "coup-open").status_code == 200
+    coup = Coup.objects.get(session=game.session, state="betting")
+    board = client_for(direzione)
+    assert "Annul this coup" not in board.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    response = post(board, game.session, "coup-annul", coup=coup.pk, reason="dispute")
+    assert response.status_code == 403
+    coup.refresh_from_db()
+    assert coup.state == "betting"
 
 
 def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(replay_after_tie):

@@ -102,6 +102,27 @@ def test_the_commissario_annuls_a_dealing_coup_and_the_session_closes(game, tabl
     assert Bank.objects.get(pk=game.bank.pk).amount == 1000_00
 
 
+def test_the_direzione_annuls_a_dealing_coup_in_a_dispute(game, tablet, direzione, refused_api):
+    """Disputes go to the Direzione Giochi, whose decision is final (RULES.md §6): he annuls a
+    coup whose cards have started himself, recorded as his. Before its cards the coup is its
+    Capo Partita's to annul, as for the Commissario."""
+    sid = game.session.pk
+    board = Tablet(direzione)
+    early = _open_with_a_bet(game, tablet)
+    refused_api(
+        403, "not_session_capo_partita", lambda: board.post(f"/api/coups/{early}/annul/", {"reason": "dispute"})
+    )
+    assert Coup.objects.get(pk=early).state == "betting"
+    tablet.ok(tablet.post(f"/api/coups/{early}/annul/", {"reason": "wrong bet"}))
+    cid = _dealing(game, tablet, BANKER_WINS[:3])
+    answer = board.ok(board.post(f"/api/coups/{cid}/annul/", {"reason": "dispute over the third card"}))
+    assert (answer["coup"]["state"], answer["coup"]["annul_reason"]) == ("annulled", "dispute over the third card")
+    event = AuditEvent.objects.filter(action="coup.annulled").latest("id")
+    assert (event.payload["coup"], event.actor_id, event.payload["was"]) == (cid, direzione.pk, "dealing")
+    assert not Posting.objects.filter(session_id=sid).exists()
+    assert answer["game"]["bank"]["amount"] == 1000_00
+
+
 def test_the_capo_partita_is_refused_a_dealing_coup_and_nothing_is_written(game, tablet, refused_api):
     cid = _dealing(game, tablet, BANKER_WINS[:2])
     err = refused_api(403, "not_commissario", lambda: tablet.post(f"/api/coups/{cid}/annul/", {"reason": "stuck"}))
@@ -136,3 +157,4 @@ def test_the_schema_documents_who_may_annul(capo_partita):
     assert "not_commissario" in op["responses"]["403"]["description"]
     assert "coup_not_annullable" in op["responses"]["409"]["description"]
     assert "Commissario" in op["description"] and {"200", "400", "401", "404"} <= set(op["responses"])
+    assert "Direzione Giochi" in op["description"] and "Direzione Giochi" in op["responses"]["403"]["description"]

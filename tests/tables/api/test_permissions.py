@@ -79,9 +79,9 @@ def test_writes_refused_for_everyone_but_the_assigned_capo_partita(world, who):
         before = dump()
         response = tablet.post(url, body)
         expected = "permission_denied"
-        if url.endswith("/annul/") and who in ("commissario", "multi_role"):
-            # A Commissario reaches the annul service, which answers that a coup before its
-            # cards is its Capo Partita's to annul (once they have started, his).
+        if url.endswith("/annul/") and who in ("commissario", "direzione", "multi_role"):
+            # A Commissario or the Direzione reaches the annul service, which answers that a
+            # coup before its cards is its Capo Partita's to annul (once they have started, theirs).
             expected = "not_session_capo_partita"
         assert (response.status_code, error(response)) == (403, expected), (who, url)
         assert dump() == before, (who, url)  # 403s store no idempotency key either
