@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from django_filters import utils as filter_utils
+from django_filters.constants import EMPTY_VALUES
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
@@ -50,10 +53,33 @@ class AuditStreamOutput(serializers.Serializer):
     head_hash = serializers.CharField(help_text="Hash of the last event (64 zeros: no event yet).")
 
 
+class AuditEventFilterBackend(DjangoFilterBackend):
+    """DjangoFilterBackend, the events' count read from the stream heads when the filters in
+    use allow it: none (every event: the sum of the heads' seqs) or `stream` alone (that
+    stream's seq). COUNT(*) over the trail read every event on every page: 190 ms a page at
+    a season's 588,000 events, growing with the years. Exact all the same (AuditEventQuerySet.
+    counted_by_heads); with any other filter the database counts the rows it selects."""
+
+    def filter_queryset(self, request, queryset, view):
+        filterset = self.get_filterset(request, queryset, view)
+        if not filterset.is_valid():
+            raise filter_utils.translate_validation(filterset.errors)
+        events = filterset.qs
+        # A filter whose value is empty filters nothing (django-filter's Filter.filter).
+        used = {name: value for name, value in filterset.form.cleaned_data.items() if value not in EMPTY_VALUES}
+        if not used:
+            return events.counted_by_heads()
+        if used.keys() == {"stream"}:
+            return events.counted_by_heads(stream=used["stream"])
+        return events
+
+
 class AuditEventListApi(ListAPIView):
     permission_classes = PERMISSION_CLASSES
     serializer_class = AuditEventOutput
     filterset_class = AuditEventFilter
+    # Every event (stream_events(): no row left out), then the filters: the heads count them.
+    filter_backends = [AuditEventFilterBackend]
 
     def get_queryset(self):
         # Filtering is done by the DjangoFilterBackend with the same FilterSet the

@@ -13,6 +13,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Sum
+from django.db.models.functions import Coalesce
 
 GENESIS_HASH = "0" * 64
 
@@ -43,6 +45,32 @@ class AuditStream(models.Model):
         super().save(*args, **kwargs)
 
 
+class AuditEventQuerySet(models.QuerySet):
+    # The heads whose seqs count this queryset's events: set on the one queryset that
+    # counted_by_heads() returns, never carried to its clones (a queryset filtered, sliced or
+    # otherwise derived from it counts its own rows).
+    _counting_heads: models.QuerySet | None = None
+
+    def counted_by_heads(self, *, stream: str | None = None) -> "AuditEventQuerySet":
+        """This queryset, whose count() is read from the stream heads: the sum of every head's
+        seq, or `stream`'s own seq (0 for a stream that does not exist). Exact, not an
+        estimate: a head's seq is the number of its last event, moved in the transaction that
+        appends it (audit.services), and events are never updated nor deleted (the triggers
+        of migrations 0002 and 0007; verification reports a gap, `missing_event`). Only for a
+        queryset of every event, or of every event of `stream`, and of nothing fewer: the
+        caller knows (the events list, unfiltered or filtered by stream only)."""
+        clone = self._chain()
+        clone._counting_heads = (
+            AuditStream.objects.all() if stream is None else AuditStream.objects.filter(name=stream)
+        )
+        return clone
+
+    def count(self) -> int:
+        if self._counting_heads is None or self._result_cache is not None:
+            return super().count()
+        return self._counting_heads.aggregate(n=Coalesce(Sum("seq"), 0))["n"]
+
+
 class AuditEvent(models.Model):
     # No index of its own: the (stream, seq) unique constraint's index serves every lookup
     # by stream, and gives the verifier its events in seq order.
@@ -62,6 +90,8 @@ class AuditEvent(models.Model):
     payload_json = models.TextField(default="{}")
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+
+    objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["stream_id", "seq"]

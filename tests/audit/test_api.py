@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditStream
+from audit.selectors import stream_events
 
 pytestmark = pytest.mark.django_db
 
@@ -248,6 +249,100 @@ def test_the_events_of_one_action_are_read_through_an_index(api, auditor, chain,
             cursor.execute("EXPLAIN " + sql)
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert "audit_event_action_idx" in plan and "Seq Scan on audit_auditevent" not in plan, plan
+
+
+def _trail(auditor, commissario, chain) -> None:
+    """Three streams, two actors, three actions: every filter selects some events, not all."""
+    chain("table:1", 4, actor=commissario)
+    chain("table:1", 2, actor=auditor, action="minimum.changed")
+    chain("table:2", 3, actor=auditor)
+    chain("floor:day", 1, action="role.granted")
+
+
+def _event_counts(captured) -> list[str]:
+    return [q["sql"] for q in captured if "COUNT(" in q["sql"].upper() and 'FROM "audit_auditevent"' in q["sql"]]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"stream": ""},  # empty: no filter
+        {"stream": "table:1"},
+        {"stream": "floor:day"},
+        {"stream": "nope"},  # no such stream
+        {"action": "minimum.changed"},
+        {"action_prefix": "coup."},
+        {"actor": "commissario"},
+        {"actor_name": "auditor"},
+        {"subject_type": "auth.user"},
+        {"at_after": "2000-01-01T00:00:00Z"},
+        {"stream": "table:1", "action": "minimum.changed"},
+        {"stream": "table:1", "actor_name": "auditor"},
+        {"stream": "table:2", "action_prefix": "minimum."},
+        {"stream": "table:1", "at_before": "2000-01-01T00:00:00Z"},
+    ],
+    ids=lambda params: "&".join(f"{k}={v}" for k, v in params.items()) or "unfiltered",
+)
+def test_the_events_count_is_the_number_of_events_listed(api, auditor, commissario, chain, params):
+    # Unfiltered or by stream only, the count is read from the stream heads (their seqs), not
+    # counted over the trail: it is the same number, and the pages and their links with it.
+    _trail(auditor, commissario, chain)
+    params = {k: str(commissario.pk) if k == "actor" else v for k, v in params.items()}
+    client = api(auditor)
+    real = AuditEvent.objects.filter(pk__in=stream_events(filters=params).values("pk")).count()
+    everything = ids(client.get(EVENTS, {**params, "page_size": 500}))
+    assert len(everything) == real
+    pages, seen, url = 0, set(), EVENTS
+    query = {**params, "page_size": 3}
+    while url:
+        with CaptureQueriesContext(connection) as captured:
+            body = client.get(url, query).json()
+        assert body["count"] == real
+        # Counted over the events only when a filter other than the stream is in use.
+        assert len(_event_counts(captured)) == (0 if {k for k, v in params.items() if v} <= {"stream"} else 1)
+        assert (body["previous"] is None) == (pages == 0)
+        seen |= {row["id"] for row in body["results"]}
+        url, query, pages = body["next"], None, pages + 1
+    assert seen == everything and pages == max(1, -(-real // 3))
+
+
+def test_the_unfiltered_and_stream_lists_count_no_event(api, auditor, commissario, chain):
+    _trail(auditor, commissario, chain)
+    client = api(auditor)
+    client.get(EVENTS)  # warm up: the role lookup is cached per user object
+    for params, count in (({}, 10), ({"stream": "table:1"}, 6), ({"stream": "nope"}, 0)):
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(EVENTS, params)
+        assert response.status_code == 200 and response.json()["count"] == count
+        assert _event_counts(captured) == [], params
+        reads = [q["sql"] for q in captured if '"audit_' in q["sql"]]
+        assert len(reads) == (2 if count else 1), reads  # the heads' seqs, and the page if any
+        assert 'FROM "audit_auditstream"' in reads[0] and "SUM(" in reads[0].upper()
+    # Any other filter, alone or beside the stream: the database counts what it selects.
+    for params in ({"stream": "table:1", "action": "minimum.changed"}, {"actor_name": "auditor"}):
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(EVENTS, params).status_code == 200
+        assert len(_event_counts(captured)) == 1, params
+
+
+def test_an_empty_trail_counts_nothing(api, auditor):
+    client = api(auditor)
+    for params in ({}, {"stream": "table:1"}):
+        body = client.get(EVENTS, params).json()
+        assert body == {"count": 0, "next": None, "previous": None, "results": []}
+    assert_error(client.get(EVENTS, {"page": "2"}), 404, "not_found")
+
+
+def test_a_queryset_derived_from_one_counted_by_heads_counts_its_own_rows(chain):
+    chain("table:1", 3)
+    chain("table:2", 2, action="minimum.changed")
+    counted = AuditEvent.objects.counted_by_heads()
+    assert counted.count() == 5
+    assert counted.filter(action="minimum.changed").count() == 2
+    assert counted[:1].count() == 1
+    assert AuditEvent.objects.filter(stream__name="table:2").counted_by_heads(stream="table:2").count() == 2
+    assert AuditEvent.objects.none().counted_by_heads(stream="table:3").count() == 0
 
 
 @pytest.mark.parametrize(
