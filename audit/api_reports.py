@@ -15,6 +15,7 @@ from typing import Any
 from celery.result import AsyncResult
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models.fields.json import KeyTransform
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -136,9 +137,13 @@ class ReportProgressOutput(serializers.Serializer):
     total = StrictIntegerField(allow_null=True)
 
 
-class ReportOutput(serializers.Serializer):
+class ReportListItemOutput(serializers.Serializer):
+    """A report as the list gives it: what it is, where it stands, its files and seal. The
+    figures (`summary`) are the detail's: a list of them weighed 261 KB a page at a season."""
+
     id = StrictIntegerField()
     gaming_day = StrictIntegerField(source="gaming_day_id")
+    date = serializers.DateField(source="gaming_day.date", help_text="The gaming day's date.")
     version = StrictIntegerField()
     control_register = StrictIntegerField(source="control_register_id", allow_null=True)
     status = serializers.CharField()
@@ -148,7 +153,6 @@ class ReportOutput(serializers.Serializer):
     seconds = serializers.FloatField(allow_null=True)
     seal = serializers.CharField()
     sealed_streams = serializers.ListField(child=serializers.CharField())
-    summary = serializers.JSONField()
     error = serializers.CharField()
     files = ReportFileOutput(many=True)
     progress = serializers.SerializerMethodField()
@@ -167,7 +171,7 @@ class ReportOutput(serializers.Serializer):
     @extend_schema_field(ReportProgressOutput)
     def get_progress(self, report: DayReport) -> dict:
         if report.status == DayReport.Status.DONE:
-            total = report.summary.get("rows")
+            total = report.summary_rows  # the summary's rows, annotated by _reports()
             return {"state": "SUCCESS", "done": total, "total": total}
         if not report.task_id:
             return {"state": "PENDING", "done": None, "total": None}
@@ -179,6 +183,12 @@ class ReportOutput(serializers.Serializer):
         if isinstance(info, dict) and "done" in info:
             return {"state": state, "done": info.get("done"), "total": info.get("total")}
         return {"state": state, "done": None, "total": None}
+
+
+class ReportOutput(ReportListItemOutput):
+    """A report with its figures: the day's totals and per-table figures, as in the files."""
+
+    summary = serializers.JSONField()
 
 
 def _id_param(request, name: str, message: str) -> int | None:
@@ -194,18 +204,24 @@ def _id_param(request, name: str, message: str) -> int | None:
 
 def _reports():
     # Each report with the latest built version of its day (superseded_by, current): in the
-    # same query, however many versions the day has.
-    return report_list().select_related("gaming_day").prefetch_related("files").order_by(
-        "gaming_day_id", "version"
+    # same query, however many versions the day has. The rows its build wrote (its progress
+    # once built) are read from the summary by the database: the list does not load it.
+    return (
+        report_list()
+        .select_related("gaming_day")
+        .prefetch_related("files")
+        .annotate(summary_rows=KeyTransform("rows", "summary"))
+        .order_by("gaming_day_id", "version")
     )
 
 
 class ReportListApi(ListAPIView):
     permission_classes = READ
-    serializer_class = ReportOutput
+    serializer_class = ReportListItemOutput
 
     def get_queryset(self):
-        qs = _reports()
+        # Neither the figures nor the sealed heads are listed (the detail gives the figures).
+        qs = _reports().defer("summary", "sealed_heads")
         day = _id_param(self.request, "gaming_day", "gaming_day is a gaming day id.")
         if day is not None:
             qs = qs.filter(gaming_day_id=day)
@@ -213,8 +229,10 @@ class ReportListApi(ListAPIView):
 
     @extend_schema(
         summary="List end-of-day reports",
+        description="Each report's status, files, seal and version in force, without its figures: "
+        "`summary` is in the report's own answer (`GET /api/reports/{id}/`).",
         parameters=[OpenApiParameter("gaming_day", OpenApiTypes.INT, description="Only this gaming day's reports.")],
-        responses={200: ReportOutput(many=True), **_errors("")},
+        responses={200: ReportListItemOutput(many=True), **_errors("")},
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Sum
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from openpyxl.utils import get_column_letter
 
@@ -751,6 +752,40 @@ def test_auditor_reads_downloads_and_verifies(closed, api, auditor, outsider, di
     r = api(auditor).post(f"/api/reports/{report.pk}/verify/")
     assert r.status_code == 200 and r.json()["ok"] is True, r.json()
     assert AuditEvent.objects.count() == events
+
+
+def test_the_list_gives_each_report_without_its_figures_the_detail_with_them(closed, api, auditor):
+    # A list of whole summaries weighed 261 KB a page at a season; a list says what each report
+    # is and where it stands, the report's own answer gives its figures.
+    report = DayReport.objects.get(gaming_day=closed.day)
+    client = api(auditor)
+    client.get("/api/me/")  # the user's roles are looked up once, then cached on him
+    with CaptureQueriesContext(connection) as captured:
+        [listed] = client.get(f"/api/reports/?gaming_day={closed.day.pk}").json()["results"]
+    [read] = [q["sql"] for q in captured if 'FROM "audit_dayreport"' in q["sql"] and "COUNT(" not in q["sql"]]
+    detail = client.get(f"/api/reports/{report.pk}/").json()
+    assert set(detail) - set(listed) == {"summary"}
+    assert detail["summary"] == report.summary and detail["summary"]["tables"]
+    assert {key: detail[key] for key in listed} == listed
+    assert listed["date"] == closed.day.date.isoformat() and listed["gaming_day"] == closed.day.pk
+    assert listed["progress"] == {"state": "SUCCESS", "done": report.summary["rows"], "total": report.summary["rows"]}
+    assert [(f["format"], f["url"]) for f in listed["files"]] == [
+        (fmt, f"/api/reports/{report.pk}/files/{fmt}/") for fmt in ("csv", "pdf", "xlsx")
+    ]
+    assert (listed["seal"], listed["current"], listed["superseded_by"]) == (report.seal, True, None)
+    # Nor is the summary read from the database for the list (its rows are, for the progress).
+    columns = read.replace(""""audit_dayreport"."summary" -> 'rows'""", "")
+    assert '"audit_dayreport"."summary"' not in columns and '"audit_dayreport"."sealed_heads"' not in columns
+
+
+def test_the_schema_gives_the_list_no_summary(api, auditor):
+    schema = api(auditor).get("/api/schema/?format=json").json()
+    listing = schema["paths"]["/api/reports/"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    item = schema["components"]["schemas"][listing["$ref"].rsplit("/", 1)[1]]["properties"]["results"]["items"]
+    listed = schema["components"]["schemas"][item["$ref"].rsplit("/", 1)[1]]["properties"]
+    whole = schema["components"]["schemas"]["ReportOutput"]["properties"]
+    assert set(whole) - set(listed) == {"summary"}
+    assert {"id", "gaming_day", "date", "version", "status", "files", "seal", "progress", "current"} <= set(listed)
 
 
 @pytest.mark.parametrize(
