@@ -332,3 +332,62 @@ class ControlRegister(models.Model):
         if self.second_signer_id is not None:
             return "signed"
         return "first_signed" if self.first_signer_id is not None else "draft"
+
+
+class UnclaimedDeposit(models.Model):
+    """A stake ("puntata") or winnings ("vincita") left unclaimed at a table, collected by the
+    Commissario and deposited (RULES.md §6; seed 001: "ritirate dal Commissario e depositate
+    conformemente alle disposizioni della Direzione Giochi"). It belongs to the gaming day and
+    the table session it was collected at, and, when known, to the coup and the patron.
+    `deposited_in` says where it went (an envelope or cash-desk receipt number). A patron who
+    comes back is handed it: the return fields are filled once, never changed again."""
+
+    class Kind(models.TextChoices):
+        STAKE = "stake", "puntata"
+        WINNINGS = "winnings", "vincita"
+
+    # Indexed with its time (Meta.indexes): the desk lists a day's deposits in that order.
+    gaming_day = models.ForeignKey(
+        "floor.GamingDay", on_delete=models.PROTECT, related_name="unclaimed_deposits", db_index=False
+    )
+    session = models.ForeignKey("floor.TableSession", on_delete=models.PROTECT, related_name="+")
+    coup = models.ForeignKey("tables.Coup", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    patron = models.ForeignKey("floor.Patron", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    amount = models.BigIntegerField(help_text="Cents, > 0.")
+    deposited_in = models.CharField(max_length=120, help_text="Where it was deposited: envelope or receipt number.")
+    note = models.CharField(max_length=300, blank=True)
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    recorded_at = models.DateTimeField()
+    returned_to = models.CharField(max_length=200, blank=True, help_text="Who was handed it back.")
+    returned_patron = models.ForeignKey(
+        "floor.Patron", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    returned_note = models.CharField(max_length=300, blank=True)
+    returned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    returned_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["gaming_day_id", "recorded_at", "id"]
+        indexes = [models.Index(fields=["gaming_day", "recorded_at"], name="audit_unclaimed_day_idx")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="audit_unclaimed_amount_positive"),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["stake", "winnings"]), name="audit_unclaimed_kind_known"
+            ),
+            # Returned: by whom and when, together, or neither.
+            models.CheckConstraint(
+                condition=models.Q(returned_by__isnull=True, returned_at__isnull=True)
+                | models.Q(returned_by__isnull=False, returned_at__isnull=False),
+                name="audit_unclaimed_returned_whole",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"unclaimed {self.kind} {self.amount} of day {self.gaming_day_id}"
+
+    @property
+    def returned(self) -> bool:
+        return self.returned_at is not None
