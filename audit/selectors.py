@@ -864,15 +864,19 @@ def expected_streams() -> list[str]:
     """The streams that must exist: those the floor's and the books' rows name (each
     casino's and gaming day's, their creation writes the first event; each built report's
     day's `reports:` stream and every stream a report sealed; the books stream of each day
-    with a count), and those the trail itself names (`_trail_streams`): rows deleted together
-    with their streams leave the events that recorded them."""
-    from audit.models import CagnotteCount, DayReport
+    with a count or an unclaimed deposit), and those the trail itself names
+    (`_trail_streams`): rows deleted together with their streams leave the events that
+    recorded them."""
+    from audit.models import CagnotteCount, DayReport, UnclaimedDeposit
     from floor import selectors as floor_selectors
 
     casinos, days = floor_selectors.stream_owner_ids()
     names = {f"casino:{pk}" for pk in casinos}
     names |= {f"gaming_day:{pk}" for pk in days}
     names |= {f"day_books:{pk}" for pk in CagnotteCount.objects.values_list("gaming_day_id", flat=True).distinct()}
+    names |= {
+        f"day_books:{pk}" for pk in UnclaimedDeposit.objects.values_list("gaming_day_id", flat=True).distinct()
+    }
     for day_id, sealed in DayReport.objects.filter(status=DayReport.Status.DONE).values_list(
         "gaming_day_id", "sealed_streams"
     ):

@@ -224,6 +224,22 @@ def table_get(*, pk: int) -> Table | None:
     return Table.objects.filter(pk=pk).first()
 
 
+def table_session_get(*, pk: int) -> TableSession | None:
+    return TableSession.objects.select_related("table", "gaming_day").filter(pk=pk).first()
+
+
+def patron_get(*, pk: int) -> Patron | None:
+    return Patron.objects.filter(pk=pk).first()
+
+
+def day_patrons(*, gaming_day_id: int) -> QuerySet[Patron]:
+    """The patrons who took a place (seated or standing) at a session of the day, by name."""
+    return (
+        Patron.objects.filter(pk__in=Seat.objects.filter(session__gaming_day_id=gaming_day_id).values("patron_id"))
+        .order_by("last_name", "first_name", "id")
+    )
+
+
 def stream_owner_ids() -> tuple[list[int], list[int]]:
     """The ids of every casino and every gaming day: each has its audit stream."""
     return list(Casino.objects.values_list("pk", flat=True)), list(GamingDay.objects.values_list("pk", flat=True))

@@ -45,6 +45,15 @@ from .models import (
 DECIDED = (BANKER, PUNTA)
 
 
+def coup_get(*, pk: int) -> Coup | None:
+    """One coup, for the books that refer to it (an unclaimed stake's coup)."""
+    return Coup.objects.filter(pk=pk).first()
+
+
+def coup_by_number(*, session_id: int, number: int) -> Coup | None:
+    return Coup.objects.filter(session_id=session_id, number=number).first()
+
+
 def _day_coups(gaming_day_id: int) -> QuerySet[Coup]:
     return Coup.objects.filter(session__gaming_day_id=gaming_day_id)
 

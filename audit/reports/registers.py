@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport
+from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport, UnclaimedDeposit
 from audit.services import record
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from floor import selectors as floor_selectors
@@ -280,7 +280,15 @@ def _refuse_counts_not_as_recorded(day: GamingDay) -> None:
     later correction, and would go into the register and its signatures. Verification names
     it only afterwards (`count_not_as_recorded`); this refuses it before (409, writes
     nothing). The day's books stream is replayed once (books_verify)."""
-    problems = [p for p in books_verify(gaming_day_id=day.pk) if p["code"] in ("count_not_as_recorded", "count_missing")]
+    found = books_verify(gaming_day_id=day.pk)
+    problems = [p for p in found if p["code"] in ("count_not_as_recorded", "count_missing")]
+    deposits = [p for p in found if p["code"] in ("deposit_not_as_recorded", "deposit_missing")]
+    if deposits and not problems:  # an unclaimed deposit the register would carry: the same rule
+        raise Conflict(
+            "deposit_not_as_recorded",
+            "An unclaimed deposit of the day is not what the audit trail recorded for it.",
+            details={"deposits": [p["deposit"] for p in deposits]},
+        )
     if not problems:
         return
     raise Conflict(
@@ -344,6 +352,13 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
         raise Conflict("levies_changed_since_count",
                        "The levies recorded at a table no longer add up to its count's expected cagnotte.",
                        details={"tables": changed})  # fmt: skip
+    from .unclaimed import register_deposits  # (unclaimed reads this module's books_stream)
+
+    # The stakes and winnings left unclaimed and deposited (RULES.md §6), per table, so that
+    # the two signatures cover them too; apart from the cagnotte, never in its total. A line
+    # says them only when the table had some: a register written before they were recorded
+    # (or of a day without any) still agrees with the books.
+    deposits = register_deposits(gaming_day_id=day.pk)
     lines = []
     for t in tables:
         c = counts[t.pk]
@@ -352,6 +367,8 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
             "expected": c.expected, "counted": c.counted, "surplus": c.surplus, "shortfall": c.shortfall,
             "carried": c.carried,
         })  # fmt: skip
+        if t.pk in deposits:
+            lines[-1]["unclaimed"] = deposits[t.pk]
     return lines, sum(line["carried"] for line in lines)
 
 
@@ -446,8 +463,10 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
                        details={"register": reg.pk, "first_signer": reg.first_signer_id})  # fmt: skip
     lines, total = _register_figures(day)
     if lines != reg.lines or total != reg.total:
-        # A count was corrected since the register was written: signers sign what is in force.
-        raise Conflict("register_stale", "The counts changed since the register was written; prepare it again.",
+        # A count was corrected (or a deposit recorded) since the register was written:
+        # signers sign what is in force.
+        raise Conflict("register_stale", "The counts or the unclaimed deposits changed since the register was "
+                       "written; prepare it again.",
                        details={"register": reg.pk})  # fmt: skip
     now = timezone.now()
     if reg.first_signer_id is None:
@@ -502,9 +521,13 @@ def control_register_correct(*, register: ControlRegister, by: User, reason: str
 _UNSAID = object()  # a signature's time its event did not record (written before it did)
 
 
-def _replay_books(counts: dict, registers: dict, action: str, subject: str, actor: Any, payload: Any) -> None:
-    """One books event: what the count or register it recorded holds after it."""
-    if action in ("cagnotte.counted", "cagnotte.count_corrected"):
+def _replay_books(
+    counts: dict, registers: dict, action: str, subject: str, actor: Any, payload: Any, deposits: dict | None = None
+) -> None:
+    """One books event: what the count, register or unclaimed deposit it recorded holds after it."""
+    if action in ("unclaimed.deposited", "unclaimed.returned") and deposits is not None:
+        deposits[subject] = payload["new"]
+    elif action in ("cagnotte.counted", "cagnotte.count_corrected"):
         counts[subject] = payload["new"]
     elif action in ("control_register.prepared", "control_register.updated", "control_register.corrected"):
         signed = registers.get(subject, {"signers": [None, None], "signed_at": [None, None], "reason": ""})
@@ -528,8 +551,11 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
     each signature's, where its event records the row's own, as those written since do).
     The stream is hash-chained, the rows are not: an edit made behind the services (in SQL)
     shows here. One problem per row, [] if none."""
+    from .unclaimed import deposit_payload  # (unclaimed reads this module's books_stream)
+
     counts: dict[str, dict[str, Any]] = {}
     registers: dict[str, dict[str, Any]] = {}
+    deposits: dict[str, Any] = {}
     events = (
         AuditEvent.objects.filter(stream__name=books_stream(gaming_day_id))
         .order_by("seq")
@@ -537,7 +563,7 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
     )
     for action, subject, actor, payload_json in events.iterator():
         try:
-            _replay_books(counts, registers, action, subject, actor, json.loads(payload_json))
+            _replay_books(counts, registers, action, subject, actor, json.loads(payload_json), deposits)
         except (ValueError, KeyError, TypeError, AttributeError):
             # Not what its action writes (rewritten): replayed as nothing, so the row it
             # recorded is named as not as recorded (and the chain check names the event).
@@ -565,8 +591,15 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
                "prepared_by": reg.prepared_by_id, "reason": reg.reason}  # fmt: skip
         if recorded != now:
             problems.append({"code": "register_not_as_recorded", "register": reg.pk})
+    # An unclaimed deposit (RULES.md §6) as its last event left it: amount, kind, session, coup,
+    # patron, where it went, and its return.
+    for deposit in UnclaimedDeposit.objects.filter(gaming_day_id=gaming_day_id).select_related("session__table"):
+        if deposits.pop(str(deposit.pk), None) != json.loads(json.dumps(deposit_payload(deposit))):
+            problems.append({"code": "deposit_not_as_recorded", "deposit": deposit.pk,
+                             "table_number": deposit.session.table.number})  # fmt: skip
     problems += [{"code": "count_missing", "count": int(pk)} for pk in counts]
     problems += [{"code": "register_missing", "register": int(pk)} for pk in registers]
+    problems += [{"code": "deposit_missing", "deposit": int(pk)} for pk in deposits]
     return problems
 
 
