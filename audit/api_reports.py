@@ -29,15 +29,25 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from config.api import THROTTLED_RESPONSE, ErrorSerializer, StrictInput, StrictIntegerField, TakesNoBody
+from config.api import (
+    THROTTLED_RESPONSE,
+    ErrorSerializer,
+    IdFilter,
+    StrictBooleanFilter,
+    StrictFilterSet,
+    StrictInput,
+    StrictIntegerField,
+    TakesNoBody,
+)
 from config.errors import ApplicationError
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
 from floor.roles import Role, has_role
+from tables import report_selectors
 
-from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
+from .models import CagnotteCount, ControlRegister, DayReport, ReportFile, UnclaimedDeposit
 from .permissions import AUDIT_READERS, CanReadAudit
-from .reports import registers
+from .reports import registers, unclaimed
 from .reports.selectors import report_list
 from .reports.services import report_verify
 
@@ -619,3 +629,160 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         reg = get_object_or_404(ControlRegister, pk=pk)
         new = registers.control_register_correct(register=reg, by=request.user, reason=data.validated_data["reason"])
         return Response(ControlRegisterOutput(new).data, status=status.HTTP_201_CREATED)
+
+
+# --------------------------------------------------------------------------- unclaimed deposits
+
+
+class DepositWrites(BasePermission):
+    """Reads: auditor, direzione, commissario. A deposit: the Commissario (RULES.md §6)."""
+
+    message = "Reading needs the auditor, direzione or commissario role; a deposit is the Commissario's."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return has_role(request.user, *AUDIT_READERS)
+        return has_role(request.user, *unclaimed.DEPOSIT_ROLES)
+
+
+class ReturnWrites(BasePermission):
+    message = "Handing back a deposit needs the commissario or direzione role."
+
+    def has_permission(self, request, view) -> bool:
+        return has_role(request.user, *unclaimed.RETURN_ROLES)
+
+
+class UnclaimedDepositOutput(serializers.Serializer):
+    id = StrictIntegerField()
+    gaming_day = StrictIntegerField(source="gaming_day_id")
+    session = StrictIntegerField(source="session_id")
+    table_number = StrictIntegerField(source="session.table.number")
+    session_number = StrictIntegerField(source="session.number")
+    coup = StrictIntegerField(source="coup_id", allow_null=True)
+    coup_number = StrictIntegerField(source="coup.number", allow_null=True, default=None)
+    patron = StrictIntegerField(source="patron_id", allow_null=True)
+    kind = serializers.ChoiceField(choices=UnclaimedDeposit.Kind.choices, help_text="stake (puntata) or winnings (vincita).")
+    amount = StrictIntegerField(help_text="Cents.")
+    deposited_in = serializers.CharField(help_text="Where it was deposited: envelope or receipt number.")
+    note = serializers.CharField()
+    recorded_by = StrictIntegerField(source="recorded_by_id")
+    recorded_at = serializers.DateTimeField()
+    returned = serializers.BooleanField(help_text="Handed back to the patron.")
+    returned_to = serializers.CharField()
+    returned_patron = StrictIntegerField(source="returned_patron_id", allow_null=True)
+    returned_note = serializers.CharField()
+    returned_by = StrictIntegerField(source="returned_by_id", allow_null=True)
+    returned_at = serializers.DateTimeField(allow_null=True)
+
+
+class UnclaimedDepositFilter(StrictFilterSet):
+    gaming_day = IdFilter(field_name="gaming_day_id", help_text="Only this gaming day's deposits.")
+    session = IdFilter(field_name="session_id", help_text="Only this table session's deposits.")
+    patron = IdFilter(field_name="patron_id", help_text="Only the deposits of this patron.")
+    returned = StrictBooleanFilter(
+        field_name="returned_at", lookup_expr="isnull", exclude=True,
+        help_text="true: handed back; false: still outstanding.",
+    )  # fmt: skip
+
+    class Meta:
+        model = UnclaimedDeposit
+        fields: list[str] = []
+
+
+class UnclaimedDepositListApi(ListAPIView):
+    permission_classes = READ
+    serializer_class = UnclaimedDepositOutput
+    filterset_class = UnclaimedDepositFilter
+
+    def get_queryset(self):
+        return unclaimed.deposit_list()
+
+    @extend_schema(
+        summary="List the unclaimed stakes and winnings deposited (RULES.md §6)",
+        description="In the order they were recorded, paginated; filter by gaming day, session, patron, "
+        "and whether they were handed back.",
+        responses={200: UnclaimedDepositOutput(many=True), **_errors("")},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+def _patron(pk: int | None):
+    if pk is None:
+        return None
+    patron = floor_selectors.patron_get(pk=pk)
+    if patron is None:
+        raise ApplicationError("unknown_patron", "No patron has this id.", details={"patron": pk})
+    return patron
+
+
+class UnclaimedDepositCreateApi(IdempotentMixin, APIView):
+    permission_classes = [IsAuthenticated, DepositWrites]
+
+    class UnclaimedDepositInput(StrictInput):
+        session = StrictIntegerField(min_value=1, help_text="The table session (of this gaming day).")
+        kind = serializers.ChoiceField(choices=UnclaimedDeposit.Kind.choices, help_text="stake (puntata) or winnings (vincita).")
+        amount = StrictIntegerField(min_value=1, max_value=unclaimed.MAX_DEPOSIT_CENTS, help_text="Cents.")
+        deposited_in = serializers.CharField(max_length=120, help_text="Where: envelope or cash-desk receipt number.")
+        note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+        coup = StrictIntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                  help_text="The coup it was left on, when known (of this session).")
+        patron = StrictIntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                    help_text="The patron it belongs to, when known.")
+
+    @extend_schema(
+        summary="Record an unclaimed stake or winnings deposited (the Commissario)",
+        description="Collected by the Commissario and deposited (RULES.md §6); recorded in the day's books, "
+        "so the control register carries it.",
+        request=UnclaimedDepositInput,
+        responses={201: UnclaimedDepositOutput, **_errors(
+            "`unknown_session`, `session_not_of_day`, `unknown_coup`, `coup_not_of_session`, `unknown_patron`, "
+            "`invalid_amount`, `unknown_kind`, `deposit_place_required`, `text_too_long`",
+            conflict="`books_signed` (the day's control register carries both signatures), `coup_in_play`.")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        data = self.UnclaimedDepositInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        day = floor_selectors.gaming_day_or_404(pk=pk)
+        session = floor_selectors.table_session_get(pk=v["session"])
+        if session is None:
+            raise ApplicationError("unknown_session", "No table session has this id.", details={"session": v["session"]})
+        coup = None
+        if v["coup"] is not None:
+            coup = report_selectors.coup_get(pk=v["coup"])
+            if coup is None:
+                raise ApplicationError("unknown_coup", "No coup has this id.", details={"coup": v["coup"]})
+        deposit = unclaimed.unclaimed_deposit_record(
+            gaming_day=day, session=session, by=request.user, kind=v["kind"], amount=v["amount"],
+            deposited_in=v["deposited_in"], note=v["note"], coup=coup, patron=_patron(v["patron"]),
+        )  # fmt: skip
+        deposit = unclaimed.deposit_list().get(pk=deposit.pk)
+        return Response(UnclaimedDepositOutput(deposit).data, status=status.HTTP_201_CREATED)
+
+
+class UnclaimedDepositReturnApi(IdempotentMixin, APIView):
+    permission_classes = [IsAuthenticated, ReturnWrites]
+
+    class UnclaimedDepositReturnInput(StrictInput):
+        returned_to = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
+                                            help_text="Who was handed it (name, document): the patron's name if blank.")
+        patron = StrictIntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                    help_text="The patron who claimed it, when on record.")
+        note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        summary="Hand a deposit back to the patron who claims it (Commissario or Direzione), once",
+        request=UnclaimedDepositReturnInput,
+        responses={200: UnclaimedDepositOutput, **_errors(
+            "`claimant_required` (neither a patron nor a name), `unknown_patron`, `text_too_long`",
+            conflict="`already_returned`.")},
+    )  # fmt: skip
+    def post(self, request, pk: int):
+        data = self.UnclaimedDepositReturnInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        deposit = get_object_or_404(UnclaimedDeposit, pk=pk)
+        deposit = unclaimed.unclaimed_deposit_return(deposit=deposit, by=request.user, returned_to=v["returned_to"],
+                                                     patron=_patron(v["patron"]), note=v["note"])  # fmt: skip
+        return Response(UnclaimedDepositOutput(unclaimed.deposit_list().get(pk=deposit.pk)).data)

@@ -18,6 +18,16 @@ urlpatterns = [
     path("gaming-days/<int:pk>/cagnotte-counts/", reports.CagnotteCountListApi.as_view(), name="cagnotte-counts"),
     path("gaming-days/<int:pk>/cagnotte-register/", reports.CagnotteRegisterApi.as_view(), name="cagnotte-register"),
     path("gaming-days/<int:pk>/control-register/", reports.ControlRegisterApi.as_view(), name="control-register"),
+    # Unclaimed stakes and winnings, deposited by the Commissario (RULES.md §6).
+    path("unclaimed-deposits/", reports.UnclaimedDepositListApi.as_view(), name="unclaimed-deposits"),
+    path(
+        "gaming-days/<int:pk>/unclaimed-deposits/",
+        reports.UnclaimedDepositCreateApi.as_view(),
+        name="unclaimed-deposit-create",
+    ),
+    path(
+        "unclaimed-deposits/<int:pk>/return/", reports.UnclaimedDepositReturnApi.as_view(), name="unclaimed-deposit-return"
+    ),
     path("cagnotte-counts/<int:pk>/correct/", reports.CagnotteCountCorrectApi.as_view(), name="cagnotte-count-correct"),
     path("control-registers/<int:pk>/sign/", reports.ControlRegisterSignApi.as_view(), name="control-register-sign"),
     path(
