@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from floor.models import GamingDay
 
 from .api_reports import CONTENT_TYPES
-from .models import CagnotteCount, ControlRegister, DayReport, ReportFile
+from .models import CagnotteCount, ControlRegister, DayReport, ReportFile, UnclaimedDeposit
 from .permissions import AUDIT_READERS
-from .reports import registers
+from .reports import registers, unclaimed
 from .reports.records import MONEY, TIMES
 from .reports.selectors import report_list
 from .reports.services import report_verify
@@ -149,6 +149,11 @@ BOOKS = {
     "register_missing": gettext_lazy(
         "Control register %(register)s, recorded by the audit trail, is gone from the books."
     ),
+    "deposit_not_as_recorded": gettext_lazy(
+        "Table %(table)s, unclaimed deposit %(deposit)s: the deposit in the books is not the one the audit trail "
+        "recorded."
+    ),
+    "deposit_missing": gettext_lazy("Unclaimed deposit %(deposit)s, recorded by the audit trail, is gone from the books."),
 }
 # A record_mismatch's first sentence, by the kind of record (audit.reports.records).
 RECORDS = {
@@ -267,7 +272,9 @@ BOOK_REFUSALS = {
     "register_signed": gettext_lazy("The control register is signed; it cannot be prepared again."),
     "already_signed": gettext_lazy("The control register has both signatures already."),
     "second_signer_must_differ": gettext_lazy("The second signature must be another person's."),
-    "register_stale": gettext_lazy("The counts changed since the register was written; prepare it again."),
+    "register_stale": gettext_lazy(
+        "The counts or the unclaimed deposits changed since the register was written; prepare it again."
+    ),
     "levies_changed_since_count": gettext_lazy(
         "The levies recorded at a table no longer add up to its count's expected cagnotte: verify the "
         "day's report, and correct the count."
@@ -286,6 +293,18 @@ BOOK_REFUSALS = {
     ),
     "already_corrected": gettext_lazy("This has been corrected already: correct the correction."),
     "permission_denied": gettext_lazy("Only the Direzione Giochi may do this."),
+    # The unclaimed deposits (audit.reports.unclaimed).
+    "deposit_place_required": gettext_lazy("Say where it was deposited: the envelope or receipt number."),
+    "session_not_of_day": gettext_lazy("Choose a table session of this gaming day."),
+    "coup_not_of_session": gettext_lazy("That coup was not played at this table session."),
+    "coup_in_play": gettext_lazy("That coup is still in play: its stakes are not unclaimed yet."),
+    "books_signed": gettext_lazy("The day's control register is signed: its books are final."),
+    "already_returned": gettext_lazy("This deposit was handed back already."),
+    "claimant_required": gettext_lazy("Say to whom it is handed back: choose the patron or write a name."),
+    "deposit_not_as_recorded": gettext_lazy(
+        "An unclaimed deposit of the day is not what the audit trail recorded for it (edited behind the "
+        "services): verify the day's report; no register is written or signed over it."
+    ),
 }
 
 
@@ -422,6 +441,29 @@ def _books(day: GamingDay, user) -> dict:
         "can_sign": register is not None and not register.signed and not signed_first and not behind,
         "signed_first": signed_first,
         "register_behind": behind,
+        # The unclaimed stakes and winnings the register carries (its lines, as signed).
+        "register_unclaimed": sum(
+            (line.get("unclaimed") or {}).get("total", 0) for line in (register.lines if register else [])
+            if isinstance(line, dict)
+        ),
+    }
+
+
+def _unclaimed(day: GamingDay, user, sessions: list) -> dict:
+    """The day's unclaimed deposits with their totals (RULES.md §6), and what the reader may
+    do: the Commissario records one (until the register is signed), the Commissario or the
+    Direzione hands one back. A few queries however many deposits the day has."""
+    can_deposit = has_role(user, *unclaimed.DEPOSIT_ROLES)
+    register = registers.current_register(gaming_day_id=day.pk) if can_deposit else None
+    can_deposit = can_deposit and not (register is not None and register.signed)
+    return {
+        "deposits": list(unclaimed.day_deposits(gaming_day_id=day.pk)),
+        "totals": unclaimed.day_totals(gaming_day_id=day.pk),
+        "can_deposit": can_deposit,
+        "can_return": has_role(user, *unclaimed.RETURN_ROLES),
+        "sessions": sessions if can_deposit else [],
+        "patrons": list(floor_selectors.day_patrons(gaming_day_id=day.pk)) if can_deposit else [],
+        "kinds": UnclaimedDeposit.Kind,
     }
 
 
@@ -441,6 +483,8 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         # The books: the Direzione keeps them here; the other readers (the auditors) see them
         # as they stand, without the forms.
         "books": _books(day, request.user) if not day.is_open else None,
+        # The unclaimed stakes and winnings, open day or closed: the Commissario records them.
+        "unclaimed": _unclaimed(day, request.user, sessions),
     }
     return render(request, "desk/day.html", context, status=outcome.status if outcome else 200)
 
@@ -530,7 +574,8 @@ def _books_words(reason: dict) -> str:
     if words is None:
         return ""
     table = reason.get("table_number", reason.get("table", ""))
-    return str(words % {"table": table, "count": reason.get("count", ""), "register": reason.get("register", "")})
+    return str(words % {"table": table, "count": reason.get("count", ""), "register": reason.get("register", ""),
+                        "deposit": reason.get("deposit", "")})  # fmt: skip
 
 
 def _euros(cents) -> str:
@@ -846,13 +891,21 @@ def _user_field(request: HttpRequest, field: str):
     return user
 
 
-def _books_post(request: HttpRequest, day: GamingDay, run) -> HttpResponse:
+# A deposit's own words for a code the counts also use (audit.reports.unclaimed).
+DEPOSIT_REFUSALS = {
+    "invalid_amount": gettext_lazy("Enter an amount above zero and within ten million euro."),
+}
+
+
+def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None = None) -> HttpResponse:
+    said = {**BOOK_REFUSALS, **(refusals or {})}
+
     def guarded() -> str:
         try:
             return run()
         except ApplicationError as exc:
-            if exc.code in BOOK_REFUSALS:
-                exc.message = str(BOOK_REFUSALS[exc.code])
+            if exc.code in said:
+                exc.message = str(said[exc.code])
             raise
 
     outcome = form_post(request, guarded)
@@ -952,3 +1005,76 @@ def register_sign(request: HttpRequest, pk: int) -> HttpResponse:
         return _("First signature entered: another member of the Direzione signs second.")
 
     return _books_post(request, reg.gaming_day, run)
+
+
+# --------------------------------------------------------------------------- unclaimed deposits
+
+
+def _optional_int(request: HttpRequest, field: str) -> int | None:
+    raw = (request.POST.get(field) or "").strip()
+    return None if not raw else int_field(raw, field=field)
+
+
+@login_required
+@require_POST
+def unclaimed_deposit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The Commissario records a stake or winnings left unclaimed and deposited (RULES.md §6)."""
+    if not has_role(request.user, *unclaimed.DEPOSIT_ROLES):
+        return forbidden(request, _("Only the Commissario di Gioco records an unclaimed deposit."))
+    day = floor_selectors.gaming_day_or_404(pk=pk)
+
+    def run() -> str:
+        session_pk = int_field(request.POST.get("session"), field="session", empty=_("Choose a table session."))
+        session = floor_selectors.table_session_get(pk=session_pk)
+        if session is None:
+            raise BadForm("unknown_session", _("Choose a table session."), details={"session": session_pk})
+        coup = None
+        number = _optional_int(request, "coup")
+        if number is not None:
+            coup = report_selectors.coup_by_number(session_id=session.pk, number=number)
+            if coup is None:
+                raise BadForm("unknown_coup", _("That session has no coup of this number."), details={"coup": number})
+        patron = None
+        patron_pk = _optional_int(request, "patron")
+        if patron_pk is not None:
+            patron = floor_selectors.patron_get(pk=patron_pk)
+            if patron is None:
+                raise BadForm("unknown_patron", _("Choose a patron."), details={"patron": patron_pk})
+        kind = request.POST.get("kind", "")
+        if kind not in UnclaimedDeposit.Kind.values:
+            raise BadForm("unknown_kind", _("Choose a stake or winnings."), details={"kind": kind[:40]})
+        deposit = unclaimed.unclaimed_deposit_record(
+            gaming_day=day, session=session, by=request.user, kind=kind,
+            amount=euros_to_cents(request.POST.get("amount"), field="amount"),
+            deposited_in=request.POST.get("deposited_in", ""), note=request.POST.get("note", ""),
+            coup=coup, patron=patron,
+        )  # fmt: skip
+        return _("Deposit recorded: € %(amount)s, table %(number)s.") % {
+            "amount": euros_exact(deposit.amount), "number": session.table.number}  # fmt: skip
+
+    return _books_post(request, day, run, DEPOSIT_REFUSALS)
+
+
+@login_required
+@require_POST
+def unclaimed_return(request: HttpRequest, pk: int) -> HttpResponse:
+    """A patron comes back for what he left: the Commissario or the Direzione hands it back."""
+    if not has_role(request.user, *unclaimed.RETURN_ROLES):
+        return forbidden(request, _("Only the Commissario or the Direzione hands back a deposit."))
+    deposit = get_object_or_404(UnclaimedDeposit, pk=pk)
+
+    def run() -> str:
+        patron = None
+        patron_pk = _optional_int(request, "patron")
+        if patron_pk is not None:
+            patron = floor_selectors.patron_get(pk=patron_pk)
+            if patron is None:
+                raise BadForm("unknown_patron", _("Choose a patron."), details={"patron": patron_pk})
+        returned = unclaimed.unclaimed_deposit_return(
+            deposit=deposit, by=request.user, returned_to=request.POST.get("returned_to", ""), patron=patron,
+            note=request.POST.get("note", ""),
+        )  # fmt: skip
+        return _("Handed back to %(whom)s: € %(amount)s.") % {
+            "whom": returned.returned_to, "amount": euros_exact(returned.amount)}  # fmt: skip
+
+    return _books_post(request, deposit.gaming_day, run)
