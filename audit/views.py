@@ -898,14 +898,16 @@ DEPOSIT_REFUSALS = {
 
 
 def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None = None) -> HttpResponse:
-    said = {**BOOK_REFUSALS, **(refusals or {})}
-
     def guarded() -> str:
         try:
             return run()
         except ApplicationError as exc:
-            if exc.code in said:
-                exc.message = str(said[exc.code])
+            if refusals and exc.code in refusals:
+                # Said as this form says it, not as the floor's common words for the code do.
+                raise BadForm(exc.code, str(refusals[exc.code]), details=exc.details,
+                              status_code=exc.status_code) from None  # fmt: skip
+            if exc.code in BOOK_REFUSALS:
+                exc.message = str(BOOK_REFUSALS[exc.code])
             raise
 
     outcome = form_post(request, guarded)

@@ -353,6 +353,22 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
         answer(table_capo.get(f"/api/sessions/{osid}/succession/"), f"{profile} succession", 200)
         answer(com.post(f"/api/sessions/{osid}/close/"), f"{profile} close", 200)
 
+    # -- RULES.md §6: winnings left unclaimed, deposited by the Commissario, handed back later --
+    deposits = f"/api/gaming-days/{day['id']}/unclaimed-deposits/"
+    left = {"session": sid, "coup": cid, "patron": p2, "kind": "winnings", "amount": 300_00, "deposited_in": "busta 1"}
+    answer(aud.post(deposits, left), "auditor deposits", 403, "permission_denied")
+    answer(com.post(deposits, {**left, "amount": 0}), "deposit of nothing", 400, "invalid_input")
+    answer(com.post(deposits, {**left, "patron": 999999}), "deposit of no patron", 400, "unknown_patron")
+    answer(com.post("/api/gaming-days/999999/unclaimed-deposits/", left), "deposit on no day", 404, "not_found")
+    dep = answer(com.post(deposits, left), "deposit", 201)
+    answer(aud.get("/api/unclaimed-deposits/", {"gaming_day": day["id"], "returned": "false"}), "deposits", 200)
+    answer(aud.get("/api/unclaimed-deposits/", {"session": "x"}), "deposits bad filter", 400, "invalid_input")
+    answer(dire.post(f"/api/unclaimed-deposits/{dep['id']}/return/", {"patron": p2}), "handed back", 200)
+    answer(com.post(f"/api/unclaimed-deposits/{dep['id']}/return/", {"returned_to": "x"}), "handed back twice", 409,
+           "already_returned")  # fmt: skip
+    answer(com.post("/api/unclaimed-deposits/999999/return/", {"returned_to": "x"}), "no such deposit", 404, "not_found")
+    answer(com.post(deposits, {**left, "amount": 50_00}), "another deposit", 201)
+
     # the books of a day still open
     answer(aud.get(f"/api/gaming-days/{day['id']}/report/"), "report of an open day", 404, "report_not_found")
     answer(dire.get(f"/api/gaming-days/{day['id']}/cagnotte-register/"), "open day's register", 200)
@@ -444,6 +460,7 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
         "second_signer_must_differ",
     )
     answer(dire2.post(f"/api/control-registers/{reg['id']}/sign/"), "sign 2", 200)
+    answer(com.post(deposits, left), "deposit on signed books", 409, "books_signed")
     answer(
         dire.post(f"/api/control-registers/{reg['id']}/correct/", {"reason": "x"}),
         "register correct",

@@ -1,0 +1,350 @@
+"""Unclaimed stakes and winnings (RULES.md §6): collected by the Commissario and deposited,
+handed back once to the patron who comes back, in the day's books (its audit stream and its
+control register), through the API and the desk's day page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from audit.models import AuditEvent, UnclaimedDeposit
+from audit.reports import registers, unclaimed
+from audit.selectors import chain_verify
+from config.errors import ApplicationError
+from floor import services as floor_services
+from floor.roles import Role
+from tables import services as table_services
+from tables.models import Coup
+from tests.audit.conftest import raw_sql
+from tests.audit.test_reports import _count_all
+from tests.audit.test_reports import closed as closed  # the fixtures of the day the reports test
+from tests.audit.test_reports import direzione2 as direzione2
+from tests.audit.test_reports import media as media
+from tests.audit.test_reports import world as world
+from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def url(day) -> str:
+    return f"/api/gaming-days/{day.pk}/unclaimed-deposits/"
+
+
+def books_events(day) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(stream__name=f"day_books:{day.pk}").order_by("seq"))
+
+
+def body(world, **extra) -> dict:
+    coup = Coup.objects.get(session=world.sessions[0], number=3)
+    return {"session": world.sessions[0].pk, "kind": "winnings", "amount": 523_40, "deposited_in": "busta 17",
+            "coup": coup.pk, "patron": coup.punta_id, "note": "left after the coup", **extra}  # fmt: skip
+
+
+def deposit(world, **extra) -> UnclaimedDeposit:
+    fields = {"session": world.sessions[0], "by": world.commissario, "kind": "stake", "amount": 100_00,
+              "deposited_in": "busta 1", **extra}  # fmt: skip
+    return unclaimed.unclaimed_deposit_record(**fields)
+
+
+# --------------------------------------------------------------------------- the happy path
+
+
+def test_the_commissario_deposits_winnings_and_the_direzione_hands_them_back(world, api, auditor, direzione):
+    r = api(world.commissario).post(url(world.day), body(world), format="json")
+    assert r.status_code == 201, r.json()
+    got = r.json()
+    coup = Coup.objects.get(session=world.sessions[0], number=3)
+    assert {k: got[k] for k in ("gaming_day", "session", "table_number", "session_number", "coup", "coup_number",
+                                "patron", "kind", "amount", "deposited_in", "note", "recorded_by", "returned")} == {
+        "gaming_day": world.day.pk, "session": world.sessions[0].pk, "table_number": 1, "session_number": 1,
+        "coup": coup.pk, "coup_number": 3, "patron": coup.punta_id, "kind": "winnings", "amount": 523_40,
+        "deposited_in": "busta 17", "note": "left after the coup", "recorded_by": world.commissario.pk,
+        "returned": False,
+    }  # fmt: skip
+    [event] = books_events(world.day)
+    assert (event.action, event.subject_id, event.actor_id) == ("unclaimed.deposited", str(got["id"]),
+                                                                world.commissario.pk)  # fmt: skip
+    assert event.payload["new"]["amount"] == 523_40 and event.payload["new"]["deposited_in"] == "busta 17"
+
+    listed = api(auditor).get("/api/unclaimed-deposits/", {"gaming_day": world.day.pk, "returned": "false"})
+    assert listed.status_code == 200 and [d["id"] for d in listed.json()["results"]] == [got["id"]]
+    assert api(auditor).get("/api/unclaimed-deposits/", {"session": world.sessions[1].pk}).json()["count"] == 0
+
+    back = api(direzione).post(f"/api/unclaimed-deposits/{got['id']}/return/",
+                               {"patron": coup.punta_id, "note": "came back the next evening"}, format="json")  # fmt: skip
+    assert back.status_code == 200, back.json()
+    assert back.json()["returned"] is True and back.json()["returned_by"] == direzione.pk
+    assert back.json()["returned_to"] == coup.punta.full_name and back.json()["returned_patron"] == coup.punta_id
+    assert [e.action for e in books_events(world.day)] == ["unclaimed.deposited", "unclaimed.returned"]
+    assert api(auditor).get("/api/unclaimed-deposits/", {"returned": "true"}).json()["count"] == 1
+    assert chain_verify(streams=[f"day_books:{world.day.pk}"]).ok
+    assert registers.books_verify(gaming_day_id=world.day.pk) == []
+    assert unclaimed.day_totals(gaming_day_id=world.day.pk) == {
+        "count": 1, "total": 523_40, "stakes": 0, "winnings": 523_40, "outstanding": 0, "returned": 523_40}  # fmt: skip
+
+
+def test_the_commissario_may_hand_one_back_too_and_only_once(world, api):
+    d = deposit(world)
+    path = f"/api/unclaimed-deposits/{d.pk}/return/"
+    assert api(world.commissario).post(path, {"returned_to": "Mario Bianchi, CI AB123"}, format="json").status_code == 200
+    events = len(books_events(world.day))
+    again = api(world.commissario).post(path, {"returned_to": "someone else"}, format="json")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_returned"
+    d.refresh_from_db()
+    assert d.returned_to == "Mario Bianchi, CI AB123" and len(books_events(world.day)) == events
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def _other_day_session(world):
+    casino = CasinoFactory(code="other")
+    day = floor_services.gaming_day_open(casino=casino, by=world.commissario)
+    table = floor_services.table_create(casino=casino, site=SiteFactory(casino=casino), number=1, by=world.direzione)
+    session = floor_services.table_session_open(
+        table=table, by=world.commissario, capo_partita=UserFactory(username="capo_x", roles=[Role.CAPO_PARTITA]),
+        changeur=UserFactory(username="changeur_x", roles=[Role.CHANGEUR]), shoe_number="X", minimum=100_00,
+    )  # fmt: skip
+    return day, session
+
+
+CREATE_REFUSALS = [
+    ("amount zero", {"amount": 0}, 400, "invalid_input"),
+    ("amount negative", {"amount": -500}, 400, "invalid_input"),
+    ("amount not whole", {"amount": 10.5}, 400, "invalid_input"),
+    ("amount a boolean", {"amount": True}, 400, "invalid_input"),
+    ("amount past the maximum", {"amount": unclaimed.MAX_DEPOSIT_CENTS + 1}, 400, "invalid_input"),
+    ("unknown kind", {"kind": "tip"}, 400, "invalid_input"),
+    ("no place", {"deposited_in": "\u200b"}, 400, "deposit_place_required"),  # (DRF strips spaces itself)
+    ("place too long", {"deposited_in": "x" * 121}, 400, "invalid_input"),
+    ("unknown patron", {"patron": 99999999}, 400, "unknown_patron"),
+    ("unknown coup", {"coup": 99999999}, 400, "unknown_coup"),
+    ("unknown session", {"session": 99999999}, 400, "unknown_session"),
+    ("unknown field", {"amout": 100}, 400, "invalid_input"),
+]
+
+
+@pytest.mark.parametrize(("change", "status", "code"), [c[1:] for c in CREATE_REFUSALS],
+                         ids=[c[0] for c in CREATE_REFUSALS])  # fmt: skip
+def test_a_refused_deposit_writes_nothing(world, api, change, status, code):
+    before = AuditEvent.objects.count()
+    r = api(world.commissario).post(url(world.day), body(world, **change), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.json()
+    assert not UnclaimedDeposit.objects.exists() and AuditEvent.objects.count() == before
+
+
+def test_a_coup_of_another_session_and_a_session_of_another_day_are_refused(world, api):
+    other_coup = Coup.objects.get(session=world.sessions[1])
+    r = api(world.commissario).post(url(world.day), body(world, coup=other_coup.pk), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "coup_not_of_session")
+    assert r.json()["error"]["details"] == {"coup": other_coup.pk, "session": world.sessions[0].pk}
+    _, elsewhere = _other_day_session(world)
+    before = AuditEvent.objects.count()
+    r = api(world.commissario).post(url(world.day), body(world, session=elsewhere.pk, coup=None), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "session_not_of_day")
+    assert not UnclaimedDeposit.objects.exists() and AuditEvent.objects.count() == before
+
+
+def test_a_coup_still_in_play_has_no_unclaimed_stakes_yet(world, api):
+    session = world.sessions[1]
+    session.refresh_from_db()  # (its Capo Partita was relieved)
+    coup = table_services.coup_open(session=session, by=session.capo_partita)
+    r = api(world.commissario).post(url(world.day), body(world, session=world.sessions[1].pk, coup=coup.pk), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (409, "coup_in_play")
+    assert not UnclaimedDeposit.objects.exists()
+
+
+@pytest.mark.parametrize("role", [Role.AUDITOR, Role.DIREZIONE, Role.CAPO_PARTITA, Role.CHANGEUR])
+def test_only_the_commissario_records_a_deposit(world, api, user_factory, role):
+    who = user_factory(f"someone_{role}", role)
+    before = AuditEvent.objects.count()
+    r = api(who).post(url(world.day), body(world), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (403, "permission_denied")
+    assert not UnclaimedDeposit.objects.exists() and AuditEvent.objects.count() == before
+    with pytest.raises(ApplicationError) as exc:  # the service holds the rule for any caller
+        deposit(world, by=who)
+    assert exc.value.code == "permission_denied"
+
+
+def test_readers_list_and_only_the_commissario_or_direzione_hand_back(world, api, auditor, capo_partita, outsider):
+    d = deposit(world)
+    assert api(auditor).get("/api/unclaimed-deposits/").status_code == 200
+    for user in (capo_partita, outsider):
+        assert api(user).get("/api/unclaimed-deposits/").status_code == 403
+    for user in (auditor, capo_partita):
+        r = api(user).post(f"/api/unclaimed-deposits/{d.pk}/return/", {"returned_to": "x"}, format="json")
+        assert (r.status_code, r.json()["error"]["code"]) == (403, "permission_denied")
+    r = api(world.commissario).post(f"/api/unclaimed-deposits/{d.pk}/return/", {}, format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "claimant_required")
+    r = api(world.commissario).post(f"/api/unclaimed-deposits/{d.pk}/return/", {"patron": 99999999}, format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "unknown_patron")
+    d.refresh_from_db()
+    assert not d.returned and [e.action for e in books_events(world.day)] == ["unclaimed.deposited"]
+
+
+def test_a_list_filter_that_is_no_id_is_refused(world, api, auditor):
+    r = api(auditor).get("/api/unclaimed-deposits/", {"session": "1.5"})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_input")
+
+
+# --------------------------------------------------------------------------- one transaction
+
+
+def test_a_deposit_whose_event_fails_leaves_no_row(world, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("the trail is unreachable")
+
+    monkeypatch.setattr(unclaimed, "record", broken)
+    with pytest.raises(RuntimeError):
+        deposit(world)
+    assert not UnclaimedDeposit.objects.exists() and books_events(world.day) == []
+
+
+def test_a_return_whose_event_fails_leaves_the_deposit_outstanding(world, monkeypatch):
+    d = deposit(world)
+
+    def broken(**kwargs):
+        raise RuntimeError("the trail is unreachable")
+
+    monkeypatch.setattr(unclaimed, "record", broken)
+    with pytest.raises(RuntimeError):
+        unclaimed.unclaimed_deposit_return(deposit=d, by=world.commissario, returned_to="Mario")
+    d.refresh_from_db()
+    assert not d.returned and d.returned_to == "" and len(books_events(world.day)) == 1
+
+
+# --------------------------------------------------------------------------- the control register
+
+
+def test_the_register_carries_the_deposits_and_a_later_one_makes_it_stale(closed, api, direzione, direzione2):
+    deposit(closed, kind="stake", amount=100_00)
+    _count_all(closed, direzione, direzione2)
+    reg_url = f"/api/gaming-days/{closed.day.pk}/control-register/"
+    reg = api(direzione).post(reg_url).json()
+    assert [line.get("unclaimed") for line in reg["lines"]] == [
+        {"count": 1, "stakes": 100_00, "winnings": 0, "total": 100_00}, None]  # fmt: skip
+    assert reg["total"] == sum(line["carried"] for line in reg["lines"])  # the cagnotte's total, deposits apart
+    assert api(direzione).post(f"/api/control-registers/{reg['id']}/sign/").status_code == 200
+    # A deposit recorded after the first signature: the register no longer says the books.
+    deposit(closed, kind="winnings", amount=50_00, session=closed.sessions[1])
+    r = api(direzione2).post(f"/api/control-registers/{reg['id']}/sign/")
+    assert (r.status_code, r.json()["error"]["code"]) == (409, "register_stale")
+    assert api(direzione).get(reg_url).json()["agrees_with_counts"] is False
+    again = api(direzione).post(reg_url)  # brought up to date: the first signature withdrawn
+    assert again.status_code == 200 and again.json()["status"] == "draft"
+    assert again.json()["lines"][1]["unclaimed"] == {"count": 1, "stakes": 0, "winnings": 50_00, "total": 50_00}
+    assert api(direzione).post(f"/api/control-registers/{reg['id']}/sign/").status_code == 200
+    assert api(direzione2).post(f"/api/control-registers/{reg['id']}/sign/").status_code == 200
+    # Signed by both: the day's books are final.
+    before = AuditEvent.objects.count()
+    r = api(closed.commissario).post(url(closed.day), body(closed), format="json")
+    assert (r.status_code, r.json()["error"]["code"]) == (409, "books_signed")
+    assert UnclaimedDeposit.objects.count() == 2 and AuditEvent.objects.count() == before
+    # A patron may still come back for his money.
+    first = UnclaimedDeposit.objects.order_by("pk").first()
+    back = api(closed.commissario).post(f"/api/unclaimed-deposits/{first.pk}/return/", {"returned_to": "M. Rossi"},
+                                        format="json")  # fmt: skip
+    assert back.status_code == 200
+    assert registers.register_agrees(registers.current_register(gaming_day_id=closed.day.pk))
+
+
+def test_a_deposit_edited_behind_the_services_is_named_and_no_register_is_written_over_it(
+    closed, api, direzione, direzione2
+):
+    d = deposit(closed)
+    _count_all(closed, direzione, direzione2)
+    raw_sql("UPDATE audit_unclaimeddeposit SET amount = 1 WHERE id = %s", (d.pk,))
+    assert registers.books_verify(gaming_day_id=closed.day.pk) == [
+        {"code": "deposit_not_as_recorded", "deposit": d.pk, "table_number": 1}]  # fmt: skip
+    before = AuditEvent.objects.count()
+    r = api(direzione).post(f"/api/gaming-days/{closed.day.pk}/control-register/")
+    assert (r.status_code, r.json()["error"]["code"]) == (409, "deposit_not_as_recorded")
+    assert r.json()["error"]["details"] == {"deposits": [d.pk]} and AuditEvent.objects.count() == before
+
+
+# --------------------------------------------------------------------------- reads stay flat
+
+
+def _queries(run) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        run()
+    return len(ctx.captured_queries)
+
+
+def test_the_list_and_the_page_take_as_many_queries_for_many_deposits_as_for_one(world, api, auditor, client):
+    client.force_login(world.commissario)
+    deposit(world, patron=PatronFactory())
+    api(auditor).get("/api/unclaimed-deposits/")  # (the first read caches the reader's roles)
+    client.get(f"/desk/days/{world.day.pk}/")
+    listing = _queries(lambda: api(auditor).get("/api/unclaimed-deposits/").json())
+    page = _queries(lambda: client.get(f"/desk/days/{world.day.pk}/"))
+    for n in range(6):
+        d = deposit(world, session=world.sessions[n % 2], patron=PatronFactory(), amount=10_00 + n)
+        if n % 2:
+            unclaimed.unclaimed_deposit_return(deposit=d, by=world.direzione, returned_to="Mario")
+    assert api(auditor).get("/api/unclaimed-deposits/").json()["count"] == 7
+    assert _queries(lambda: api(auditor).get("/api/unclaimed-deposits/").json()) == listing
+    assert _queries(lambda: client.get(f"/desk/days/{world.day.pk}/")) == page
+
+
+# --------------------------------------------------------------------------- the desk's page
+
+
+def _section(html: str) -> str:
+    return html.split('<section class="unclaimed"', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_commissario_records_and_hands_back_on_the_day_page(world, client, auditor):
+    client.force_login(world.commissario)
+    page = client.get(f"/desk/days/{world.day.pk}/").content.decode()
+    assert f'action="/desk/days/{world.day.pk}/unclaimed/"' in _section(page)
+    patron = PatronFactory()
+    floor_services.seat_assign(session=world.sessions[1], patron=patron, standing=True, by=world.commissario)
+    r = client.post(f"/desk/days/{world.day.pk}/unclaimed/", {
+        "session": world.sessions[0].pk, "kind": "stake", "amount": "150,50", "coup": "2", "patron": str(patron.pk),
+        "deposited_in": "ricevuta 44", "note": "", "idempotency_key": "a" * 32,
+    }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    html = r.content.decode()
+    assert r.status_code == 200, html
+    d = UnclaimedDeposit.objects.get()
+    assert (d.amount, d.kind, d.coup.number, d.patron, d.deposited_in) == (150_50, "stake", 2, patron, "ricevuta 44")
+    assert "Deposito registrato: € 150,50, tavolo 1." in html
+    section = _section(html)
+    assert "Puntate e vincite non riscosse" in section and "ricevuta 44" in section
+    assert re.search(r'data-total="outstanding">€ 150,50', section)
+    # A refusal, in the page's words, and nothing written.
+    r = client.post(f"/desk/days/{world.day.pk}/unclaimed/", {
+        "session": world.sessions[0].pk, "kind": "stake", "amount": "0", "deposited_in": "x",
+    }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    assert r.status_code == 400 and "Inserire un importo maggiore di zero" in r.content.decode()
+    r = client.post(f"/desk/unclaimed/{d.pk}/return/", {"returned_to": "", "patron": str(patron.pk)})
+    assert r.status_code == 200
+    d.refresh_from_db()
+    assert d.returned_to == patron.full_name and d.returned_by == world.commissario
+    assert re.search(r'data-total="returned">€ 150.50', _section(r.content.decode()))
+    # The auditor reads; he has no form, and a post of his is refused.
+    client.force_login(auditor)
+    section = _section(client.get(f"/desk/days/{world.day.pk}/").content.decode())
+    assert "<form" not in section and "ricevuta 44" in section
+    assert client.post(f"/desk/days/{world.day.pk}/unclaimed/", {"session": world.sessions[0].pk}).status_code == 403
+    assert UnclaimedDeposit.objects.count() == 1
+
+
+ENGLISH = re.compile(r"\b(the|of|and|by|to|stake|stakes|winnings|deposited|outstanding|handed|back|table|session|"
+                     r"record|kind|amount|patron|optional|coup)\b", re.IGNORECASE)  # fmt: skip
+
+
+def test_the_section_in_italian_is_all_italian(world, client):
+    d = deposit(world, note="nota", patron=PatronFactory(first_name="Anna", last_name="Neri"))
+    deposit(world, kind="winnings")
+    unclaimed.unclaimed_deposit_return(deposit=d, by=world.direzione, returned_to="Anna Neri")
+    client.force_login(world.commissario)
+    section = _section(client.get(f"/desk/days/{world.day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    words = re.sub(r"<[^>]+>", " ", re.sub(r'<(option|input)[^>]*value="[^"]*"', "<x", section))
+    found = ENGLISH.findall(words)
+    assert found == [], found
+    for said in ("Registrare un deposito", "puntata", "vincita", "da riscuotere", "restituito", "2 depositi"):
+        assert said in section, said
