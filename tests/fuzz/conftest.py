@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from audit.models import DayReport
-from audit.reports import registers
+from audit.reports import registers, unclaimed
 from floor import services as floor_services
 from floor.models import GamingDay, Patron, Seat, Table, TableSession
 from floor.roles import Role
@@ -44,6 +44,7 @@ class FuzzFloor:
     report: DayReport
     cagnotte_count: object
     control_register: object
+    unclaimed_deposit: object
     capos: dict[str, object]  # the Capo Partita of the succession's table and of the asta's (one table each)
 
 
@@ -119,6 +120,9 @@ def fuzz_floor(
         gaming_day=closed_day, table=closed_table, by=direzione, witness=auditor, counted=15_00
     )
     register = registers.control_register_prepare(gaming_day=closed_day, by=direzione)
+    deposit = unclaimed.unclaimed_deposit_record(
+        session=main.session, by=commissario, kind="stake", amount=50_00, deposited_in="busta 1", patron=main.seat(2)
+    )
 
     return FuzzFloor(
         open_day=gaming_day,
@@ -136,5 +140,6 @@ def fuzz_floor(
         report=report,
         cagnotte_count=count,
         control_register=register,
+        unclaimed_deposit=deposit,
         capos={"capo_seguito": offered.capo, "capo_asta": asta.capo},
     )

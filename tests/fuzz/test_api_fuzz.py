@@ -100,6 +100,7 @@ def known_ids(floor: FuzzFloor) -> dict[str, list[int]]:
         "/api/sessions/": [floor.session.pk],
         "/api/successions/": [floor.succession.pk],
         "/api/tables/": [floor.table.pk],
+        "/api/unclaimed-deposits/": [floor.unclaimed_deposit.pk],
     }
 
 
