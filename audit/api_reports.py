@@ -390,7 +390,8 @@ class ReportVerifyOutput(serializers.Serializer):
         "cagnotte count or control register row differs from its events in the day's books stream, the count's "
         "and the signatures' times included where the events record them: "
         "`count_not_as_recorded` (with `count`, `table` and `table_number`), `register_not_as_recorded`, "
-        "`count_missing`, `register_missing`).",
+        "`count_missing`, `register_missing`, `deposit_not_as_recorded` (an unclaimed deposit, with `deposit` and "
+        "`table_number`), `deposit_missing`).",
     )
 
 
@@ -541,7 +542,9 @@ class ControlRegisterOutput(serializers.Serializer):
     corrects = StrictIntegerField(source="corrects_id", allow_null=True)
     reason = serializers.CharField()
     lines = LocalTimesJSONField(
-        help_text="Per table, its sessions and figures as written (and signed); times in the casino's zone."
+        help_text="Per table, its sessions and figures as written (and signed); times in the casino's zone. A "
+        "table that had unclaimed stakes or winnings deposited (RULES.md §6) has `unclaimed`: {count, stakes, "
+        "winnings, total} in cents, apart from the cagnotte `total`."
     )
     total = StrictIntegerField(help_text="Cents.")
     total_words_it = serializers.CharField()
@@ -586,7 +589,7 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
         summary="Write the control register from the counts, or bring an unsigned one up to date",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
+            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `deposit_not_as_recorded` (an unclaimed deposit edited behind the services: `deposits`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
@@ -603,7 +606,7 @@ class ControlRegisterSignApi(IdempotentMixin, TakesNoBody, APIView):
         description="The second signature makes the register final and enqueues the next report version.",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale`, `levies_changed_since_count`, `count_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
+            "", conflict="`already_signed`, `second_signer_must_differ`, `register_stale` (a count corrected or an unclaimed deposit recorded since it was written), `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         reg = get_object_or_404(ControlRegister, pk=pk)
@@ -621,7 +624,7 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         summary="Correct a signed control register: a new register that refers to it",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
+            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)
