@@ -291,6 +291,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_PERMISSIONS": ["floor.permissions.CanReadFloor"],  # staff roles only, as every read
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two fields named "kind": a bet's (KindEnum, as it was named before the second came) and an
+    # unclaimed deposit's (stake, winnings).
+    "ENUM_NAME_OVERRIDES": {
+        "KindEnum": "tables.api.coups_serializers.BET_KINDS",
+        "UnclaimedDepositKindEnum": "audit.models.UnclaimedDeposit.Kind",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api.document_transport_answers",
