@@ -279,7 +279,8 @@ def _refuse_counts_not_as_recorded(day: GamingDay) -> None:
     a count edited in SQL (or written with no event) reads as a legitimate figure, even as a
     later correction, and would go into the register and its signatures. Verification names
     it only afterwards (`count_not_as_recorded`); this refuses it before (409, writes
-    nothing). The day's books stream is replayed once (books_verify)."""
+    nothing). So for an unclaimed deposit the register's lines carry (`deposit_not_as_recorded`).
+    The day's books stream is replayed once (books_verify)."""
     found = books_verify(gaming_day_id=day.pk)
     problems = [p for p in found if p["code"] in ("count_not_as_recorded", "count_missing")]
     deposits = [p for p in found if p["code"] in ("deposit_not_as_recorded", "deposit_missing")]
