@@ -179,3 +179,33 @@ def test_the_audit_says_when_two_controls_overlap(browser, top):
         context.close()
     overlap = 'targets overlap: input#counted "" / button "Write the control register"'
     assert found == ([] if top == 156 else [overlap])
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_unclaimed_deposits_on_the_desk_by_touch(
+    make_game, open_as, commissario, direzione, settings, tmp_path, lang
+):
+    """The day's unclaimed stakes and winnings (RULES.md §6): the Commissario's form to record
+    one, a deposit outstanding with its "Hand it back" form opened, one handed back; then the
+    Direzione's reading of the same section."""
+    from audit.reports import unclaimed
+
+    day = closed_day(make_game, settings, tmp_path)
+    session = day.sessions.get()
+    kept = unclaimed.unclaimed_deposit_record(session=session, by=commissario, kind="winnings", amount=1_500_50,
+                                              deposited_in="envelope 12", note="left on the table")  # fmt: skip
+    back = unclaimed.unclaimed_deposit_record(session=session, by=commissario, kind="stake", amount=200_00,
+                                              deposited_in="receipt 7")  # fmt: skip
+    unclaimed.unclaimed_deposit_return(deposit=back, by=direzione, returned_to="Giulia Zanetti")
+    found = []
+    page = open_as(commissario, lang)
+    page.goto(f"{page.base}/desk/days/{day.pk}/")
+    expect(page.locator("section.unclaimed")).to_contain_text("envelope 12")
+    page.locator("section.unclaimed details:has(form.return-form) summary").first.tap()
+    found += problems(page, "the unclaimed deposits as the Commissario", lang)
+    assert not kept.returned
+    page = open_as(direzione, lang)
+    page.goto(f"{page.base}/desk/days/{day.pk}/")
+    found += problems(page, "the unclaimed deposits as the Direzione", lang)
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
