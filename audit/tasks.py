@@ -50,18 +50,19 @@ def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
 
 
 @shared_task(name="audit.tasks.reports_sweep", acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
-def reports_sweep() -> list[int]:
+def reports_sweep() -> list[list[int]]:
     """Celery beat: enqueue the version-1 report of every closed day that has none (its
-    close could not reach the broker), or whose report FAILED, or stayed PENDING with no
-    build running for longer than the broker's visibility timeout (its message was lost):
-    audit.reports.services.reports_missing. Enqueuing twice is harmless: the build is
-    idempotent."""
+    close could not reach the broker), and every report, of any version, that FAILED or
+    stayed PENDING with no build running for longer than the broker's visibility timeout
+    (its message was lost, or never sent: a later version's is sent at the register's
+    second signature): audit.reports.services.reports_missing. Returns [gaming day, version]
+    pairs. Enqueuing twice is harmless: the build is idempotent."""
     from audit.reports.services import reports_missing
 
-    days = reports_missing()
-    for day_id in days:
-        report_build.delay(day_id)
-    return days
+    wanted = reports_missing()
+    for day_id, version in wanted:
+        report_build.delay(day_id, version)
+    return [[day_id, version] for day_id, version in wanted]
 
 
 @shared_task(

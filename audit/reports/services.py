@@ -253,43 +253,46 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     )
 
 
-def reports_missing(*, now: dt.datetime | None = None) -> list[int]:
-    """The closed days whose version-1 report the sweep (audit.tasks.reports_sweep) must
-    enqueue, once more or for the first time:
+def reports_missing(*, now: dt.datetime | None = None) -> list[tuple[int, int]]:
+    """The reports the sweep (audit.tasks.reports_sweep) must enqueue, once more or for the
+    first time, as (gaming day, version), in that order:
 
-    - no report row: the close could not reach the broker;
-    - FAILED: the build raised (its error is kept on the row until a build succeeds);
-    - PENDING for longer than the broker's visibility timeout: a build created the row
-      (requested_at, the build's first start) and was lost, a worker killed mid-build whose
-      message did not survive (Redis restarted without persistence). Within the timeout
-      the broker itself redelivers a killed worker's message (acks_late).
+    - a closed day with no version-1 row: the close could not reach the broker;
+    - a report of any version FAILED: the build raised (its error is kept on the row until a
+      build succeeds);
+    - a report of any version PENDING for longer than the broker's visibility timeout: its
+      message was lost. Version 1's row is created by its build (requested_at, the build's
+      first start): a worker killed mid-build whose message did not survive (Redis restarted
+      without persistence). A later version's row is created with the second signature of
+      its control register, whose enqueue may have failed (Redis down then): nothing else
+      would ever build it. Within the timeout the broker itself redelivers a killed
+      worker's message (acks_late), and a message still queued is not yet late.
 
     A report being built right now is never listed: the build holds the report's row lock
     for its whole transaction, and this query skips locked rows. The status has no
-    "running" of its own; the lock is the sign of life. Listing a day whose message is
+    "running" of its own; the lock is the sign of life. Listing a report whose message is
     still queued is harmless: the build is idempotent (the second run finds it done)."""
     have = DayReport.objects.filter(version=1).values_list("gaming_day_id", flat=True)
-    days = set(floor_selectors.gaming_days_closed_without(exclude_ids=have).values_list("pk", flat=True))
+    wanted = {
+        (day_id, 1)
+        for day_id in floor_selectors.gaming_days_closed_without(exclude_ids=have).values_list("pk", flat=True)
+    }
     timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
     stuck_before = (now or timezone.now()) - dt.timedelta(seconds=timeout)
     with transaction.atomic():
         retry = list(
             DayReport.objects.select_for_update(skip_locked=True)
-            .filter(version=1)
-            .filter(
-                Q(status=DayReport.Status.FAILED)
-                | Q(status=DayReport.Status.PENDING, requested_at__lt=stuck_before)
-            )
-            .order_by("gaming_day_id")
-            .values_list("gaming_day_id", "status", "requested_at", "error")
+            .filter(Q(status=DayReport.Status.FAILED) | Q(status=DayReport.Status.PENDING, requested_at__lt=stuck_before))
+            .order_by("gaming_day_id", "version")
+            .values_list("gaming_day_id", "version", "status", "requested_at", "error")
         )
-    for day_id, status, requested_at, error in retry:
+    for day_id, version, status, requested_at, error in retry:
         logger.warning(
-            "reports_sweep: the report of gaming day %s is %s (requested %s)%s; enqueuing it again",
-            day_id, status, requested_at.isoformat(), f": {error[:200]}" if error else "",
+            "reports_sweep: report version %s of gaming day %s is %s (requested %s)%s; enqueuing it again",
+            version, day_id, status, requested_at.isoformat(), f": {error[:200]}" if error else "",
         )  # fmt: skip
-        days.add(day_id)
-    return sorted(days)
+        wanted.add((day_id, version))
+    return sorted(wanted)
 
 
 def _as_built(report: DayReport, files: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -4,25 +4,31 @@
   report removes them (its own names only) before it writes, under the report's lock;
 - reports_sweep enqueues not only the closed days without a report, but a FAILED report and
   a PENDING one with no build running for longer than the broker's visibility timeout (its
-  message was lost). A fresh PENDING one and a DONE one are left alone, and so is one whose
-  build is running now (it holds the report's row lock)."""
+  message was lost), of any version: a later version's message is sent at the control
+  register's second signature, and Redis may be down then. A fresh PENDING one and a DONE
+  one are left alone, and so is one whose build is running now (it holds the report's row
+  lock)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 from pathlib import Path
 
 import pytest
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent, DayReport, ReportFile
+from audit.reports import registers
 from audit.reports import services as report_services
 from audit.reports.services import report_verify, reports_missing
-from audit.tasks import reports_sweep
+from audit.tasks import report_build, reports_sweep
 from floor import services as floor_services
+from floor.roles import Role
 from tests.audit.test_reports import build_day, close
 from tests.factories import CasinoFactory
 
@@ -112,7 +118,7 @@ def test_a_writer_that_raises_leaves_no_partial_and_the_sweep_rebuilds_the_faile
     assert not list(v1_directory(world.day).glob("*.part"))
 
     monkeypatch.setattr(report_services, "writers", real)  # the disk has room again
-    assert reports_sweep.apply().get() == [world.day.pk]  # enqueues it; eager: builds it
+    assert reports_sweep.apply().get() == [[world.day.pk, 1]]  # enqueues it; eager: builds it
     rebuilt = assert_built(world.day)
     assert rebuilt.pk == report.pk and DayReport.objects.filter(gaming_day=world.day).count() == 1
     assert not list(v1_directory(world.day).glob("*.part"))
@@ -157,18 +163,25 @@ def test_the_sweep_picks_missing_failed_and_stuck_reports_only(
     report_row(stuck, DayReport.Status.PENDING, visibility_timeout + minute)
     done = day("done")
     report_row(done, DayReport.Status.DONE, dt.timedelta(days=3))
-    old_failed_v2 = day("v2")  # only version 1 is the sweep's: later ones come from a register
-    report_row(old_failed_v2, DayReport.Status.DONE, dt.timedelta(days=3))
-    DayReport.objects.create(gaming_day=old_failed_v2, version=2, status=DayReport.Status.FAILED,
+    failed_v2 = day("v2")  # a later version fails, or its message is lost, like the first
+    report_row(failed_v2, DayReport.Status.DONE, dt.timedelta(days=3))
+    DayReport.objects.create(gaming_day=failed_v2, version=2, status=DayReport.Status.FAILED,
                              requested_at=timezone.now() - dt.timedelta(days=3))  # fmt: skip
+    DayReport.objects.create(gaming_day=failed_v2, version=3, status=DayReport.Status.PENDING,
+                             requested_at=timezone.now() - visibility_timeout - minute)  # fmt: skip
+    DayReport.objects.create(gaming_day=failed_v2, version=4, status=DayReport.Status.PENDING,
+                             requested_at=timezone.now() - visibility_timeout + minute)  # fmt: skip
     open_day = floor_services.gaming_day_open(casino=CasinoFactory(code="open"), by=commissario)
 
-    assert reports_missing() == sorted([missing.pk, failed.pk, stuck.pk])
-    assert open_day.pk not in reports_missing()
-    # The fresh one becomes stuck once the visibility timeout has passed with no build.
+    assert reports_missing() == sorted([(missing.pk, 1), (failed.pk, 1), (stuck.pk, 1), (failed_v2.pk, 2),
+                                        (failed_v2.pk, 3)])  # fmt: skip
+    assert open_day.pk not in {day_id for day_id, _version in reports_missing()}
+    # The fresh ones become stuck once the visibility timeout has passed with no build.
     later = timezone.now() + 2 * minute
-    assert reports_missing(now=later) == sorted([missing.pk, failed.pk, fresh.pk, stuck.pk])
-
+    assert reports_missing(now=later) == sorted([
+        (missing.pk, 1), (failed.pk, 1), (fresh.pk, 1), (stuck.pk, 1), (failed_v2.pk, 2), (failed_v2.pk, 3),
+        (failed_v2.pk, 4),
+    ])  # fmt: skip
 
 def test_the_sweep_builds_a_stuck_pending_report_once(
     world, media, visibility_timeout, django_capture_on_commit_callbacks
@@ -177,7 +190,7 @@ def test_the_sweep_builds_a_stuck_pending_report_once(
         floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
     report_row(world.day, DayReport.Status.PENDING, visibility_timeout + dt.timedelta(seconds=1))
 
-    assert reports_sweep.apply().get() == [world.day.pk]
+    assert reports_sweep.apply().get() == [[world.day.pk, 1]]
     report = assert_built(world.day)
     assert DayReport.objects.filter(gaming_day=world.day).count() == 1
     assert reports_sweep.apply().get() == []  # DONE is never enqueued again
@@ -211,4 +224,43 @@ def test_a_report_whose_build_is_running_is_not_stuck(commissario, visibility_ti
     finally:
         release.set()
         builder.join(30)
-    assert reports_missing() == [day.pk]  # the build died without finishing: stuck now
+    assert reports_missing() == [(day.pk, 1)]  # the build died without finishing: stuck now
+
+
+def test_a_later_version_whose_enqueue_failed_is_built_by_the_sweep(
+    world, media, visibility_timeout, monkeypatch, caplog, django_capture_on_commit_callbacks, make_user
+):
+    close(world, django_capture_on_commit_callbacks)
+    direzione, direzione2 = world.direzione, make_user("direzione2", Role.DIREZIONE)
+    for table in world.tables:
+        registers.cagnotte_count_record(gaming_day=world.day, table=table, by=direzione, witness=world.commissario,
+                                        counted=0)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=world.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+
+    # Redis is down at the second signature: the message of version 2 is never sent.
+    monkeypatch.setitem(current_app.conf, "task_always_eager", False)
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(report_build, "delay", unreachable)
+    with caplog.at_level(logging.WARNING), django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    errors = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
+    assert errors == [("audit.reports.registers", "ERROR", (
+        f"report enqueue failed for gaming day {world.day.pk} version 2 (ConnectionRefusedError: [Errno 111] "
+        "Connection refused); reports_sweep will enqueue it"))]  # fmt: skip
+    v2 = DayReport.objects.get(gaming_day=world.day, version=2)
+    assert v2.status == DayReport.Status.PENDING and v2.task_id == ""
+    monkeypatch.undo()  # Redis is back (and eager again: the sweep's enqueue builds in-process)
+
+    assert reports_sweep.apply().get() == []  # not yet late: its message may still be queued
+    DayReport.objects.filter(pk=v2.pk).update(requested_at=v2.requested_at - visibility_timeout)
+    assert reports_sweep.apply().get() == [[world.day.pk, 2]]
+    v2.refresh_from_db()
+    assert v2.status == DayReport.Status.DONE and v2.control_register_id == reg.pk
+    assert sorted(v2.files.values_list("format", flat=True)) == ["csv", "pdf", "xlsx"]
+    verdict = report_verify(report=v2)
+    assert verdict["ok"], verdict["reasons"]
+    assert reports_sweep.apply().get() == []

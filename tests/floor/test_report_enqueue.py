@@ -40,7 +40,7 @@ def test_a_failed_enqueue_logs_one_accurate_error_and_the_day_stays_closed(
         "127.0.0.1:6379. Connection refused.); reports_sweep will enqueue it"
     )
     assert not DayReport.objects.exists()
-    assert reports_missing() == [day.pk]  # and so it will
+    assert reports_missing() == [(day.pk, 1)]  # and so it will
 
 
 def test_in_eager_mode_a_failing_build_is_not_called_an_enqueue_failure(commissario, caplog, monkeypatch):
