@@ -181,6 +181,13 @@ def report_build(
                 return report  # built by a concurrent run while we waited for its lock
             _build(report, day, progress, started)
     except Exception as exc:
+        # Two runs at once (the message delivered twice, the sweep's and the close's, two
+        # workers): the second waits for the first's row lock, and when the first commits,
+        # REPEATABLE READ refuses the second its lock ("could not serialize access due to
+        # concurrent update"): the report is built, by the other run.
+        built = DayReport.objects.filter(pk=report.pk, status=DayReport.Status.DONE).first()
+        if built is not None:
+            return built
         DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE).update(
             status=DayReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
         )

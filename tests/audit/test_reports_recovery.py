@@ -183,6 +183,7 @@ def test_the_sweep_picks_missing_failed_and_stuck_reports_only(
         (failed_v2.pk, 4),
     ])  # fmt: skip
 
+
 def test_the_sweep_builds_a_stuck_pending_report_once(
     world, media, visibility_timeout, django_capture_on_commit_callbacks
 ):
@@ -264,3 +265,54 @@ def test_a_later_version_whose_enqueue_failed_is_built_by_the_sweep(
     verdict = report_verify(report=v2)
     assert verdict["ok"], verdict["reasons"]
     assert reports_sweep.apply().get() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_builds_at_once_give_one_report_and_neither_fails(world, media, monkeypatch):
+    # The same build delivered twice, or run by two workers: the second waits for the first's
+    # row lock, and PostgreSQL's REPEATABLE READ then refuses it the lock the first updated.
+    monkeypatch.setattr(floor_services, "_enqueue_report_build", lambda day_id: None)
+    floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    real = report_services.writers
+    writing, finish = threading.Event(), threading.Event()
+
+    def held_writers():
+        def csv(document, fp):
+            writing.set()
+            assert finish.wait(30)
+            real()["csv"](document, fp)
+
+        return {**real(), "csv": csv}
+
+    monkeypatch.setattr(report_services, "writers", held_writers)
+    outcomes: dict[str, object] = {}
+
+    def run(name: str) -> None:
+        try:
+            outcomes[name] = report_services.report_build(gaming_day_id=world.day.pk)
+        except Exception as exc:  # what the task would see
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=run, args=("first",))
+    first.start()
+    assert writing.wait(30)  # the first holds the report's lock, writing its files
+    second = threading.Thread(target=run, args=("second",))
+    second.start()
+    try:
+        deadline = timezone.now() + dt.timedelta(seconds=30)
+        with connection.cursor() as cursor:  # the second is waiting for the lock
+            while True:
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                               "AND wait_event_type = 'Lock'")  # fmt: skip
+                if cursor.fetchone()[0] or timezone.now() > deadline:
+                    break
+    finally:
+        finish.set()
+        first.join(30)
+        second.join(30)
+    report = assert_built(world.day)
+    assert {name: (type(o).__name__, getattr(o, "pk", str(o))) for name, o in outcomes.items()} == {
+        "first": ("DayReport", report.pk), "second": ("DayReport", report.pk)}  # fmt: skip
+    assert DayReport.objects.filter(gaming_day=world.day).count() == 1
