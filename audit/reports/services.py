@@ -188,11 +188,27 @@ def report_build(
         built = DayReport.objects.filter(pk=report.pk, status=DayReport.Status.DONE).first()
         if built is not None:
             return built
-        DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE).update(
-            status=DayReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
-        )
+        _report_failed(report=report, error=f"{type(exc).__name__}: {exc}"[:2000])
         raise
     return report
+
+
+@transaction.atomic
+def _report_failed(*, report: DayReport, error: str) -> None:
+    """The report FAILED, with its reason, and its `report.failed` event, in one transaction
+    (as `report.built` goes with DONE): the trail says each build that failed and why, not
+    only the one that succeeded. Never over a report built meanwhile (a concurrent run), and
+    no second event for the same failure repeated (the sweep retries every 15 minutes)."""
+    row = DayReport.objects.select_for_update().filter(pk=report.pk).first()
+    if row is None or row.status == DayReport.Status.DONE:
+        return
+    if row.status == DayReport.Status.FAILED and row.error == error:
+        return
+    old = {"status": row.status, "error": row.error}
+    row.status, row.error = DayReport.Status.FAILED, error
+    row.save(update_fields=["status", "error"])
+    record(stream=reports_stream(row.gaming_day_id), actor=None, action="report.failed", subject=row,
+           data={"version": row.version, "old": old, "new": {"status": row.status, "error": error}})  # fmt: skip
 
 
 def _build(report: DayReport, day: GamingDay, progress: Progress | None, started: float) -> None:

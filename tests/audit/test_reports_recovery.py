@@ -14,11 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from celery import current_app
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -116,6 +118,16 @@ def test_a_writer_that_raises_leaves_no_partial_and_the_sweep_rebuilds_the_faile
     assert report.status == DayReport.Status.FAILED and "No space left on device" in report.error
     assert not report.files.exists()
     assert not list(v1_directory(world.day).glob("*.part"))
+    # The failure is on the trail, with its reason, as the build is when it succeeds.
+    trail = AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").order_by("seq")
+    failed = trail.get()
+    assert (failed.action, failed.subject_id, failed.actor_id) == ("report.failed", str(report.pk), None)
+    assert failed.payload == {"version": 1, "old": {"status": "pending", "error": ""},
+                              "new": {"status": "failed", "error": report.error}}  # fmt: skip
+    # The same failure again (the sweep's next run, the disk still full): one event, not one a run.
+    with pytest.raises(OSError, match="No space left on device"):
+        report_services.report_build(gaming_day_id=world.day.pk)
+    assert trail.count() == 1 and DayReport.objects.get(pk=report.pk).status == DayReport.Status.FAILED
 
     monkeypatch.setattr(report_services, "writers", real)  # the disk has room again
     assert reports_sweep.apply().get() == [[world.day.pk, 1]]  # enqueues it; eager: builds it
@@ -125,6 +137,10 @@ def test_a_writer_that_raises_leaves_no_partial_and_the_sweep_rebuilds_the_faile
     # Done now: the sweep leaves it, and a second run of the build changes nothing.
     assert reports_sweep.apply().get() == []
     assert ReportFile.objects.filter(report=rebuilt).count() == 3
+    assert list(trail.values_list("action", flat=True)) == ["report.failed", "report.built"]
+    out = StringIO()
+    call_command("audit_verify", "--workers", "1", stdout=out)
+    assert "OK: every chain verifies." in out.getvalue()
 
 
 # --------------------------------------------------------------------------- the sweep
