@@ -39,7 +39,7 @@ from config.api import (
     StrictIntegerField,
     TakesNoBody,
 )
-from config.errors import ApplicationError
+from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
 from floor.idempotency import IdempotentMixin
 from floor.roles import Role, has_role
@@ -309,8 +309,9 @@ class ReportFileDownloadApi(APIView):
     @extend_schema(
         summary="Download a report file (CSV, XLSX or PDF), streamed",
         description="The body is the stored file, as an attachment; its SHA-256 is in the "
-        "`X-Checksum-SHA256` header. A format the report has no file of: 404 `not_found`; a file "
-        "missing from the storage: 404 `file_missing`.",
+        "`X-Checksum-SHA256` header. A report still being built, or whose build failed: 409 "
+        "`report_not_built` (`details.status`), never a partial file. A format the report has no file "
+        "of: 404 `not_found`; a file missing from the storage: 404 `file_missing`.",
         parameters=[
             OpenApiParameter("fmt", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(CONTENT_TYPES)),
             OpenApiParameter(
@@ -325,14 +326,20 @@ class ReportFileDownloadApi(APIView):
         # Each format's own media type (CONTENT_TYPES), as the answer's Content-Type says it.
         responses={
             **{(200, media.split(";", 1)[0]): OpenApiTypes.BINARY for media in CONTENT_TYPES.values()},
-            **_errors(""),
+            **_errors("", conflict="`report_not_built` (pending or failed: `details.status`)."),
         },
     )
     def get(self, request, pk: int, fmt: str):
         if fmt not in CONTENT_TYPES:
             # Not a format we write; and a NUL byte from the path would be a database error.
             raise NotFound()
-        f = get_object_or_404(ReportFile.objects.select_related("report"), report_id=pk, format=fmt)
+        report = get_object_or_404(DayReport, pk=pk)
+        if report.status != DayReport.Status.DONE:
+            # As verify says it: a report being built (or failed) has no files to give yet, and
+            # a bare 404 read as if the report or the format did not exist.
+            raise Conflict("report_not_built", "The report is not built yet.",
+                           details={"status": report.status, "error": report.error})  # fmt: skip
+        f = get_object_or_404(ReportFile.objects.select_related("report"), report=report, format=fmt)
         path = Path(settings.MEDIA_ROOT) / f.path
         if not path.is_file():
             raise ApplicationError("file_missing", "The stored file is missing; verify the report.",

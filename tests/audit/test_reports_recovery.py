@@ -332,3 +332,37 @@ def test_two_builds_at_once_give_one_report_and_neither_fails(world, media, monk
     assert {name: (type(o).__name__, getattr(o, "pk", str(o))) for name, o in outcomes.items()} == {
         "first": ("DayReport", report.pk), "second": ("DayReport", report.pk)}  # fmt: skip
     assert DayReport.objects.filter(gaming_day=world.day).count() == 1
+
+
+def test_the_files_of_a_report_not_built_are_a_409_report_not_built(
+    world, media, monkeypatch, api, auditor, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):  # its build has not run yet
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    report = report_services.report_request(gaming_day_id=world.day.pk)  # PENDING, as while a worker builds it
+    client = api(auditor)
+
+    def refused(status: str, error: str = "") -> None:
+        for fmt in ("csv", "xlsx", "pdf"):
+            r = client.get(f"/api/reports/{report.pk}/files/{fmt}/", HTTP_ACCEPT="application/pdf")
+            assert r.status_code == 409, (fmt, r.content)
+            assert r.json()["error"]["code"] == "report_not_built", r.content
+            assert r.json()["error"]["details"] == {"status": status, "error": error}
+
+    refused("pending")
+    # Its build failed after two of its files were written (the last writer raised).
+    real = report_services.writers
+
+    def pdf_fails():
+        def pdf(document, fp):
+            raise ValueError("a font is missing")
+
+        return {**real(), "pdf": pdf}
+
+    monkeypatch.setattr(report_services, "writers", pdf_fails)
+    with pytest.raises(ValueError):
+        report_services.report_build(gaming_day_id=world.day.pk)
+    assert sorted(p.suffix for p in v1_directory(world.day).iterdir()) == [".csv", ".xlsx"]
+    refused("failed", "ValueError: a font is missing")
+    r = client.get(f"/api/reports/{report.pk + 1}/files/csv/")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
