@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from celery import current_app
 from django.conf import settings
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -366,3 +366,45 @@ def test_the_files_of_a_report_not_built_are_a_409_report_not_built(
     refused("failed", "ValueError: a font is missing")
     r = client.get(f"/api/reports/{report.pk + 1}/files/csv/")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+def test_the_operator_builds_a_stuck_report_now_with_report_build(
+    world, media, monkeypatch, commissario, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):  # the close's enqueue is lost
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    report_services.report_request(gaming_day_id=world.day.pk)  # and its build was lost: PENDING
+
+    def run(*args) -> tuple[str, str]:
+        out, err = StringIO(), StringIO()
+        call_command("report_build", *map(str, args), stdout=out, stderr=err)
+        return out.getvalue(), err.getvalue()
+
+    # A writer that raises: exit 1, the report FAILED with its reason and its event.
+    real = report_services.writers
+    monkeypatch.setattr(report_services, "writers", lambda: {**real(), "xlsx": _raises_enospc})
+    with pytest.raises(SystemExit) as exited:
+        run(world.day.pk)
+    assert exited.value.code == 1
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert report.status == DayReport.Status.FAILED and "No space left on device" in report.error
+    monkeypatch.setattr(report_services, "writers", real)
+
+    out, _err = run(world.day.pk)
+    assert out.startswith(f"report {report.pk} (gaming day {world.day.pk}, version 1) built in ")
+    assert_built(world.day)
+    out, _err = run(world.day.pk, 1)
+    assert out == f"report {report.pk} (gaming day {world.day.pk}, version 1) was built already\n"
+    assert ReportFile.objects.filter(report=report).count() == 3
+
+    open_day = floor_services.gaming_day_open(casino=CasinoFactory(code="still-open"), by=commissario)
+    for args, said in (((open_day.pk,), "day_not_closed"), ((world.day.pk, 2), "unknown_report_version"),
+                       ((10**6,), f"no gaming day {10**6}")):  # fmt: skip
+        with pytest.raises(CommandError, match=said) as refused:
+            run(*args)
+        assert refused.value.returncode == 2
+    assert DayReport.objects.count() == 1
+
+
+def _raises_enospc(document, fp):
+    raise OSError(28, "No space left on device")
