@@ -336,10 +336,11 @@ def _enqueue_report_build(gaming_day_id: int) -> None:
         # same. With the Redis result backend Celery logs CRITICAL "Retry limit exceeded ...
         # The Celery application must be restarted." just before (its result consumer gave
         # up reconnecting): the process needs no restart, its next enqueue works once Redis
-        # is back (bench/faults.py, redis). This is the line that says what happened.
+        # is back (bench/faults.py, redis). This is the line that says what happened, on one
+        # line (Celery's message has line breaks, which log shippers split into entries).
         logger.error(
             "report enqueue failed for gaming day %s (%s: %s); reports_sweep will enqueue it",
-            gaming_day_id, type(exc).__name__, str(exc).strip()[:200],
+            gaming_day_id, type(exc).__name__, " ".join(str(exc).split())[:200],
         )  # fmt: skip
 
 

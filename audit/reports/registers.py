@@ -458,7 +458,7 @@ def _enqueue_report_version(gaming_day_id: int, version: int) -> None:
         # traceback on_commit would log).
         logger.error(
             "report enqueue failed for gaming day %s version %s (%s: %s); reports_sweep will enqueue it",
-            gaming_day_id, version, type(exc).__name__, str(exc).strip()[:200],
+            gaming_day_id, version, type(exc).__name__, " ".join(str(exc).split())[:200],
         )  # fmt: skip
 
 

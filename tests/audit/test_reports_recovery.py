@@ -258,16 +258,18 @@ def test_a_later_version_whose_enqueue_failed_is_built_by_the_sweep(
     # Redis is down at the second signature: the message of version 2 is never sent.
     monkeypatch.setitem(current_app.conf, "task_always_eager", False)
 
-    def unreachable(*args, **kwargs):
-        raise ConnectionRefusedError(111, "Connection refused")
+    def unreachable(*args, **kwargs):  # what delay raises with the Redis result backend down
+        raise RuntimeError("\nRetry limit exceeded while trying to reconnect to the Celery result store\n"
+                           "backend. The Celery application must be restarted.\n")  # fmt: skip
 
     monkeypatch.setattr(report_build, "delay", unreachable)
     with caplog.at_level(logging.WARNING), django_capture_on_commit_callbacks(execute=True):
         registers.control_register_sign(register=reg, by=direzione2)
     errors = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
     assert errors == [("audit.reports.registers", "ERROR", (
-        f"report enqueue failed for gaming day {world.day.pk} version 2 (ConnectionRefusedError: [Errno 111] "
-        "Connection refused); reports_sweep will enqueue it"))]  # fmt: skip
+        f"report enqueue failed for gaming day {world.day.pk} version 2 (RuntimeError: Retry limit exceeded "
+        "while trying to reconnect to the Celery result store backend. The Celery application must be "
+        "restarted.); reports_sweep will enqueue it"))]  # fmt: skip
     v2 = DayReport.objects.get(gaming_day=world.day, version=2)
     assert v2.status == DayReport.Status.PENDING and v2.task_id == ""
     monkeypatch.undo()  # Redis is back (and eager again: the sweep's enqueue builds in-process)

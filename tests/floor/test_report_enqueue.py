@@ -43,6 +43,24 @@ def test_a_failed_enqueue_logs_one_accurate_error_and_the_day_stays_closed(
     assert reports_missing() == [(day.pk, 1)]  # and so it will
 
 
+def test_the_enqueue_error_is_one_line_whatever_celery_says(commissario, caplog, monkeypatch):
+    # What apply_async raises with the Redis result backend down (bench/faults.py, redis).
+    monkeypatch.setitem(current_app.conf, "task_always_eager", False)
+
+    def unreachable(self, *args, **kwargs):
+        raise RuntimeError("\nRetry limit exceeded while trying to reconnect to the Celery result store\n"
+                           "backend. The Celery application must be restarted.\n")  # fmt: skip
+
+    monkeypatch.setattr(Signature, "apply_async", unreachable)
+    with caplog.at_level(logging.ERROR):
+        services._enqueue_report_build(7)
+    assert [r.getMessage() for r in caplog.records] == [
+        "report enqueue failed for gaming day 7 (RuntimeError: Retry limit exceeded while trying to reconnect "
+        "to the Celery result store backend. The Celery application must be restarted.); reports_sweep will "
+        "enqueue it"
+    ]
+
+
 def test_in_eager_mode_a_failing_build_is_not_called_an_enqueue_failure(commissario, caplog, monkeypatch):
     # make run and the tests build in-process: the error is the build's, raised as it is.
     monkeypatch.setitem(current_app.conf, "task_always_eager", True)
