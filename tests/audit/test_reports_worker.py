@@ -121,3 +121,37 @@ def test_a_real_worker_builds_the_report_once(worker, commissario, capo_partita,
     assert AuditEvent.objects.filter(action="report.built").count() == 1
     assert {f.format: f.sha256 for f in ReportFile.objects.filter(report=report)} == {
         k: f.sha256 for k, f in files.items()}  # fmt: skip
+
+
+def test_a_build_that_fails_in_the_worker_says_so_and_the_sweep_builds_it_again(
+    worker, api, auditor, commissario, capo_partita, changeur, direzione
+):
+    world = build_day(commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione)
+    # The report's directory cannot be made: a file is in its place (a full or broken volume).
+    directory = Path(settings.MEDIA_ROOT) / settings.REPORTS_DIR / f"{world.day.date.isoformat()}-day{world.day.pk}"
+    directory.mkdir(parents=True)
+    (directory / "v1").write_bytes(b"in the way")
+    floor_services.gaming_day_close(gaming_day=world.day, by=commissario, open_sessions="close")
+    report = _wait_done(world.day.pk)
+    assert report.status == DayReport.Status.FAILED and report.error.startswith("FileExistsError"), report.error
+    assert not report.files.exists()
+    failed = AuditEvent.objects.get(stream__name=f"reports:{world.day.pk}")
+    assert (failed.action, failed.subject_id) == ("report.failed", str(report.pk))
+    assert failed.payload["new"] == {"status": "failed", "error": report.error}
+    client = api(auditor)
+    r = client.get(f"/api/reports/{report.pk}/")
+    assert (r.json()["status"], r.json()["error"], r.json()["progress"]["state"]) == ("failed", report.error, "FAILURE")
+    r = client.get(f"/api/reports/{report.pk}/files/pdf/")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "report_not_built"
+
+    (directory / "v1").unlink()  # the volume is repaired; beat's sweep, through the broker
+    assert celery_app.send_task("audit.tasks.reports_sweep").get(timeout=60) == [[world.day.pk, 1]]
+    deadline = time.monotonic() + 120
+    while DayReport.objects.get(pk=report.pk).status != DayReport.Status.DONE:
+        assert time.monotonic() < deadline, "the sweep's build did not finish in time"
+        time.sleep(0.2)
+    assert client.get(f"/api/reports/{report.pk}/files/pdf/").status_code == 200
+    assert list(AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").order_by("seq").values_list(
+        "action", flat=True)) == ["report.failed", "report.built"]  # fmt: skip
+    verdict = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert verdict["ok"], verdict["reasons"]
