@@ -1024,7 +1024,7 @@ def scenario_redis(infra: Infra, args) -> tuple[bool, str]:
         problems.append(f"{exc}; reports: {report_state(floor.day)}")
         built_after = None
     with contextlib.suppress(Exception):
-        say(f"[redis] reports_sweep enqueued the reports of days {sweep.get(timeout=5)}")
+        say(f"[redis] reports_sweep enqueued the reports [day, version] {sweep.get(timeout=5)}")
     time.sleep(2)  # a second run would show now
     runs = report_runs(infra.worker.text(), floor.day)
     if runs != 1:
