@@ -5,9 +5,9 @@ is unique, and the build runs in ONE transaction with the report row locked, so 
 run waits for the first and then finds it done. The transaction is REPEATABLE READ: every
 figure and the day's seal come from one snapshot of the database. Files are written under
 MEDIA_ROOT/REPORTS_DIR at a path fixed by the report, through a temporary file
-(`<name>.<pid>.part`) and an atomic rename; a rolled-back build leaves at most a file the
-retry overwrites, and the partial files of a build killed mid-way are removed by the next
-build of that report, under its lock, before it writes."""
+(`<name>.<pid>.part`) and an atomic rename, both fsynced before the commit; a rolled-back
+build leaves at most a file the retry overwrites, and the partial files of a build killed
+mid-way are removed by the next build of that report, under its lock, before it writes."""
 
 from __future__ import annotations
 
@@ -110,6 +110,14 @@ def _remove_stale_partials(directory: Path, name: str) -> None:
         if pattern.fullmatch(path.name) and path.is_file():
             path.unlink(missing_ok=True)
             logger.info("report build: removed the stale partial file %s", path)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def report_request(*, gaming_day_id: int, version: int = 1) -> DayReport:
@@ -235,6 +243,10 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
         try:
             with open(partial, "wb") as fp:
                 write(built.document, fp)
+                # On disk before the rename, and the rename before the commit (below): a power
+                # cut after the commit never leaves a DONE report with a short or empty file.
+                fp.flush()
+                os.fsync(fp.fileno())
             os.replace(partial, final)
         except BaseException:
             partial.unlink(missing_ok=True)  # a writer that raised leaves no partial behind
@@ -242,6 +254,7 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
         sha, size = file_sha256(final)
         files.append(ReportFile(report=report, format=fmt, path=relative, size=size, sha256=sha,
                                 created_at=timezone.now()))  # fmt: skip
+    _fsync_directory(directory)  # the renames themselves
     ticker.finish()
     ReportFile.objects.filter(report=report).delete()  # none, unless a build was cut off mid-commit
     ReportFile.objects.bulk_create(files)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import threading
 from io import StringIO
 from pathlib import Path
@@ -410,3 +411,29 @@ def test_the_operator_builds_a_stuck_report_now_with_report_build(
 
 def _raises_enospc(document, fp):
     raise OSError(28, "No space left on device")
+
+
+def test_each_file_is_on_disk_before_its_rename_and_the_renames_before_the_commit(
+    world, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    # A power cut after the commit must not leave a DONE report whose file is short or empty
+    # (the rename can reach the disk before the data): fsync, then rename, then the row.
+    steps: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        steps.append("fsync dir" if os.path.isdir(f"/proc/self/fd/{fd}") else "fsync file")
+        real_fsync(fd)
+
+    def replace(src, dst):
+        steps.append(f"replace {Path(dst).suffix}")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(report_services.os, "fsync", fsync)
+    monkeypatch.setattr(report_services.os, "replace", replace)
+    real_bulk = ReportFile.objects.bulk_create
+    monkeypatch.setattr(ReportFile.objects, "bulk_create", lambda files: steps.append("rows") or real_bulk(files))
+    close(world, django_capture_on_commit_callbacks)
+    assert steps == ["fsync file", "replace .csv", "fsync file", "replace .xlsx", "fsync file", "replace .pdf",
+                     "fsync dir", "rows"]  # fmt: skip
+    assert_built(world.day)
