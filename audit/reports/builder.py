@@ -45,6 +45,7 @@ from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 from tables.wording import version_text, violations_text
 
+from . import unclaimed
 from .words import euros_en, euros_it
 
 if TYPE_CHECKING:
@@ -453,6 +454,43 @@ def build_document(
         ("corrected_by", "Corrected by count", "int"), ("note", "Note", "text"),
     ), _listed(count_rows, tick), note="" if counted_all else "Not every table is counted yet."))  # fmt: skip
 
+    # Unclaimed stakes and winnings (RULES.md §6), as the books stand at the build: a return
+    # recorded since is not in this version (its files are what the books said then).
+    deposits = sorted(unclaimed.day_deposits(gaming_day_id=day_id),
+                      key=lambda d: (d.session.table.number, d.session.number, d.recorded_at, d.pk))  # fmt: skip
+    held = {
+        "count": len(deposits),
+        "stakes": sum(d.amount for d in deposits if d.kind == d.Kind.STAKE),
+        "winnings": sum(d.amount for d in deposits if d.kind == d.Kind.WINNINGS),
+        "total": sum(d.amount for d in deposits),
+        "outstanding": sum(d.amount for d in deposits if not d.returned),
+        "returned": sum(d.amount for d in deposits if d.returned),
+    }
+    # Each deposit listed, as its payload's digest: verification holds the rows the report
+    # printed to the events in the day's books stream as of the build (`unclaimed_mismatch`).
+    summary["unclaimed"] = {**held, "as_recorded": {
+        str(d.pk): unclaimed.payload_digest(unclaimed.deposit_payload(d)) for d in deposits}}  # fmt: skip
+    deposit_rows = [
+        [d.pk, d.session.table.number, d.session.number, None if d.coup is None else d.coup.number,
+         None if d.patron is None else d.patron.full_name, d.kind, d.amount, d.deposited_in, d.note,
+         d.recorded_by.get_username(), d.recorded_at, d.returned_to or None,
+         None if d.returned_by is None else d.returned_by.get_username(), d.returned_at, d.returned_note]
+        for d in deposits
+    ]  # fmt: skip
+    sections.append(Section("unclaimed", "Unclaimed stakes and winnings (RULES.md §6)", _cols(
+        ("deposit", "Deposit", "int"), ("table", "Table", "int"), ("session", "Session", "int"),
+        ("coup", "Coup", "int"), ("patron", "Patron", "text"), ("kind", "Kind", "text"),
+        ("amount", "Amount", "money"), ("deposited_in", "Deposited in", "text"), ("note", "Note", "text"),
+        ("recorded_by", "Recorded by", "text"), ("recorded_at", "Recorded at", "datetime"),
+        ("returned_to", "Handed back to", "text"), ("returned_by", "Handed back by", "text"),
+        ("returned_at", "Handed back at", "datetime"), ("returned_note", "Return note", "text"),
+    ), _listed(deposit_rows, tick), note=(
+        f"Collected by the Commissario and deposited: {held['count']}, {eur(held['total'])} (stakes "
+        f"{eur(held['stakes'])}, winnings {eur(held['winnings'])}); outstanding {eur(held['outstanding'])}, handed "
+        f"back {eur(held['returned'])}. As the books stood when this version was built: a deposit handed back "
+        "since shows here as outstanding." if deposits else "No unclaimed stake or winnings was deposited on this day."
+    )))  # fmt: skip
+
     facts = [
         ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
         ("Report version", version),
@@ -464,6 +502,11 @@ def build_document(
         ("Levies recorded", Money(total["levies_recorded"])),
         ("Expected cagnotte (sum of the house postings)", Money(total["expected_cagnotte"])),
         ("Counted cagnotte", Money(summary["counted"]) if counted_all else "not counted yet"),
+        ("Unclaimed stakes and winnings deposited", held["count"]),
+        ("Unclaimed stakes", Money(held["stakes"])),
+        ("Unclaimed winnings", Money(held["winnings"])),
+        ("Unclaimed, outstanding when built", Money(held["outstanding"])),
+        ("Unclaimed, handed back when built", Money(held["returned"])),
         ("Tables flagged (banker's win rate outside 95%)", ", ".join(map(str, summary["flagged_tables"])) or "none"),
         ("Audit seal (SHA-256 over the day's stream heads)", seal),
         ("Sealed streams", len(streams)),
@@ -507,7 +550,7 @@ def build_document(
         Chart("coups", "Coups per table", [f"Table {n}" for n in numbers], [per_table[n]["coups"] for n in numbers]),
     ]  # fmt: skip
     rows = (
-        len(table_rows) + len(session_rows) + len(count_rows)
+        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows)
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()

@@ -16,6 +16,8 @@ the patron comes back (it changes nothing the register says: what was collected 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -65,6 +67,13 @@ def deposit_payload(d: UnclaimedDeposit) -> dict[str, Any]:
         "returned_by": d.returned_by_id,
         "returned_at": None if d.returned_at is None else d.returned_at.isoformat(),
     }
+
+
+def payload_digest(payload: Any) -> str:
+    """A deposit's payload (deposit_payload, or an event's `new`) as one SHA-256: what the
+    end-of-day report keeps of each deposit it lists, to hold its rows to the trail."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # --------------------------------------------------------------------------- reads
