@@ -398,7 +398,9 @@ class ReportVerifyOutput(serializers.Serializer):
         "and the signatures' times included where the events record them: "
         "`count_not_as_recorded` (with `count`, `table` and `table_number`), `register_not_as_recorded`, "
         "`count_missing`, `register_missing`, `deposit_not_as_recorded` (an unclaimed deposit, with `deposit` and "
-        "`table_number`), `deposit_missing`).",
+        "`table_number`), `deposit_missing`), `unclaimed_mismatch` (an unclaimed deposit the report lists "
+        "differs from its `unclaimed.deposited` and `unclaimed.returned` events in the day's books stream as of the "
+        "build, or is on one side only: `deposit`, `table`, `listed_in_report`, `recorded_in_trail`).",
     )
 
 

@@ -102,6 +102,10 @@ REASONS = {
     "books_mismatch": gettext_lazy(
         "A cagnotte count or a control register differs from what the audit trail recorded for it."
     ),
+    "unclaimed_mismatch": gettext_lazy(
+        "Table %(table)s, unclaimed deposit %(deposit)s: the report lists it otherwise than the audit trail "
+        "recorded it when the report was built."
+    ),
 }
 BREAKS = {
     "missing_event": gettext_lazy("an event is missing"),
@@ -542,7 +546,7 @@ def _explain(result: dict) -> dict:
             "format": (reason.get("format") or "").upper(),
             **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
                                                      "shoe_number", "position", "seq", "stream", "action",
-                                                     "report", "version")},
+                                                     "report", "version", "deposit")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }

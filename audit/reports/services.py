@@ -28,7 +28,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from audit.models import AuditEvent, AuditStream, DayReport, ReportFile
+from audit.models import AuditEvent, AuditStream, DayReport, ReportFile, UnclaimedDeposit
 from audit.selectors import (
     built_reports_missing,
     chain_verify,
@@ -44,6 +44,7 @@ from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
 
+from . import unclaimed
 from .builder import build_document
 from .ledger import books_as_played
 from .registers import books_stream, books_verify, day_counts
@@ -73,10 +74,12 @@ def reports_stream(gaming_day_id: int) -> str:
 
 def sealed_streams(*, gaming_day_id: int, version: int) -> list[str]:
     """The streams a report seals: the day's floor stream, each session's stream, and from
-    version 2 on (which includes the signed control register) the day's books."""
+    version 2 on (which includes the signed control register) the day's books; version 1
+    too when the day has unclaimed deposits, which it lists: they are recorded in the books
+    stream, whose head the report's deposit rows are then held to (`unclaimed_mismatch`)."""
     names = [f"gaming_day:{gaming_day_id}"]
     names += [f"table_session:{pk}" for pk in floor_selectors.day_session_ids(gaming_day_id=gaming_day_id)]
-    if version > 1:
+    if version > 1 or UnclaimedDeposit.objects.filter(gaming_day_id=gaming_day_id).exists():
         names.append(books_stream(gaming_day_id))
     # A session with no event of its own has no stream: nothing of it to seal.
     existing = set(AuditStream.objects.filter(name__in=names).values_list("name", flat=True))
@@ -442,6 +445,50 @@ def _levies_as_played(report: DayReport) -> list[dict[str, Any]]:
     return reasons
 
 
+def _unclaimed_as_built(report: DayReport) -> list[dict[str, Any]]:
+    """The unclaimed deposits the report lists against the `unclaimed.deposited` and
+    `unclaimed.returned` events of the day's books stream as of the build (its sealed head;
+    a report that sealed no books stream listed none, and the trail then holds none as
+    sealed). The summary keeps each listed deposit as its payload's digest (its totals come
+    from the same rows); the rows have no chain: a deposit edited in SQL before the build
+    went into the report, and, put back since, passes the books' own check. Each deposit
+    listed otherwise than the trail then said, or on one side only: `unclaimed_mismatch`
+    (`deposit`, `table`, `listed_in_report`, `recorded_in_trail`). A return recorded
+    after the build is a later event, not a difference."""
+    held = (report.summary or {}).get("unclaimed")
+    listed = held.get("as_recorded") if isinstance(held, dict) else None
+    if not isinstance(listed, dict):
+        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
+    stream = books_stream(report.gaming_day_id)
+    head = next((seq for name, seq, _ in report.sealed_heads or [] if name == stream), None)
+    trail: dict[str, Any] = {}
+    if head is not None:
+        events = AuditEvent.objects.filter(
+            stream__name=stream, action__in=("unclaimed.deposited", "unclaimed.returned"), seq__lte=head
+        ).order_by("seq").values_list("subject_id", "payload_json")
+        for subject, doc in events.iterator(chunk_size=2000):
+            try:
+                trail[subject] = json.loads(doc)["new"]
+            except (ValueError, KeyError, TypeError):
+                continue  # rewritten: the chain check names the event; its deposit differs here
+    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in trail.items()}
+    differ = sorted((pk for pk in set(listed) | set(recorded) if listed.get(pk) != recorded.get(pk)),
+                    key=lambda pk: (len(pk), pk))  # fmt: skip
+    if not differ:
+        return []
+    sessions = {s.pk: s.table.number for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
+    now = dict(UnclaimedDeposit.objects.filter(gaming_day_id=report.gaming_day_id).values_list("pk", "session_id"))
+    reasons = []
+    for pk in differ:
+        said = trail.get(pk)
+        session = said.get("session") if isinstance(said, dict) else None
+        deposit = _whole(pk)
+        reasons.append({"code": "unclaimed_mismatch", "deposit": deposit,
+                        "table": sessions.get(session if isinstance(session, int) else now.get(deposit)),
+                        "listed_in_report": pk in listed, "recorded_in_trail": pk in recorded})  # fmt: skip
+    return reasons
+
+
 def report_verify(*, report: DayReport) -> dict[str, Any]:
     """Recompute each stored file's SHA-256 and the day's seal over the sealed streams, and
     verify those chains. Writes nothing (a read-only transaction)."""
@@ -489,6 +536,7 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             # table with no levies), so they are not run on such heads.
             reasons += _levies_as_played(report)
             reasons += books_as_played(report)
+            reasons += _unclaimed_as_built(report)
         reasons += [
             {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
             for problem in books_verify(gaming_day_id=report.gaming_day_id)
