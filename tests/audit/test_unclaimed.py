@@ -348,3 +348,212 @@ def test_the_section_in_italian_is_all_italian(world, client):
     assert found == [], found
     for said in ("Registrare un deposito", "puntata", "vincita", "da riscuotere", "restituito", "2 depositi"):
         assert said in section, said
+
+
+# --------------------------------------------------------------------------- the end-of-day report
+
+SECTION = "Unclaimed stakes and winnings (RULES.md §6)"
+HEADER = ["deposit", "table", "session", "coup", "patron", "kind", "amount_eur", "deposited_in", "note",
+          "recorded_by", "recorded_at", "returned_to", "returned_by", "returned_at", "returned_note"]  # fmt: skip
+NONE_NOTE = "No unclaimed stake or winnings was deposited on this day."
+
+
+def _three_deposits(world, direzione):
+    """Winnings of a coup whose patron is known; a stake of the other table with neither coup
+    nor patron; a stake handed back before the close."""
+    coup = Coup.objects.get(session=world.sessions[0], number=3)
+    won = deposit(world, kind="winnings", amount=523_40, deposited_in="busta 17", coup=coup, patron=coup.punta,
+                  note="left after the coup")  # fmt: skip
+    stake = deposit(world, session=world.sessions[1], amount=100_00, deposited_in="ricevuta 4")
+    back = deposit(world, amount=50_00, deposited_in="busta 18")
+    back = unclaimed.unclaimed_deposit_return(deposit=back, by=direzione, returned_to="M. Rossi", note="same night")
+    return coup, won, stake, back
+
+
+def _report_files(report):
+    from tests.audit.test_reports import _file
+
+    return {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
+
+
+def _xlsx_section(data: bytes):
+    """The section's sheet (found by the Summary's listing), its rows and the Summary's facts."""
+    import io
+
+    import openpyxl
+
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    listing = {row[0]: row[1:] for row in wb["Summary"].iter_rows(values_only=True) if row and row[0]}
+    sheet, rows = listing[SECTION][:2]
+    return list(wb[sheet].iter_rows(values_only=True)), rows, listing
+
+
+def test_the_report_lists_the_days_deposits_alike_in_its_summary_csv_xlsx_and_pdf(
+    world, media, direzione, tmp_path, django_capture_on_commit_callbacks
+):
+    from decimal import Decimal
+
+    from audit.models import DayReport
+    from tests.audit.test_exports import csv_blocks, pdf_text
+    from tests.audit.test_reports import close
+
+    coup, won, stake, back = _three_deposits(world, direzione)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    assert report.status == "done", report.error
+    held = report.summary["unclaimed"]
+    assert {k: v for k, v in held.items() if k != "as_recorded"} == {
+        "count": 3, "stakes": 150_00, "winnings": 523_40, "total": 673_40, "outstanding": 623_40, "returned": 50_00}
+    assert sorted(held["as_recorded"]) == sorted(str(d.pk) for d in (won, stake, back))
+    # Its deposits live in the day's books stream: version 1 seals it for them.
+    assert f"day_books:{world.day.pk}" in report.sealed_streams
+    files = _report_files(report)
+    name = coup.punta.full_name
+    user, boss = world.commissario.username, direzione.username
+    # By table, session and time: the winnings and the returned stake at table 1, the stake at table 2.
+    expected = [
+        [str(won.pk), "1", "1", "3", name, "winnings", "523.40", "busta 17", "left after the coup", user, "", "", ""],
+        [str(back.pk), "1", "1", "", "", "stake", "50.00", "busta 18", "", user, "M. Rossi", boss, "same night"],
+        [str(stake.pk), "2", "1", "", "", "stake", "100.00", "ricevuta 4", "", user, "", "", ""],
+    ]  # fmt: skip
+
+    def without_times(row):
+        return row[:10] + row[11:13] + row[14:]
+
+    preamble, blocks = csv_blocks(files["csv"])
+    block = blocks[SECTION]
+    assert block[0] == ["# Collected by the Commissario and deposited: 3, 673.40 EUR (stakes 150.00 EUR, winnings "
+                        "523.40 EUR); outstanding 623.40 EUR, handed back 50.00 EUR. As the books stood when this "
+                        "version was built: a deposit handed back since shows here as outstanding."]  # fmt: skip
+    assert block[1] == HEADER
+    assert [without_times(row) for row in block[2:]] == expected
+    assert all(row[10] for row in block[2:]) and [bool(row[13]) for row in block[2:]] == [False, True, False]
+    for fact in (["# Unclaimed stakes and winnings deposited", "3"], ["# Unclaimed stakes", "150.00 EUR"],
+                 ["# Unclaimed winnings", "523.40 EUR"], ["# Unclaimed, outstanding when built", "623.40 EUR"],
+                 ["# Unclaimed, handed back when built", "50.00 EUR"]):  # fmt: skip
+        assert fact in preamble, fact
+
+    rows, count, listing = _xlsx_section(files["xlsx"])
+    assert count == 3 and rows[0] == ("Deposit", "Table", "Session", "Coup", "Patron", "Kind", "Amount",
+                                      "Deposited in", "Note", "Recorded by", "Recorded at", "Handed back to",
+                                      "Handed back by", "Handed back at", "Return note")  # fmt: skip
+
+    def xlsx_text(row):
+        cells = ["" if v is None else f"{Decimal(str(v)):.2f}" if i == 6 else str(v) for i, v in enumerate(row)]
+        return without_times(cells)
+
+    assert [xlsx_text(row) for row in rows[1:]] == expected
+    assert [type(row[10]).__name__ for row in rows[1:]] == ["datetime"] * 3
+    assert [row[13] is not None for row in rows[1:]] == [False, True, False]
+    assert listing["Unclaimed stakes and winnings deposited"][0] == 3
+    assert Decimal(str(listing["Unclaimed, outstanding when built"][0])) == Decimal("623.40")
+
+    text = pdf_text(files["pdf"], tmp_path, drawn_order=True)
+    if text is None:
+        pytest.skip("pypdf is not installed")
+    for said in (SECTION, "Handed back to", "busta 17", "ricevuta 4", "left after the coup", "M. Rossi", "523.40",
+                 "same night", name, "Unclaimed, outstanding when built 623.40 EUR",
+                 "Unclaimed stakes and winnings deposited 3", "outstanding 623.40 EUR, handed back 50.00 EUR"):
+        assert said in text, said
+
+
+def test_a_day_without_deposits_says_there_are_none(closed, tmp_path):
+    from audit.models import DayReport
+    from tests.audit.test_exports import csv_blocks, pdf_text
+
+    report = DayReport.objects.get(gaming_day=closed.day, version=1)
+    assert report.summary["unclaimed"] == {"count": 0, "stakes": 0, "winnings": 0, "total": 0, "outstanding": 0,
+                                           "returned": 0, "as_recorded": {}}  # fmt: skip
+    assert f"day_books:{closed.day.pk}" not in report.sealed_streams  # version 1 seals no books without them
+    files = _report_files(report)
+    preamble, blocks = csv_blocks(files["csv"])
+    assert blocks[SECTION] == [[f"# {NONE_NOTE}"], HEADER]
+    assert ["# Unclaimed stakes and winnings deposited", "0"] in preamble
+    assert ["# Unclaimed, outstanding when built", "0.00 EUR"] in preamble
+    rows, count, listing = _xlsx_section(files["xlsx"])
+    assert count == 0 and len(rows) == 1 and rows[0][0] == "Deposit"
+    assert listing["Unclaimed stakes and winnings deposited"][0] == 0
+    text = pdf_text(files["pdf"], tmp_path, drawn_order=True)
+    if text is not None:
+        assert f"{SECTION} {NONE_NOTE}" in text and "Return note No rows." in text
+
+
+def test_version_2_lists_a_deposit_recorded_after_the_close_and_not_a_return_after_its_build(
+    world, media, api, auditor, direzione, direzione2, django_capture_on_commit_callbacks
+):
+    """Version 1 lists what was deposited by its build; a deposit recorded after the close goes
+    into the control register and so into version 2, built at its second signature. A patron
+    handed his money after that build: version 2 still says what the day's books were (the
+    return is a later event of its sealed books stream, not a difference)."""
+    from audit.models import DayReport
+    from tests.audit.test_reports import close
+
+    first = deposit(world, amount=70_00)
+    close(world, django_capture_on_commit_callbacks)
+    late = deposit(world, kind="winnings", amount=30_00, session=world.sessions[1], deposited_in="busta 20")
+    _count_all(world, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=world.day, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    v1, v2 = DayReport.objects.filter(gaming_day=world.day).order_by("version")
+    assert v2.status == "done", v2.error
+    assert sorted(v1.summary["unclaimed"]["as_recorded"]) == [str(first.pk)]
+    assert sorted(v2.summary["unclaimed"]["as_recorded"], key=int) == [str(first.pk), str(late.pk)]
+    assert (v2.summary["unclaimed"]["total"], v2.summary["unclaimed"]["outstanding"]) == (100_00, 100_00)
+
+    unclaimed.unclaimed_deposit_return(deposit=late, by=direzione, returned_to="M. Bianchi")
+    for report in (v1, v2):
+        body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+        assert body["ok"] is True and body["reasons"] == [], body["reasons"]
+        assert body["later_events"][f"day_books:{world.day.pk}"] >= 1
+    v2.refresh_from_db()
+    assert v2.summary["unclaimed"]["outstanding"] == 100_00  # as built
+    from tests.audit.test_exports import csv_blocks
+    from tests.audit.test_reports import _file
+
+    _preamble, blocks = csv_blocks(_file(v2, "csv").read_bytes())
+    assert [(row[0], row[11]) for row in blocks[SECTION][2:]] == [(str(first.pk), ""), (str(late.pk), "")]
+
+
+def test_a_deposit_edited_in_sql_before_the_build_is_named_by_the_reports_verification(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """The report printed the edited amount; once the row is put back the books' own check
+    passes, and only the report's rows held to the trail as of its build name it. An honest
+    report whose deposit is edited afterwards: the books' check names the row, the report's
+    rows are as the trail said."""
+    from audit.models import DayReport
+    from audit.views import _explain
+    from tests.audit.test_reports import close
+
+    d = deposit(world, amount=100_00)
+    honest = deposit(world, session=world.sessions[1], amount=20_00)
+    raw_sql("UPDATE audit_unclaimeddeposit SET amount = 1 WHERE id = %s", (d.pk,))
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    assert report.status == "done", report.error
+    assert report.summary["unclaimed"]["stakes"] == 20_01  # as the row said at the build
+
+    def verify() -> dict:
+        return api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+
+    mismatch = {"code": "unclaimed_mismatch", "deposit": d.pk, "table": 1, "listed_in_report": True,
+                "recorded_in_trail": True}  # fmt: skip
+    books = {"code": "books_mismatch", "problem": "deposit_not_as_recorded", "deposit": d.pk, "table_number": 1}
+    assert verify()["reasons"] == [mismatch, books]
+    raw_sql("UPDATE audit_unclaimeddeposit SET amount = 10000 WHERE id = %s", (d.pk,))
+    body = verify()
+    assert body["ok"] is False and body["reasons"] == [mismatch]
+    assert _explain(body)["lines"] == [
+        f"Table 1, unclaimed deposit {d.pk}: the report lists it otherwise than the audit trail recorded it when the "
+        "report was built."]  # fmt: skip
+    # After the build: the row, not the report.
+    raw_sql("UPDATE audit_unclaimeddeposit SET deposited_in = 'busta 99' WHERE id = %s", (honest.pk,))
+    assert verify()["reasons"] == [mismatch, {**books, "deposit": honest.pk, "table_number": 2}]
+    # A deposit the trail recorded and the report does not list (its row deleted before the build).
+    report.summary["unclaimed"]["as_recorded"].pop(str(honest.pk))
+    from audit.reports.services import _unclaimed_as_built
+
+    assert _unclaimed_as_built(report)[-1] == {"code": "unclaimed_mismatch", "deposit": honest.pk, "table": 2,
+                                               "listed_in_report": False, "recorded_in_trail": True}  # fmt: skip
