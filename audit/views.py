@@ -100,7 +100,8 @@ REASONS = {
         "shoe: the card in the books differs from the one the audit trail recorded."
     ),
     "books_mismatch": gettext_lazy(
-        "A cagnotte count or a control register differs from what the audit trail recorded for it."
+        "A cagnotte count, a control register or an unclaimed deposit differs from what the audit trail recorded "
+        "for it."
     ),
     "unclaimed_mismatch": gettext_lazy(
         "Table %(table)s, unclaimed deposit %(deposit)s: the report lists it otherwise than the audit trail "
