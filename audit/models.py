@@ -170,6 +170,14 @@ class DayReport(models.Model):
     # auditor's page read without opening a file.
     summary = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    # Build attempts begun since the last failure recorded with its error (the operator's
+    # rebuild starts it again), each counted and committed before its work: what a build
+    # whose process was killed (the OOM killer, a crash in a writer) leaves. At REPORT_BUILD_MAX_ATTEMPTS the
+    # next attempt does not build: the report goes FAILED ("gave up"), and only the
+    # operator's `manage.py report_build` tries it again (audit.reports.services.report_build).
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="Build attempts begun since the last failure recorded with its error (a built report: the attempts it took)."
+    )
 
     class Meta:
         ordering = ["gaming_day_id", "version"]

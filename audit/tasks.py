@@ -26,7 +26,12 @@ logger = logging.getLogger(__name__)
 def report_build(self, gaming_day_id: int, version: int = 1) -> dict:
     """Build the end-of-day report of a closed day (floor's gaming_day_close enqueues it on
     commit; a signed control register enqueues the next version). Running it twice gives
-    one report: the service finds it built. Progress: state PROGRESS, meta {done, total}."""
+    one report: the service finds it built. Progress: state PROGRESS, meta {done, total}.
+
+    A build whose earlier REPORT_BUILD_MAX_ATTEMPTS attempts were interrupted (a pool process
+    killed each time: redelivered at once, acks_late and reject-on-worker-lost) is not tried:
+    the service marks the report FAILED and raises BuildGaveUp, which is not retried: the task
+    fails, its message is acknowledged, and the loop ends."""
     from audit.reports.services import report_build as build
 
     def progress(done: int, total: int) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditStream, DayReport, ReportFile, UnclaimedDeposit
@@ -168,12 +168,32 @@ class _Progress:
             self.report(self.total, self.total)
 
 
+class BuildGaveUp(Exception):
+    """A build not attempted: REPORT_BUILD_MAX_ATTEMPTS attempts before it were interrupted
+    (their process killed). The report is FAILED with its `report.failed` event; the task
+    ends (acknowledged: not redelivered) and the sweep leaves it for the operator."""
+
+
+def gave_up_error(attempts: int) -> str:
+    return f"gave up after {attempts} attempts: the build was interrupted each time (worker killed?)"
+
+
 def report_build(
-    *, gaming_day_id: int, version: int = 1, task_id: str = "", progress: Progress | None = None
+    *, gaming_day_id: int, version: int = 1, task_id: str = "", progress: Progress | None = None,
+    retry: bool = False,
 ) -> DayReport:
     """Build the report of a closed day (version 1: at the close; >= 2: with a signed
     control register), write CSV, XLSX and PDF with their SHA-256, record it. Returns the
-    report, built now or before."""
+    report, built now or before.
+
+    Each attempt is counted (`attempts`) and committed before its work, so an attempt whose
+    process is killed (the OOM killer, a crash in a PDF library) leaves its count: with
+    acks_late and reject-on-worker-lost the broker redelivers it at once, and a build that
+    kills its process every time would loop forever with the report "being built". An
+    attempt that finds REPORT_BUILD_MAX_ATTEMPTS already counted does not build: the report
+    goes FAILED, "gave up ...", with its event, and BuildGaveUp is raised. A failure recorded
+    with its error starts the count again (the sweep retries it as before). `retry` (the
+    operator's `manage.py report_build`) starts the count again with this attempt."""
     started = time.perf_counter()
     day = floor_selectors.gaming_day_get(pk=gaming_day_id)
     if day.is_open:
@@ -181,8 +201,25 @@ def report_build(
     report = report_request(gaming_day_id=day.pk, version=version)
     if report.status == DayReport.Status.DONE:
         return report
-    if task_id:  # visible at once (autocommit), so the API can follow the task's progress
-        DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE).update(task_id=task_id)
+    # Committed at once (autocommit), before the work; the task id too, so the API can follow
+    # the task's progress. (It waits for a build of this report running now: its row lock.)
+    changes: dict[str, Any] = {"attempts": 1 if retry else F("attempts") + 1}
+    if task_id:
+        changes["task_id"] = task_id
+    counted = DayReport.objects.filter(pk=report.pk).exclude(status=DayReport.Status.DONE)
+    if not retry:
+        counted = counted.filter(attempts__lt=settings.REPORT_BUILD_MAX_ATTEMPTS)
+    if not counted.update(**changes):
+        built = DayReport.objects.filter(pk=report.pk, status=DayReport.Status.DONE).first()
+        if built is not None:
+            return built  # by a concurrent run, whose lock the count waited for
+        attempts = _report_gave_up(report=report)
+        if attempts is None:  # the operator's build started meanwhile, and failed or was built
+            return report_build(gaming_day_id=gaming_day_id, version=version, task_id=task_id, progress=progress)
+        raise BuildGaveUp(
+            f"report version {version} of gaming day {day.pk}: {gave_up_error(attempts)}; "
+            f"build it with `manage.py report_build {day.pk} {version}`"
+        )
     try:
         with _snapshot():
             report = DayReport.objects.select_for_update(of=("self",)).select_related(
@@ -209,15 +246,39 @@ def _report_failed(*, report: DayReport, error: str) -> None:
     """The report FAILED, with its reason, and its `report.failed` event, in one transaction
     (as `report.built` goes with DONE): the trail says each build that failed and why, not
     only the one that succeeded. Never over a report built meanwhile (a concurrent run), and
-    no second event for the same failure repeated (the sweep retries every 15 minutes)."""
+    no second event for the same failure repeated (the sweep retries every 15 minutes). The
+    attempt ended, with its error: the count of interrupted attempts starts again."""
     row = DayReport.objects.select_for_update().filter(pk=report.pk).first()
     if row is None or row.status == DayReport.Status.DONE:
         return
+    row.attempts = 0
+    _failed(row, error, fields=["attempts"])
+
+
+@transaction.atomic
+def _report_gave_up(*, report: DayReport) -> int | None:
+    """REPORT_BUILD_MAX_ATTEMPTS attempts interrupted: the report FAILED, saying so, and its
+    `report.failed` event (not twice), in one transaction; its count is kept (reports_missing
+    enqueues no FAILED report at the cap). Returns the attempts counted; None if the report
+    was built, or its count started again (the operator's build), meanwhile."""
+    row = DayReport.objects.select_for_update().get(pk=report.pk)
+    if row.status == DayReport.Status.DONE or row.attempts < settings.REPORT_BUILD_MAX_ATTEMPTS:
+        return None
+    error = gave_up_error(row.attempts)
+    logger.error("report version %s of gaming day %s %s; not built again but by `manage.py report_build %s %s`",
+                 row.version, row.gaming_day_id, error, row.gaming_day_id, row.version)  # fmt: skip
+    _failed(row, error)
+    return row.attempts
+
+
+def _failed(row: DayReport, error: str, fields: tuple[str, ...] | list[str] = ()) -> None:
     if row.status == DayReport.Status.FAILED and row.error == error:
+        if fields:
+            row.save(update_fields=list(fields))
         return
     old = {"status": row.status, "error": row.error}
     row.status, row.error = DayReport.Status.FAILED, error
-    row.save(update_fields=["status", "error"])
+    row.save(update_fields=["status", "error", *fields])
     record(stream=reports_stream(row.gaming_day_id), actor=None, action="report.failed", subject=row,
            data={"version": row.version, "old": old, "new": {"status": row.status, "error": error}})  # fmt: skip
 
@@ -307,6 +368,11 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[tuple[int, int]]:
       would ever build it. Within the timeout the broker itself redelivers a killed
       worker's message (acks_late), and a message still queued is not yet late.
 
+    Not a report whose last REPORT_BUILD_MAX_ATTEMPTS attempts were interrupted (their process
+    killed): enqueued, it would kill a worker's process again every 15 minutes. It is marked
+    FAILED, "gave up ...", here if its last build did not (a worker killed whole, its message
+    lost), and logged (ERROR) at each sweep, for the operator's `manage.py report_build`.
+
     A report being built right now is never listed: the build holds the report's row lock
     for its whole transaction, and this query skips locked rows. The status has no
     "running" of its own; the lock is the sign of life. Listing a report whose message is
@@ -318,14 +384,17 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[tuple[int, int]]:
     }
     timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
     stuck_before = (now or timezone.now()) - dt.timedelta(seconds=timeout)
+    cap = settings.REPORT_BUILD_MAX_ATTEMPTS
     with transaction.atomic():
         retry = list(
             DayReport.objects.select_for_update(skip_locked=True)
             .filter(Q(status=DayReport.Status.FAILED) | Q(status=DayReport.Status.PENDING, requested_at__lt=stuck_before))
             .order_by("gaming_day_id", "version")
-            .values_list("gaming_day_id", "version", "status", "requested_at", "error")
+            .values_list("pk", "gaming_day_id", "version", "status", "requested_at", "error", "attempts")
         )
-    for day_id, version, status, requested_at, error in retry:
+    for pk, day_id, version, status, requested_at, error, attempts in retry:
+        if attempts >= cap and _report_gave_up(report=DayReport(pk=pk)) is not None:
+            continue  # logged (ERROR) by _report_gave_up
         logger.warning(
             "reports_sweep: report version %s of gaming day %s is %s (requested %s)%s; enqueuing it again",
             version, day_id, status, requested_at.isoformat(), f": {error[:200]}" if error else "",

@@ -257,6 +257,11 @@ MEDIA_ROOT = Path(env_str("CHEMIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 # End-of-day report files go under MEDIA_ROOT / REPORTS_DIR (never served as media: the
 # API streams them to auditors after a permission check).
 REPORTS_DIR = env_str("CHEMIN_REPORTS_DIR", "reports")
+# A report build whose process dies every time (the OOM killer on a huge day, a crash in a
+# PDF library) would be redelivered at once, forever (acks_late, reject on worker lost): the
+# attempt after this many interrupted ones marks the report FAILED instead, and reports_sweep
+# leaves it; `manage.py report_build DAY [VERSION]` builds it again (audit/reports/services.py).
+REPORT_BUILD_MAX_ATTEMPTS = env_int("REPORT_BUILD_MAX_ATTEMPTS", 3, minimum=1)
 
 REST_FRAMEWORK = {
     # Token first: an anonymous API call then gets 401 with `WWW-Authenticate: Token`.
