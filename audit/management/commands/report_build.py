@@ -8,6 +8,11 @@ as safe: a report built already is left as it is and said so; a build running in
 right now is waited for (the report's row lock), not doubled. A failure is recorded as the
 task's would be (FAILED, with its reason and its `report.failed` event) and printed.
 
+It always tries: the count of interrupted attempts (REPORT_BUILD_MAX_ATTEMPTS, after which a
+worker gives up on a report and the sweep leaves it) starts again with this one, and a report
+that had given up is said to be built again. Running it is the operator's decision to retry;
+a build that kills its process (out of memory) kills this one then, not a worker.
+
 Exit status: 0 when the report is built (now or before), 1 when the build failed, 2 on bad
 input (no such day, the day still open, a version no signed register asked for)."""
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import sys
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.models import DayReport
@@ -33,10 +39,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         day_id, version = options["day"], options["report_version"]
-        before = DayReport.objects.filter(gaming_day_id=day_id, version=version).values_list("status", flat=True)
-        before = before.first()
+        before, attempts, error = DayReport.objects.filter(gaming_day_id=day_id, version=version).values_list(
+            "status", "attempts", "error").first() or (None, 0, "")  # fmt: skip
+        if before == DayReport.Status.FAILED and attempts >= settings.REPORT_BUILD_MAX_ATTEMPTS:
+            self.stdout.write(f"report version {version} of gaming day {day_id} had failed: {error}; trying it again "
+                              "here, its attempts counted afresh")  # fmt: skip
         try:
-            report = report_build(gaming_day_id=day_id, version=version)
+            report = report_build(gaming_day_id=day_id, version=version, retry=True)
         except GamingDay.DoesNotExist as exc:
             raise CommandError(f"no gaming day {day_id}", returncode=2) from exc
         except ApplicationError as exc:
