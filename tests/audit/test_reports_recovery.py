@@ -14,6 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import signal
+import subprocess
+import sys
 import threading
 from io import StringIO
 from pathlib import Path
@@ -437,3 +440,163 @@ def test_each_file_is_on_disk_before_its_rename_and_the_renames_before_the_commi
     assert steps == ["fsync file", "replace .csv", "fsync file", "replace .xlsx", "fsync file", "replace .pdf",
                      "fsync dir", "rows"]  # fmt: skip
     assert_built(world.day)
+
+
+# --------------------------------------------------------------------------- builds that kill their process
+
+# A build whose process dies in the PDF writer (the OOM killer on a huge day, a segfault in
+# the PDF library): run in a process of its own, which SIGKILLs itself half-way through the
+# PDF, as the kernel would, with the build's transaction open and the report's row locked.
+_DYING_BUILD = """
+import os, signal, sys
+import django
+django.setup()
+from audit.reports import services
+real = services.writers
+def dies(document, fp):
+    fp.write(b"%PDF-1.7 half a file")
+    fp.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+services.writers = lambda: {**real(), "pdf": dies}
+services.report_build(gaming_day_id=int(sys.argv[1]))
+"""
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def _dying_build(day_id: int) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.base", DATABASE_URL=_database_url(),
+               CHEMIN_MEDIA_ROOT=str(settings.MEDIA_ROOT), REPORT_BUILD_MAX_ATTEMPTS="3")  # fmt: skip
+    return subprocess.run([sys.executable, "-c", _DYING_BUILD, str(day_id)], cwd=settings.BASE_DIR, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_that_kills_its_process_each_time_gives_up_at_the_cap_and_the_operator_builds_it(
+    world, media, settings, visibility_timeout, monkeypatch, caplog
+):
+    settings.REPORT_BUILD_MAX_ATTEMPTS = 3
+    monkeypatch.setattr(floor_services, "_enqueue_report_build", lambda day_id: None)
+    floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    name = f"chemin-{world.day.date.isoformat()}-v1"
+
+    for attempt in (1, 2, 3):
+        died = _dying_build(world.day.pk)
+        assert died.returncode == -signal.SIGKILL, died.stderr
+        # The attempt was counted and committed before the work: the kill leaves its count,
+        # and the build's own transaction rolled back (no file rows, no event, still PENDING).
+        report = DayReport.objects.get(gaming_day=world.day)
+        assert (report.status, report.attempts, report.error) == (DayReport.Status.PENDING, attempt, "")
+        assert not report.files.exists()
+        assert not AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").exists()
+    assert [p.name for p in v1_directory(world.day).glob("*.pdf.*.part")], "the dying build left no partial"
+
+    # The next attempt (the broker's redelivery) does not build: the report FAILED, saying
+    # why, with its report.failed event, and the process ends without being killed.
+    gave_up = _dying_build(world.day.pk)
+    assert gave_up.returncode == 1 and "BuildGaveUp" in gave_up.stderr, gave_up.stderr
+    error = "gave up after 3 attempts: the build was interrupted each time (worker killed?)"
+    assert f"report version 1 of gaming day {world.day.pk}: {error}" in gave_up.stderr
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert (report.status, report.attempts, report.error) == (DayReport.Status.FAILED, 3, error)
+    failed = AuditEvent.objects.get(stream__name=f"reports:{world.day.pk}")
+    assert (failed.action, failed.subject_id) == ("report.failed", str(report.pk))
+    assert failed.payload["new"] == {"status": "failed", "error": error}
+    assert failed.payload["old"] == {"status": "pending", "error": ""}
+    with pytest.raises(report_services.BuildGaveUp):  # delivered once more: no second event
+        report_services.report_build(gaming_day_id=world.day.pk)
+    assert AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").count() == 1
+    assert DayReport.objects.count() == 1
+
+    # The sweep leaves it (enqueued, it would kill a worker every 15 minutes), and says so.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert reports_sweep.apply().get() == []
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("ERROR", (
+        f"report version 1 of gaming day {world.day.pk} {error}; not built again but by "
+        f"`manage.py report_build {world.day.pk} 1`"))]  # fmt: skip
+    assert AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").count() == 1
+
+    # The operator's command tries it again (the cause fixed: here the PDF writer is sound).
+    out = StringIO()
+    call_command("report_build", str(world.day.pk), stdout=out)
+    assert out.getvalue().startswith(
+        f"report version 1 of gaming day {world.day.pk} had failed: {error}; trying it again here, its attempts "
+        f"counted afresh\nreport {report.pk} (gaming day {world.day.pk}, version 1) built in "
+    ), out.getvalue()
+    report = assert_built(world.day)
+    assert report.attempts == 1
+    assert not list(v1_directory(world.day).glob("*.part"))
+    assert list(AuditEvent.objects.filter(stream__name=f"reports:{world.day.pk}").order_by("seq").values_list(
+        "action", flat=True)) == ["report.failed", "report.built"]  # fmt: skip
+    assert sorted(p.name for p in v1_directory(world.day).iterdir()) == [f"{name}.csv", f"{name}.pdf", f"{name}.xlsx"]
+    out = StringIO()
+    call_command("audit_verify", "--workers", "1", stdout=out)
+    assert "OK: every chain verifies." in out.getvalue(), out.getvalue()
+    assert reports_sweep.apply().get() == []
+
+
+def test_the_sweep_leaves_a_report_that_gave_up_and_gives_up_a_stuck_one_at_the_cap(
+    commissario, settings, visibility_timeout, caplog, django_capture_on_commit_callbacks
+):
+    settings.REPORT_BUILD_MAX_ATTEMPTS = 3
+    hour = dt.timedelta(hours=1)
+
+    def day(code: str, status: str, attempts: int, error: str = "", age: dt.timedelta = hour) -> DayReport:
+        report = report_row(closed_day(commissario, django_capture_on_commit_callbacks, code), status, age, error)
+        DayReport.objects.filter(pk=report.pk).update(attempts=attempts)
+        return report
+
+    gave_up = "gave up after 3 attempts: the build was interrupted each time (worker killed?)"
+    failed = day("failed", DayReport.Status.FAILED, 0, error="OSError: disk full")  # retried, as ever
+    interrupted = day("interrupted", DayReport.Status.FAILED, 2, error="OSError: disk full")  # below the cap
+    given_up = day("gave-up", DayReport.Status.FAILED, 3, error=gave_up)
+    # Killed three times after a failure, or killed whole with its message lost the third
+    # time: the sweep gives it up itself rather than send it to a worker to be killed again.
+    killed_after_failing = day("killed", DayReport.Status.FAILED, 3, error="OSError: disk full")
+    stuck = day("stuck", DayReport.Status.PENDING, 3, age=visibility_timeout + hour)
+    with caplog.at_level(logging.ERROR):
+        assert reports_missing() == sorted([(failed.gaming_day_id, 1), (interrupted.gaming_day_id, 1)])
+    assert sorted(r.getMessage().split(" ", 7)[6] for r in caplog.records) == sorted(
+        str(r.gaming_day_id) for r in (given_up, killed_after_failing, stuck))
+    for report, old in ((given_up, None), (killed_after_failing, "OSError: disk full"), (stuck, "")):
+        report.refresh_from_db()
+        assert (report.status, report.attempts, report.error) == (DayReport.Status.FAILED, 3, gave_up)
+        events = AuditEvent.objects.filter(stream__name=f"reports:{report.gaming_day_id}", action="report.failed")
+        assert [e.payload["old"]["error"] for e in events] == ([] if old is None else [old])
+    assert reports_missing() == sorted([(failed.gaming_day_id, 1), (interrupted.gaming_day_id, 1)])
+    assert AuditEvent.objects.filter(action="report.failed").count() == 2  # not again
+    settings.REPORT_BUILD_MAX_ATTEMPTS = 4  # the cap raised: they are tried again
+    assert len(reports_missing()) == 5
+
+
+def test_an_ordinary_failure_starts_the_count_again_and_the_sweep_retries_it(
+    world, media, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.REPORT_BUILD_MAX_ATTEMPTS = 3
+    with django_capture_on_commit_callbacks(execute=False):
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    report = report_services.report_request(gaming_day_id=world.day.pk)
+    DayReport.objects.filter(pk=report.pk).update(attempts=2)  # two builds killed before
+    real = report_services.writers
+    monkeypatch.setattr(report_services, "writers", lambda: {**real(), "xlsx": _raises_enospc})
+    with pytest.raises(OSError):  # the third attempt fails with an error of its own
+        report_services.report_build(gaming_day_id=world.day.pk)
+    report.refresh_from_db()
+    assert (report.status, report.attempts) == (DayReport.Status.FAILED, 0)
+    assert report.error == "OSError: [Errno 28] No space left on device"
+    for _ in range(3):  # the sweep's retries, failing as before: never "gave up"
+        with pytest.raises(OSError):
+            reports_sweep.apply().get()
+    report.refresh_from_db()
+    assert (report.status, report.attempts, report.error) == (DayReport.Status.FAILED, 0,
+                                                               "OSError: [Errno 28] No space left on device")
+    assert AuditEvent.objects.filter(action="report.failed").count() == 1
+    monkeypatch.setattr(report_services, "writers", real)
+    assert reports_sweep.apply().get() == [[world.day.pk, 1]]
+    assert assert_built(world.day).attempts == 1
