@@ -15,11 +15,13 @@ import subprocess
 import sys
 import time
 import uuid
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from celery.result import AsyncResult
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection
 from django.db.models import Sum
 
@@ -43,6 +45,36 @@ def _database_url() -> str:
 @pytest.fixture
 def worker(tmp_path, settings):
     """A solo-pool worker on the test database and the suite's Redis; tasks sent for real."""
+    yield from _worker(tmp_path, settings, ["-m", "celery"], "--pool=solo")
+
+
+# A worker as docker/ runs it (prefork), whose report builds kill their pool process half-way
+# through the PDF (the OOM killer on a huge day, a segfault in the PDF library): the writer is
+# replaced in the parent before the pool forks, the build is the real one.
+_DYING_WORKER = """
+import os, signal, sys
+import django
+django.setup()
+from audit.reports import services
+real = services.writers
+def dies(document, fp):
+    fp.write(b"%PDF-1.7 half a file")
+    fp.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+services.writers = lambda: {**real(), "pdf": dies}
+from celery.bin.celery import main
+sys.argv[0] = "celery"
+sys.exit(main())
+"""
+
+
+@pytest.fixture
+def dying_worker(tmp_path, settings):
+    yield from _worker(tmp_path, settings, ["-c", _DYING_WORKER], "--pool=prefork", "--concurrency=1",
+                       REPORT_BUILD_MAX_ATTEMPTS="3")  # fmt: skip
+
+
+def _worker(tmp_path, settings, program: list[str], *pool: str, **environ: str):
     if not os.environ.get("REDIS_URL"):
         pytest.skip("a real worker needs REDIS_URL")
     media = tmp_path / "media"
@@ -55,10 +87,11 @@ def worker(tmp_path, settings):
         "REDIS_URL": os.environ["REDIS_URL"],
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "CHEMIN_MEDIA_ROOT": str(media),
+        **environ,
     }
     log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-n", name,
+        [sys.executable, *program, "-A", "config", "worker", *pool, "-n", name,
          "--loglevel=INFO", "--without-gossip", "--without-mingle"],
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
@@ -155,3 +188,51 @@ def test_a_build_that_fails_in_the_worker_says_so_and_the_sweep_builds_it_again(
         "action", flat=True)) == ["report.failed", "report.built"]  # fmt: skip
     verdict = client.post(f"/api/reports/{report.pk}/verify/").json()
     assert verdict["ok"], verdict["reasons"]
+
+
+def _kills(log: str) -> int:
+    """The pool processes killed in a task, as the worker logs each (once, then its traceback)."""
+    return log.count("Task handler raised error: WorkerLostError('Worker exited prematurely: signal 9 (SIGKILL)")
+
+
+def test_a_build_that_kills_its_pool_process_each_time_is_not_redelivered_forever(
+    dying_worker, tmp_path, settings, api, auditor, commissario, capo_partita, changeur, direzione
+):
+    # acks_late and reject-on-worker-lost: a pool process killed mid-task puts its message
+    # back at once. Each attempt is counted before its work; the fourth delivery gives up.
+    settings.REPORT_BUILD_MAX_ATTEMPTS = 3
+    world = build_day(commissario=commissario, capo=capo_partita, changeur=changeur, direzione=direzione)
+    floor_services.gaming_day_close(gaming_day=world.day, by=commissario, open_sessions="close")
+    report = _wait_done(world.day.pk, timeout=90)
+    log = (tmp_path / "worker.log").read_text()
+    error = "gave up after 3 attempts: the build was interrupted each time (worker killed?)"
+    assert (report.status, report.attempts, report.error) == (DayReport.Status.FAILED, 3, error), log
+    assert _kills(log) == 3, log
+    assert f"report version 1 of gaming day {world.day.pk} {error}" in log
+    failed = AuditEvent.objects.get(stream__name=f"reports:{world.day.pk}")
+    assert (failed.action, failed.payload["new"]) == ("report.failed", {"status": "failed", "error": error})
+    # The message was acknowledged: the task failed, and the loop ended.
+    assert AsyncResult(report.task_id).state == "FAILURE"
+    time.sleep(3)
+    assert DayReport.objects.get(pk=report.pk).attempts == 3
+    assert _kills((tmp_path / "worker.log").read_text()) == 3
+    client = api(auditor)
+    r = client.get(f"/api/reports/{report.pk}/").json()
+    assert (r["status"], r["error"], r["progress"]["state"]) == ("failed", error, "FAILURE")
+
+    # Beat's sweep, through the broker, leaves it: enqueued, it would kill a worker again.
+    assert celery_app.send_task("audit.tasks.reports_sweep").get(timeout=60) == []
+    assert _kills((tmp_path / "worker.log").read_text()) == 3
+    assert DayReport.objects.count() == 1 and AuditEvent.objects.filter(action="report.failed").count() == 1
+
+    # The operator, the cause fixed, builds it in process (sound writers here).
+    out = StringIO()
+    call_command("report_build", str(world.day.pk), stdout=out)
+    assert f"had failed: {error}; trying it again here" in out.getvalue()
+    report.refresh_from_db()
+    assert (report.status, report.attempts, report.error) == (DayReport.Status.DONE, 1, "")
+    verdict = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert verdict["ok"], verdict["reasons"]
+    out = StringIO()
+    call_command("audit_verify", "--workers", "1", stdout=out)
+    assert "OK: every chain verifies." in out.getvalue(), out.getvalue()
