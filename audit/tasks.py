@@ -60,7 +60,8 @@ def reports_sweep() -> list[list[int]]:
     close could not reach the broker), and every report, of any version, that FAILED or
     stayed PENDING with no build running for longer than the broker's visibility timeout
     (its message was lost, or never sent: a later version's is sent at the register's
-    second signature): audit.reports.services.reports_missing. Returns [gaming day, version]
+    second signature), but none that gave up (REPORT_BUILD_MAX_ATTEMPTS builds interrupted):
+    audit.reports.services.reports_missing. Returns [gaming day, version]
     pairs. Enqueuing twice is harmless: the build is idempotent."""
     from audit.reports.services import reports_missing
 
