@@ -123,6 +123,9 @@ def home(request: HttpRequest) -> HttpResponse:
         links.append({"url": _page("floor-dashboard"), "label": _("Floor dashboard")})
     if (Role.AUDITOR in roles or Role.DIREZIONE in roles) and _page("desk"):
         links.append({"url": _page("desk"), "label": _("Auditor's desk: gaming days, reports, verification")})
+    elif Role.COMMISSARIO in roles and _page("desk"):
+        # He deposits the unclaimed stakes and winnings there, on the day's page (RULES.md §6).
+        links.append({"url": _page("desk"), "label": _("The days' books: unclaimed stakes and winnings, reports")})
     if roles:
         # Every staff role may work through the API: its documentation is the place to start.
         links.append({"url": reverse("api-docs"), "label": _("API documentation")})

@@ -226,6 +226,18 @@ def test_home_leads_auditor_and_direzione_to_the_desk(client_for, auditor, direz
         assert 'href="/desk/"' in client_for(user).get("/").content.decode()
 
 
+def test_the_commissario_is_led_to_the_days_books_where_he_deposits_the_unclaimed(client_for, make_game, capo_partita):
+    """He records the unclaimed stakes and winnings on the day's desk page (RULES.md §6): his
+    home page and the floor's open day lead there; the Capo Partita's home does not."""
+    game = make_game("venezia")
+    client = client_for(game.commissario)
+    assert 'href="/desk/"' in client.get("/").content.decode()
+    day = game.session.gaming_day
+    assert f'href="/desk/days/{day.pk}/#unclaimed-title"' in client.get("/floor/").content.decode()
+    assert client.get(f"/desk/days/{day.pk}/").status_code == 200
+    assert 'href="/desk/"' not in client_for(capo_partita).get("/").content.decode()
+
+
 def test_no_inline_script_csp_and_weight(client_for, closed, direzione):
     client = client_for(direzione)
     for url in pages(closed)[:3]:
