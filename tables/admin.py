@@ -11,6 +11,7 @@ from .models import (
     Bank,
     Bet,
     Bid,
+    CashExchange,
     Coup,
     FauxTirageBar,
     FirstBankPass,
@@ -159,3 +160,11 @@ class BidAdmin(ReadOnlyAdmin):
     list_display = ("id", "auction", "seq", "patron", "seat_number", "standing", "amount", "at")
     list_filter = ("standing",)
     list_select_related = ("auction", "patron")
+
+
+@admin.register(CashExchange)
+class CashExchangeAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "number", "direction", "amount", "patron", "identification_required", "at",
+                    "by", "voided_at")  # fmt: skip
+    list_filter = ("direction", "identification_required")
+    list_select_related = ("session", "patron", "by")

@@ -583,3 +583,73 @@ class Bid(models.Model):
 
     def __str__(self) -> str:
         return f"bid {self.seq} of {self.amount} by {self.patron_id} @ auction {self.auction_id}"
+
+
+# The largest single exchange the changeur's register takes, cents: a million euro, far above
+# any table's exchange and within every column, so an absurd amount is a refusal, never a
+# database error (the API and the pages check it too).
+MAX_EXCHANGE_CENTS = 1_000_000_00
+
+
+class CashExchange(models.Model):
+    """A line of the changeur's register (RULES.md §6: one changeur per table, who exchanges
+    cash for chips with the house's float of chips): cash for chips (`buy_in`) or chips for
+    cash (`cash_out`), in cents, with the patron when named, who recorded it and when.
+
+    The patron is required at or above settings.AML_IDENTIFY_CENTS, alone or with the linked
+    exchanges (EU AMLD art. 11(d)): `linked_total` is what the linked exchanges came to with
+    this one (the patron's in the session; for an unnamed one, the session's unnamed ones),
+    and `identification_required` says the patron had to be named. A mistaken line is voided
+    once, with its reason, never deleted nor edited (tables.services.cash)."""
+
+    class Direction(models.TextChoices):
+        BUY_IN = "buy_in", "cash for chips"
+        CASH_OUT = "cash_out", "chips for cash"
+
+    # No index of its own: the unique (session, number) index leads with it.
+    session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="cash_exchanges", db_index=False)
+    number = models.PositiveIntegerField(help_text="1, 2, ... in the session (the register's line).")
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    amount = models.PositiveBigIntegerField(help_text="Cents.")
+    patron = models.ForeignKey(Patron, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    linked_total = models.PositiveBigIntegerField(
+        help_text="Cents: the linked exchanges (not voided) with this one, both directions."
+    )
+    identification_required = models.BooleanField(
+        default=False, help_text="The amount or the linked total reached AML_IDENTIFY_CENTS: the patron is named."
+    )
+    at = models.DateTimeField()
+    by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey(
+        _user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
+    )
+    void_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["session_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "number"], name="tables_cash_session_number_unique"),
+            models.CheckConstraint(
+                condition=Q(amount__gt=0, amount__lte=MAX_EXCHANGE_CENTS), name="tables_cash_amount_in_range"
+            ),
+            models.CheckConstraint(condition=Q(direction__in=["buy_in", "cash_out"]), name="tables_cash_direction"),
+            models.CheckConstraint(condition=Q(linked_total__gte=F("amount")), name="tables_cash_linked_with_it"),
+            models.CheckConstraint(
+                condition=Q(identification_required=False) | Q(patron__isnull=False),
+                name="tables_cash_identified_when_required",
+            ),
+            # Voided: its time, who and why, all three or none.
+            models.CheckConstraint(
+                condition=Q(voided_at__isnull=True, voided_by__isnull=True, void_reason="")
+                | (Q(voided_at__isnull=False, voided_by__isnull=False) & ~Q(void_reason="")),
+                name="tables_cash_void_complete",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.direction} {self.amount} #{self.number} @ session {self.session_id}"
+
+    @property
+    def voided(self) -> bool:
+        return self.voided_at is not None

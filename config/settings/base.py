@@ -172,6 +172,12 @@ if GAMING_DAY_OPEN_UNSIGNED_REGISTER not in ("refuse", "record"):
     raise ImproperlyConfigured(
         f"GAMING_DAY_OPEN_UNSIGNED_REGISTER={GAMING_DAY_OPEN_UNSIGNED_REGISTER!r}: use refuse or record."
     )
+# Anti-money laundering (EU AMLD, Directive (EU) 2015/849 art. 11(d)): a casino identifies
+# the customer of a transaction of EUR 2,000 or more, single or in operations that appear to
+# be linked. The changeur's register of cash exchanged at a table (tables.services.cash)
+# refuses an exchange of this many cents or more without the patron, and sums the linked
+# ones (a patron's exchanges in the session; the anonymous ones of the session together).
+AML_IDENTIFY_CENTS = env_int("AML_IDENTIFY_CENTS", 2_000_00, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     # Every 10 minutes: a day due at 06:00 closes by 06:10, and a missed run costs nothing.
     "gaming-days-close-due": {"task": "floor.tasks.gaming_days_close_due", "schedule": 600.0},
