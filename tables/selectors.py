@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet, Subquery, Sum
+from django.db.models import Count, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from config import prepared
@@ -26,6 +26,7 @@ from .models import (
     Bank,
     Bet,
     Bid,
+    CashExchange,
     Coup,
     FauxTirageBar,
     FirstBankPass,
@@ -693,4 +694,37 @@ def succession_state(*, session: TableSession) -> dict[str, Any]:
         else {"id": last_bank.pk, "banker": last_bank.banker_id, "amount": last_bank.amount},
         "rotation": _rotation(profile, session, last_bank, seats, bars),
         "succession": None if succession is None else _succession_state(succession, bars, session, seats),
+    }
+
+
+# --------------------------------------------------------------------------- the changeur's register
+
+
+def cash_exchange_list(*, session: TableSession | int) -> QuerySet[CashExchange]:
+    """The session's register, line by line (voided lines included), in one query."""
+    session_id = session if isinstance(session, int) else session.pk
+    return CashExchange.objects.filter(session_id=session_id).select_related("patron").order_by("number")
+
+
+def cash_exchange_totals(*, session: TableSession | int) -> dict[str, int]:
+    """The register's totals, cents, voided lines left out (one query): `buy_ins` (cash
+    taken for chips), `cash_outs` (cash paid for chips), `net` (the cash the table took:
+    buy_ins - cash_outs), `count` lines standing, `voided` lines voided, and `unnamed`: what
+    the standing lines without a patron come to (linked together, tables.services.cash)."""
+    session_id = session if isinstance(session, int) else session.pk
+    standing = Q(voided_at__isnull=True)
+    row = CashExchange.objects.filter(session_id=session_id).aggregate(
+        buy_ins=Sum("amount", filter=standing & Q(direction=CashExchange.Direction.BUY_IN), default=0),
+        cash_outs=Sum("amount", filter=standing & Q(direction=CashExchange.Direction.CASH_OUT), default=0),
+        count=Count("pk", filter=standing),
+        voided=Count("pk", filter=~standing),
+        unnamed=Sum("amount", filter=standing & Q(patron__isnull=True), default=0),
+    )
+    return {
+        "buy_ins": row["buy_ins"],
+        "cash_outs": row["cash_outs"],
+        "net": row["buy_ins"] - row["cash_outs"],
+        "count": row["count"],
+        "voided": row["voided"],
+        "unnamed": row["unnamed"],
     }

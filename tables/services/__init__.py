@@ -3,6 +3,7 @@ first, the rules from tables.engine, the audit event inside). See each module.""
 
 from ._common import locked_session
 from .bank import bank_end_for_session_close, bank_open, bank_raise, bank_withdraw, first_bank_pass
+from .cash import cash_exchange_record, cash_exchange_void, cash_totals_for_session_close
 from .coup import (
     banco_call,
     banker_decide,
@@ -35,6 +36,9 @@ __all__ = [
     "bet_withdraw",
     "card_deal",
     "card_void",
+    "cash_exchange_record",
+    "cash_exchange_void",
+    "cash_totals_for_session_close",
     "coup_annul",
     "coup_open",
     "coup_record",
