@@ -124,6 +124,7 @@ TABLE_MODELS = (
     "posting",
     "regolamark",
     "fauxtiragebar",
+    "cashexchange",
 )
 
 
