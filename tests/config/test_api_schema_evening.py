@@ -204,6 +204,27 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     )
     answer(capo.post(f"/api/sessions/{sid}/void-cards/", {"card": "9C", "reason": "dropped"}), "void", 201)
     answer(capo.post(f"/api/sessions/{sid}/bars/", {"patron": p4, "reason": "faux tirage"}), "bar", 201)
+    # -- the changeur's register of the cash he exchanges at the table (RULES.md §6; EU AMLD) --
+    cash = SchemaClient(checked, token=issue_token(changeur)[0])
+    exchanges = f"/api/sessions/{sid}/cash-exchanges/"
+    line = answer(cash.post(exchanges, {"direction": "buy_in", "amount": 500_00}), "buy-in", 201)
+    answer(cash.post(exchanges, {"direction": "cash_out", "amount": 200_00, "patron": p2}), "cash-out", 201)
+    answer(cash.post(exchanges, {"direction": "buy_in", "amount": 2_000_00}), "unnamed at the threshold", 400,
+           "patron_required")  # fmt: skip
+    answer(cash.post(exchanges, {"direction": "buy_in", "amount": 0}), "exchange of nothing", 400, "invalid_input")
+    answer(capo.post(exchanges, {"direction": "buy_in", "amount": 100_00}), "capo exchanges", 403,
+           "permission_denied")  # fmt: skip
+    answer(cash.post("/api/sessions/999999/cash-exchanges/", {"direction": "buy_in", "amount": 100_00}),
+           "exchange at no session", 404, "not_found")  # fmt: skip
+    answer(aud.get(exchanges), "register", 200)
+    answer(cash.get(exchanges + "totals/"), "register totals", 200)
+    answer(aud.get("/api/sessions/999999/cash-exchanges/totals/"), "totals of no session", 404, "not_found")
+    void = f"/api/cash-exchanges/{line['exchange']['id']}/void/"
+    answer(capo.post(void, {"reason": "x"}), "capo voids", 403, "permission_denied")
+    answer(cash.post(void, {"reason": ""}), "void without reason", 400, "invalid_input")
+    answer(cash.post(void, {"reason": "typed twice"}), "void", 200)
+    answer(com.post(void, {"reason": "again"}), "void twice", 409, "exchange_already_voided")
+    answer(com.post("/api/cash-exchanges/999999/void/", {"reason": "x"}), "void of no line", 404, "not_found")
     answer(com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum", 200)
     # an optional key honoured when sent: the retry is the first answer, replayed
     raised = com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 150_00, "reason": "retry"}, key="min-1")

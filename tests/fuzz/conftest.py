@@ -2,7 +2,8 @@
 the generated requests reach the services behind the ids and not only the 404s.
 
 The open gaming day (the suite's `gaming_day`, casino venezia) has three venezia tables:
-  - `main`: eight seated and one standing patron, a shoe, a bank, and a coup in betting;
+  - `main`: eight seated and one standing patron, a shoe, a bank, a coup in betting, and a
+    line in its changeur's register;
   - `succession`: the banker won, then withdrew; the seguito is on offer;
   - `auction`: the seguito was passed by everyone; the asta is open.
 A second casino has a closed day: its report built (Celery runs eagerly in the tests), a
@@ -45,6 +46,7 @@ class FuzzFloor:
     cagnotte_count: object
     control_register: object
     unclaimed_deposit: object
+    cash_exchange: object
     capos: dict[str, object]  # the Capo Partita of the succession's table and of the asta's (one table each)
 
 
@@ -123,6 +125,9 @@ def fuzz_floor(
     deposit = unclaimed.unclaimed_deposit_record(
         session=main.session, by=commissario, kind="stake", amount=50_00, deposited_in="busta 1", patron=main.seat(2)
     )
+    exchange = table_services.cash_exchange_record(
+        session=main.session, by=changeur, direction="buy_in", amount=500_00, patron=main.seat(2)
+    )
 
     return FuzzFloor(
         open_day=gaming_day,
@@ -141,5 +146,6 @@ def fuzz_floor(
         cagnotte_count=count,
         control_register=register,
         unclaimed_deposit=deposit,
+        cash_exchange=exchange,
         capos={"capo_seguito": offered.capo, "capo_asta": asta.capo},
     )

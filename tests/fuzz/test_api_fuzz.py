@@ -91,6 +91,7 @@ def known_ids(floor: FuzzFloor) -> dict[str, list[int]]:
         "/api/auctions/": [floor.auction.pk],
         "/api/banks/": [floor.bank.pk],
         "/api/cagnotte-counts/": [floor.cagnotte_count.pk],
+        "/api/cash-exchanges/": [floor.cash_exchange.pk],
         "/api/control-registers/": [floor.control_register.pk],
         "/api/coups/": [floor.coup.pk],
         "/api/gaming-days/": [floor.open_day.pk, floor.closed_day.pk],
