@@ -158,6 +158,17 @@ REFUSALS = {
     "bank_raise_not_higher": gettext_lazy("A raise puts the bank above its amount."),
     "bet_not_withdrawable": gettext_lazy("A bet made in time stands; only a bet carried to a replay may be taken back."),
     "no_bet": gettext_lazy("This player has no bet on this coup."),
+    # the changeur's register (tables.services.cash)
+    "patron_required": gettext_lazy(
+        "Identification required (anti-money laundering): choose the patron for this exchange."
+    ),
+    "not_session_changeur": gettext_lazy("Only the changeur assigned to this table session records its cash exchanges."),
+    "not_exchange_recorder": gettext_lazy(
+        "Only the changeur who recorded this line, while he serves the table, or the Commissario voids it."
+    ),
+    "exchange_already_voided": gettext_lazy("This line is voided already."),
+    "exchange_above_maximum": gettext_lazy("This amount is above what one exchange may be."),
+    "bad_direction": gettext_lazy("Choose cash for chips or chips for cash."),
 }
 
 # Refusals whose figure the user needs to meet them: said with it when the service's
@@ -167,6 +178,15 @@ DETAILED_REFUSALS = {
     "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, € {minimum}."), (), ("minimum",)),
     "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, € {maximum}."), (), ("maximum",)),
     "bank_raise_not_higher": (gettext_lazy("A raise puts the bank above its amount, € {bank}."), (), ("bank",)),
+    "patron_required": (
+        gettext_lazy(
+            "Identification required (anti-money laundering): this exchange, with the ones linked to it, comes to "
+            "€ {linked_total}, at least € {threshold}. Choose the patron."
+        ),
+        (),
+        ("linked_total", "threshold"),
+    ),
+    "exchange_above_maximum": (gettext_lazy("One exchange is at most € {maximum}."), (), ("maximum",)),
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -31,8 +32,9 @@ from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
 from tables.engine.profiles import BancoSuivi, TieRule
-from tables.models import Auction, Bank, Bet, Coup, Succession
-from tables.selectors import coup_list, session_game_state
+from tables.models import Auction, Bank, Bet, CashExchange, Coup, Succession
+from tables.selectors import cash_exchange_list, cash_exchange_totals, coup_list, session_game_state
+from tables.services.cash import VOIDS_ANY
 from tables.services.coup import ANNULS_STARTED
 
 from .templatetags.chemin_ui import card_text, euros
@@ -171,6 +173,12 @@ def _succession_refusal(code: str, details: dict) -> str:
 FLOOR_ACTIONS = frozenset({"auction-open", "auction-close", "coup-annul"})
 # The Direzione Giochi, to whom disputes go (RULES.md §6), takes one of them: the annulment.
 DIREZIONE_ACTIONS = frozenset({"coup-annul"})
+# The changeur's register (tables.services.cash): its changeur records and voids his lines; the
+# Commissario voids any.
+CASH_ACTIONS = frozenset({"cash-exchange", "cash-void"})
+# The register's quick amounts: these multiples of the table minimum (the bet form's quick
+# buttons are the minimum and the bank's open part; a changeur changes round sums).
+CASH_QUICK_MULTIPLES = (1, 2, 5, 10, 20)
 
 
 def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
@@ -373,6 +381,44 @@ def _reconstruction_so_far(coup: dict) -> dict | None:
     return live.hands(cards[:4] + pool[:1] if punta_draws else cards[:4], punta_draws=punta_draws).as_dict()
 
 
+def _serves_as_changeur(user: Any, session: TableSession) -> bool:
+    return user is not None and session.changeur_id == user.pk and has_role(user, Role.CHANGEUR)
+
+
+def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum: int) -> dict | None:
+    """The changeur's register as the tablet shows it: his form (direction, the patron from
+    the table's places, quick amounts), the session's lines and totals, and each patron's
+    linked total against the identification threshold. None for the Capo Partita: his tablet
+    records the play, and the table's cash is the changeur's (segregation of duties, floor.roles)."""
+    if viewer is None or has_role(viewer, Role.CAPO_PARTITA):
+        return None
+    closed = session.status == TableSession.Status.CLOSED
+    writable = not closed and _serves_as_changeur(viewer, session)
+    voids_any = not closed and has_role(viewer, *VOIDS_ANY)
+    rows = list(cash_exchange_list(session=session))
+    totals = cash_exchange_totals(session=session)
+    threshold = settings.AML_IDENTIFY_CENTS
+    linked: dict[int, dict] = {}
+    for row in rows:
+        row.voidable = not row.voided and (voids_any or (writable and row.by_id == viewer.pk))
+        if row.patron is not None and not row.voided:
+            entry = linked.setdefault(row.patron_id, {"name": row.patron.full_name, "total": 0})
+            entry["total"] += row.amount
+    for entry in linked.values():
+        entry["reached"] = entry["total"] >= threshold
+    return {
+        "writable": writable,
+        "rows": rows,
+        "totals": totals,
+        "threshold": threshold,
+        # what unnamed exchanges may still come to, together, before each names its patron
+        "unnamed_left": max(threshold - totals["unnamed"], 0),
+        "places": places,
+        "linked": sorted(linked.values(), key=lambda e: (-e["total"], e["name"])),
+        "quick": [minimum * m for m in CASH_QUICK_MULTIPLES],
+    }
+
+
 def _context(
     session: TableSession,
     writable: bool,
@@ -447,7 +493,7 @@ def _context(
     elif closed:
         readonly_reason = _("This table session is closed: its final balances are listed.")
     elif not writable:
-        readonly_reason = _read_only_words(viewer)
+        readonly_reason = _read_only_words(viewer, session)
     writable = writable and playable
     return {
         "session": session,
@@ -502,6 +548,7 @@ def _context(
         "rotation": state["rotation"],
         # The asta may be opened and closed by a Commissario too (tables.services.succession).
         "floor_writable": (writable or floor_writable) and playable and session.is_open,
+        "cash": _cash_panel(session, viewer, [] if closed else places, state["session"]["minimum"]),
     }
 
 
@@ -517,12 +564,14 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, _context(session, writable, viewer=request.user, **_floor_powers(request)))
 
 
-def _read_only_words(user: Any) -> str:
+def _read_only_words(user: Any, session: TableSession | None = None) -> str:
     """Why the tablet takes no coup from this reader, in his role's words (it told the
     changeur, the auditor and the Commissario alike that they were not the Capo Partita)."""
     if has_role(user, Role.COMMISSARIO):
         return _("The Capo Partita records the play: here you annul a coup whose cards have started, and run the asta.")
-    if has_role(user, Role.CHANGEUR):
+    if session is not None and _serves_as_changeur(user, session):
+        return _("The Capo Partita records the play; the changeur records here the cash he exchanges at the table.")
+    if has_role(user, Role.CHANGEUR):  # relieved: he reads the session he served
         return _("Read only: the changeur follows the play; the Capo Partita records it.")
     if has_role(user, Role.AUDITOR):
         return _("Read only: an auditor reads the play and writes nothing.")
@@ -749,6 +798,37 @@ def act_void(request, session, user):
     return _("Card %(card)s voided, to the sibilla.") % {"card": card_text(card)}
 
 
+def act_cash_exchange(request, session, user):
+    raw = request.POST.get("patron") or ""
+    patron = _patron(request) if raw.strip() else None
+    quick = request.POST.get("quick_cents") or ""
+    amount = (
+        int_field(quick, field="quick_cents") if quick.strip() else euros_to_cents(request.POST.get("amount"))
+    )
+    row = services.cash_exchange_record(
+        session=session, by=user, direction=request.POST.get("direction", ""), amount=amount, patron=patron
+    )
+    words = {"number": row.number, "amount": euros(row.amount)}
+    if row.direction == CashExchange.Direction.BUY_IN:
+        message = _("Line %(number)s: € %(amount)s of cash for chips.") % words
+    else:
+        message = _("Line %(number)s: € %(amount)s of chips for cash.") % words
+    if row.identification_required:
+        message += " " + _("Patron identified (anti-money laundering): %(name)s, linked exchanges € %(total)s.") % {
+            "name": row.patron.full_name, "total": euros(row.linked_total)}
+    return message
+
+
+def act_cash_void(request, session, user):
+    pk = int_field(request.POST.get("exchange"), field="exchange")
+    row = CashExchange.objects.filter(pk=pk, session=session).first()
+    if row is None:
+        raise BadForm("unknown_exchange", _("This line is not in this table's register."), details={"exchange": pk})
+    row = services.cash_exchange_void(exchange=row, by=user, reason=request.POST.get("reason", ""))
+    return _("Line %(number)s voided: € %(amount)s leaves the totals.") % {
+        "number": row.number, "amount": euros(row.amount)}
+
+
 def _succession(request: HttpRequest, session: TableSession) -> Succession:
     pk = int_field(request.POST.get("succession"), field="succession")
     succ = Succession.objects.filter(pk=pk, session=session).first()
@@ -848,6 +928,8 @@ ACTIONS: dict[str, Callable] = {
     "auction-open": act_auction_open,
     "auction-bid": act_auction_bid,
     "auction-close": act_auction_close,
+    "cash-exchange": act_cash_exchange,
+    "cash-void": act_cash_void,
 }
 
 
@@ -865,6 +947,11 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     floor = (action in FLOOR_ACTIONS and _commissario(request)) or (
         action in DIREZIONE_ACTIONS and has_role(request.user, Role.DIREZIONE)
     )
+    # The register's lines: its changeur, whatever the session's state (the service answers a
+    # closed session with 409); a void, the Commissario too.
+    cash = action in CASH_ACTIONS and (
+        _serves_as_changeur(request.user, session) or (action == "cash-void" and has_role(request.user, *VOIDS_ANY))
+    )
     # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
     closed_to_its_capo = (
         session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)
@@ -872,8 +959,10 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     # An entry its user made while he could (a tablet's queue sending it again after its answer
     # was lost) gets that answer back, even once he is relieved or the session is closed: told
     # "closed", he would think it was never entered.
-    replay = None if (writable or floor) else stored_outcome(request)
-    if not (writable or floor or closed_to_its_capo or replay):
+    replay = None if (writable or floor or cash) else stored_outcome(request)
+    if not (writable or floor or cash or closed_to_its_capo or replay):
+        if action in CASH_ACTIONS:
+            return forbidden(request, _("Only the changeur assigned to this table session records its cash exchanges."))
         if has_role(request.user, Role.CAPO_PARTITA) and not session.is_closed:  # relieved, or another table's
             return forbidden(request, _("%(name)s runs this table now: you do not record its play.") % {
                 "name": session.capo_partita.get_full_name() or session.capo_partita.get_username()})
@@ -887,7 +976,7 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
             request, status=replay.status, title=_("Already recorded"),
             message=f"{replay.message} ({_('already recorded: the same answer again')})",
         )  # fmt: skip
-    if closed_to_its_capo and not floor:
+    if closed_to_its_capo and not (floor or cash):
         outcome = Outcome(False, "", "session_closed", 409)
     else:
         outcome = form_post(request, lambda: handler(request, session, request.user))
