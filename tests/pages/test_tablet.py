@@ -39,7 +39,8 @@ def test_tablet_list_is_the_capo_partitas(client_for, commissario, outsider, db)
 
 def test_the_changeur_follows_his_table_read_only(client_for, make_game, make_user):
     """The changeur changes chips at one table: its tablet page is his to follow (the bank,
-    the bets, the outcome), read only; not another table's, and nothing he posts is entered."""
+    the bets, the outcome), read only but for his register of the cash he exchanges there
+    (tests/pages/test_tablet_cash.py); not another table's, and no play he posts is entered."""
     game = make_game("venezia")
     other = make_game("venezia")
     changeur = game.session.changeur
@@ -48,8 +49,10 @@ def test_the_changeur_follows_his_table_read_only(client_for, make_game, make_us
     assert f"/tablet/sessions/{game.session.pk}/" in home and f"/tablet/sessions/{other.session.pk}/" not in home
     page = client.get(f"/tablet/sessions/{game.session.pk}/")
     html = page.content.decode()
-    assert page.status_code == 200 and "Read only: the changeur follows the play; the Capo Partita records it." in html
-    assert "Open the coup" not in html and not key_of(html)
+    assert page.status_code == 200
+    assert "The Capo Partita records the play; the changeur records here the cash he exchanges at the table." in html
+    assert "Open the coup" not in html and "coup-open" not in html and "/bet/" not in html
+    assert f'action="/tablet/sessions/{game.session.pk}/cash-exchange/"' in html and len(key_of(html)) == 1
     assert client.get(f"/tablet/sessions/{other.session.pk}/").status_code == 403
     response = post(client, game.session, "coup-open")
     assert response.status_code == 403
