@@ -381,3 +381,34 @@ def test_the_reconstruction_s_second_card_is_in_reach(make_game, touch_page, siz
     far = keys_in_reach(page, "the reconstruction's second card")
     if far:
         pytest.fail("\n".join(far), pytrace=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_changeur_s_register_by_touch(make_game, touch_page, changeur, commissario, lang):
+    """The changeur's register on his tablet (the session's changeur): the form, a quick amount
+    and a typed one tapped in, a refusal at the identification threshold, a line's void form
+    opened; then the Commissario's reading with its voids."""
+    walk = Walk(lang)
+    game = make_game("venezia")
+    page = touch_page(changeur, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    expect(page.locator("form.cash-form")).to_be_visible()
+    walk.check(page, "the changeur's register")
+    post(page, "cash-exchange", "button[name=quick_cents]")
+    expect(page.locator("table.cash-lines tbody tr")).to_have_count(1)
+    page.locator("#cash-amount").fill("2500")
+    post(page, "cash-exchange", "span.custom button")
+    expect(page.locator("#result.err")).to_be_visible()  # unnamed at the threshold: refused
+    walk.check(page, "the register, an exchange refused at the threshold")
+    page.locator("#cash-patron").select_option(str(game.seat(2).pk))
+    page.locator("#cash-amount").fill("2500")
+    post(page, "cash-exchange", "span.custom button")
+    expect(page.locator("table.cash-lines tbody tr")).to_have_count(2)
+    page.locator("table.cash-lines details.tool summary").first.tap()
+    walk.check(page, "the register, two lines, a void form opened")
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    walk.check(page, "the register as the Commissario reads it")
+    if walk.found:
+        pytest.fail("\n".join(walk.found), pytrace=False)
+    assert page.problems == [], "\n".join(page.problems)
