@@ -36,6 +36,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.utils import timezone, translation
 
 from audit.exports.document import Chart, Column, Money, ReportDocument, Section
@@ -45,7 +46,7 @@ from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 from tables.wording import version_text, violations_text
 
-from . import unclaimed
+from . import cash, unclaimed
 from .words import euros_en, euros_it
 
 if TYPE_CHECKING:
@@ -491,6 +492,57 @@ def build_document(
         "since shows here as outstanding." if deposits else "No unclaimed stake or winnings was deposited on this day."
     )))  # fmt: skip
 
+    # The changeur's register (tables.services.cash): every line of the day, voided ones
+    # included, and the patrons whose exchanges of the whole day (every table and session,
+    # both directions, voids left out) reached the AML identification threshold.
+    exchanges = list(cash.day_exchanges(gaming_day_id=day_id))
+    standing = [x for x in exchanges if x.voided_at is None]
+    threshold = settings.AML_IDENTIFY_CENTS
+    by_patron: dict[int, dict[str, Any]] = {}
+    for x in standing:
+        if x.patron is not None:
+            line = by_patron.setdefault(x.patron_id, {"patron": x.patron_id, "name": x.patron.full_name,
+                                                      "total": 0, "count": 0})  # fmt: skip
+            line["total"] += x.amount
+            line["count"] += 1
+    aml = sorted((line for line in by_patron.values() if line["total"] >= threshold),
+                 key=lambda line: (-line["total"], line["name"], line["patron"]))  # fmt: skip
+    buy_ins = sum(x.amount for x in standing if x.direction == x.Direction.BUY_IN)
+    cash_outs = sum(x.amount for x in standing if x.direction == x.Direction.CASH_OUT)
+    exchanged = {"count": len(standing), "buy_ins": buy_ins, "cash_outs": cash_outs, "net": buy_ins - cash_outs,
+                 "voided": len(exchanges) - len(standing), "threshold": threshold}  # fmt: skip
+    # Each line listed, as its payload's digest: verification holds the rows the report
+    # printed to the session streams' events as of the build (`cash_mismatch`).
+    summary["cash"] = {**exchanged, "aml": [{k: line[k] for k in ("patron", "total", "count")} for line in aml],
+                       "as_recorded": {str(x.pk): unclaimed.payload_digest(cash.exchange_payload(x))
+                                       for x in exchanges}}  # fmt: skip
+    cash_rows = [
+        [x.session.table.number, x.session.number, x.number, x.at, x.direction, x.amount,
+         None if x.patron is None else x.patron.full_name, x.identification_required, x.by.get_username(),
+         x.voided_at, None if x.voided_by is None else x.voided_by.get_username(), x.void_reason]
+        for x in exchanges
+    ]  # fmt: skip
+    sections.append(Section("cash_exchanges", "Cash exchanged at the tables (changeur)", _cols(
+        ("table", "Table", "int"), ("session", "Session", "int"), ("line", "Line", "int"), ("at", "At", "datetime"),
+        ("direction", "Direction", "text"), ("amount", "Amount", "money"), ("patron", "Patron", "text"),
+        ("identification_required", "Identification required", "bool"), ("by", "Recorded by", "text"),
+        ("voided_at", "Voided at", "datetime"), ("voided_by", "Voided by", "text"),
+        ("void_reason", "Void reason", "text"),
+    ), _listed(cash_rows, tick), note=(
+        f"Exchanges standing: {exchanged['count']}; buy-ins (cash for chips) {eur(buy_ins)}, cash-outs (chips for "
+        f"cash) {eur(cash_outs)}, net {eur(exchanged['net'])}; voided: {exchanged['voided']} (listed, not in the "
+        "totals)." if exchanges else "No cash was exchanged at the tables on this day."
+    )))  # fmt: skip
+    aml_rows = [[line["patron"], line["name"], line["total"], line["count"]] for line in aml]
+    sections.append(Section("cash_aml", "Patrons at or above the identification threshold (AML)", _cols(
+        ("patron_id", "Patron no.", "int"), ("patron", "Patron", "text"), ("total", "Exchanged in the day", "money"),
+        ("exchanges", "Exchanges", "int"),
+    ), _listed(aml_rows, tick), note=(
+        f"Threshold {eur(threshold)} (AML_IDENTIFY_CENTS): each named patron's exchanges of the gaming day, at every "
+        "table and session, buy-ins and cash-outs together, voided lines left out. "
+        + (f"Patrons at or above it: {len(aml)}." if aml else "No patron reached it.")
+    )))  # fmt: skip
+
     facts = [
         ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
         ("Report version", version),
@@ -507,6 +559,12 @@ def build_document(
         ("Unclaimed winnings", Money(held["winnings"])),
         ("Unclaimed, outstanding when built", Money(held["outstanding"])),
         ("Unclaimed, handed back when built", Money(held["returned"])),
+        ("Cash exchanges (changeur), standing", exchanged["count"]),
+        ("Cash buy-ins (cash for chips)", Money(buy_ins)),
+        ("Cash cash-outs (chips for cash)", Money(cash_outs)),
+        ("Cash exchanged, net (buy-ins less cash-outs)", Money(exchanged["net"])),
+        ("Cash exchanges voided", exchanged["voided"]),
+        ("Patrons at or above the AML threshold", len(aml)),
         ("Tables flagged (banker's win rate outside 95%)", ", ".join(map(str, summary["flagged_tables"])) or "none"),
         ("Audit seal (SHA-256 over the day's stream heads)", seal),
         ("Sealed streams", len(streams)),
@@ -550,7 +608,7 @@ def build_document(
         Chart("coups", "Coups per table", [f"Table {n}" for n in numbers], [per_table[n]["coups"] for n in numbers]),
     ]  # fmt: skip
     rows = (
-        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows)
+        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows)
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()

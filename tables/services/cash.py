@@ -20,7 +20,7 @@ carried out in a single operation or in several that appear to be linked. Here:
   (`patron_required`, details.linked). Everyone at a table holds a registered place (a
   patron registered with his identity document), so naming him is one choice on the tablet.
 The register is per session; a patron's exchanges at several tables of the day are not
-summed here (the end-of-day report is where the day's would be)."""
+summed here: the end-of-day report sums the day's (audit/reports/cash.py)."""
 
 from __future__ import annotations
 
