@@ -400,7 +400,10 @@ class ReportVerifyOutput(serializers.Serializer):
         "`count_missing`, `register_missing`, `deposit_not_as_recorded` (an unclaimed deposit, with `deposit` and "
         "`table_number`), `deposit_missing`), `unclaimed_mismatch` (an unclaimed deposit the report lists "
         "differs from its `unclaimed.deposited` and `unclaimed.returned` events in the day's books stream as of the "
-        "build, or is on one side only: `deposit`, `table`, `listed_in_report`, `recorded_in_trail`).",
+        "build, or is on one side only: `deposit`, `table`, `listed_in_report`, `recorded_in_trail`), "
+        "`cash_mismatch` (a line of the changeur's register the report lists differs from its `cash.exchanged` and "
+        "`cash.exchange_voided` events in its session's stream as of the build, or is on one side only: `exchange`, "
+        "`table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`).",
     )
 
 

@@ -107,6 +107,10 @@ REASONS = {
         "Table %(table)s, unclaimed deposit %(deposit)s: the report lists it otherwise than the audit trail "
         "recorded it when the report was built."
     ),
+    "cash_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, cash exchange line %(line)s: the report lists it otherwise than the "
+        "audit trail recorded it when the report was built."
+    ),
 }
 BREAKS = {
     "missing_event": gettext_lazy("an event is missing"),
@@ -547,7 +551,7 @@ def _explain(result: dict) -> dict:
             "format": (reason.get("format") or "").upper(),
             **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
                                                      "shoe_number", "position", "seq", "stream", "action",
-                                                     "report", "version", "deposit")},
+                                                     "report", "version", "deposit", "exchange", "line")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }

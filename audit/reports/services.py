@@ -43,8 +43,9 @@ from audit.selectors import (
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
+from tables.models import CashExchange
 
-from . import unclaimed
+from . import cash, unclaimed
 from .builder import build_document
 from .ledger import books_as_played
 from .registers import books_stream, books_verify, day_counts
@@ -558,6 +559,51 @@ def _unclaimed_as_built(report: DayReport) -> list[dict[str, Any]]:
     return reasons
 
 
+def _cash_as_built(report: DayReport) -> list[dict[str, Any]]:
+    """The changeur's lines the report lists against the `cash.exchanged` and
+    `cash.exchange_voided` events of the day's session streams as of the build (their sealed
+    heads; the report seals every session stream of the day). The summary keeps each listed
+    line as its payload's digest (audit/reports/cash.py; the totals and the AML patrons come
+    from the same rows); the rows have no chain: a line edited in SQL before the build went
+    into the report and, put back since, leaves nothing else to say so. Each line listed
+    otherwise than the trail then said, or on one side only: `cash_mismatch` (`exchange`,
+    `table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`). A void after the
+    build cannot be (a closed session takes none); it would be a later event, not a
+    difference."""
+    held = (report.summary or {}).get("cash")
+    listed = held.get("as_recorded") if isinstance(held, dict) else None
+    if not isinstance(listed, dict):
+        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
+    heads = {name: seq for name, seq, _ in report.sealed_heads or [] if name.startswith("table_session:")}
+    trail = cash.trail_payloads(heads)
+    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in trail.items()}
+    differ = sorted((pk for pk in set(listed) | set(recorded) if listed.get(pk) != recorded.get(pk)),
+                    key=lambda pk: (len(pk), pk))  # fmt: skip
+    if not differ:
+        return []
+    sessions = {s.pk: s for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
+    now = {
+        str(pk): (session, number)
+        for pk, session, number in CashExchange.objects.filter(
+            session__gaming_day_id=report.gaming_day_id
+        ).values_list("pk", "session_id", "number")
+    }
+    reasons = []
+    for pk in differ:
+        said = trail.get(pk) or {}
+        session_id, number = now.get(pk, (None, None))
+        if isinstance(said.get("session"), int):
+            session_id = said["session"]
+        if isinstance(said.get("number"), int):
+            number = said["number"]
+        session = sessions.get(session_id)
+        reasons.append({"code": "cash_mismatch", "exchange": _whole(pk),
+                        "table": None if session is None else session.table.number,
+                        "session": None if session is None else session.number, "line": number,
+                        "listed_in_report": pk in listed, "recorded_in_trail": pk in recorded})  # fmt: skip
+    return reasons
+
+
 def report_verify(*, report: DayReport) -> dict[str, Any]:
     """Recompute each stored file's SHA-256 and the day's seal over the sealed streams, and
     verify those chains. Writes nothing (a read-only transaction)."""
@@ -606,6 +652,7 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             reasons += _levies_as_played(report)
             reasons += books_as_played(report)
             reasons += _unclaimed_as_built(report)
+            reasons += _cash_as_built(report)
         reasons += [
             {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
             for problem in books_verify(gaming_day_id=report.gaming_day_id)
