@@ -447,7 +447,8 @@ def test_each_file_is_on_disk_before_its_rename_and_the_renames_before_the_commi
 # A build whose process dies in the PDF writer (the OOM killer on a huge day, a segfault in
 # the PDF library): run in a process of its own, which SIGKILLs itself half-way through the
 # PDF, as the kernel would, with the build's transaction open and the report's row locked.
-_DYING_BUILD = """
+# (tests/audit/test_reports_worker.py starts a worker from the same preamble.)
+DYING_PDF_WRITER = """
 import os, signal, sys
 import django
 django.setup()
@@ -458,7 +459,8 @@ def dies(document, fp):
     fp.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 services.writers = lambda: {**real(), "pdf": dies}
-services.report_build(gaming_day_id=int(sys.argv[1]))
+"""
+_DYING_BUILD = DYING_PDF_WRITER + """services.report_build(gaming_day_id=int(sys.argv[1]))
 """
 
 

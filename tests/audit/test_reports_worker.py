@@ -32,6 +32,7 @@ from config.celery import app as celery_app
 from floor import services as floor_services
 from tables.models import Posting
 from tests.audit.test_reports import build_day
+from tests.audit.test_reports_recovery import DYING_PDF_WRITER
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -51,18 +52,7 @@ def worker(tmp_path, settings):
 # A worker as docker/ runs it (prefork), whose report builds kill their pool process half-way
 # through the PDF (the OOM killer on a huge day, a segfault in the PDF library): the writer is
 # replaced in the parent before the pool forks, the build is the real one.
-_DYING_WORKER = """
-import os, signal, sys
-import django
-django.setup()
-from audit.reports import services
-real = services.writers
-def dies(document, fp):
-    fp.write(b"%PDF-1.7 half a file")
-    fp.flush()
-    os.kill(os.getpid(), signal.SIGKILL)
-services.writers = lambda: {**real(), "pdf": dies}
-from celery.bin.celery import main
+_DYING_WORKER = DYING_PDF_WRITER + """from celery.bin.celery import main
 sys.argv[0] = "celery"
 sys.exit(main())
 """
