@@ -206,7 +206,10 @@ class Coup(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True)
     settled_by = models.ForeignKey(_user, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False)
     annulled_at = models.DateTimeField(
-        null=True, blank=True, help_text="Annulled: before its cards, or by the Commissario before its settlement."
+        null=True,
+        blank=True,
+        help_text="Annulled: before its cards by the Capo Partita, or once they have started (before its "
+        "settlement) by the Commissario or the Direzione Giochi.",
     )
     # No index: every coup would maintain it, for a column almost always null that nothing looks up by.
     annulled_by = models.ForeignKey(
@@ -224,8 +227,8 @@ class Coup(models.Model):
                 name="tables_coup_one_in_play_per_session",
             ),
             # An annulled coup was never settled: no winner, no settlement (tables.services.coup_annul).
-            # Its cards, if the Commissario annulled it once they had started, stay as entered:
-            # they left the shoe (RULES.md §1), and the record says which.
+            # Its cards, if the Commissario or the Direzione annulled it once they had started, stay as
+            # entered: they left the shoe (RULES.md §1), and the record says which.
             models.CheckConstraint(
                 condition=~Q(state="annulled")
                 | (Q(winner="") & Q(settled_at__isnull=True) & Q(annulled_at__isnull=False)),
