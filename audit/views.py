@@ -200,6 +200,7 @@ RECORD_FIELDS = {
     "old_capo_partita": gettext_lazy("Croupier before"), "new_capo_partita": gettext_lazy("Croupier after"),
     "old_changeur": gettext_lazy("Changeur before"), "new_changeur": gettext_lazy("Changeur after"),
     "interrupted_at": gettext_lazy("Interrupted"), "interrupted_by": gettext_lazy("Interrupted by"),
+    "interrupted_as": gettext_lazy("Interrupted as"),
     "resumed_at": gettext_lazy("Resumed"), "resumed_by": gettext_lazy("Resumed by"),
     "resume_reason": gettext_lazy("Reason for resuming"), "patron": gettext_lazy("Patron"),
     "coup": gettext_lazy("Coup"), "state": gettext_lazy("State"), "annul_reason": gettext_lazy("Reason"),

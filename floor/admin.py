@@ -156,7 +156,7 @@ class InterruptionInline(admin.TabularInline):
     model = SessionInterruption
     extra = 0
     can_delete = False
-    fields = ["interrupted_at", "interrupted_by", "reason", "resumed_at", "resumed_by", "resume_reason"]
+    fields = ["interrupted_at", "interrupted_by", "interrupted_as", "reason", "resumed_at", "resumed_by", "resume_reason"]
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -197,7 +197,7 @@ class TableSessionAdmin(ReadOnlyAdmin):
 
 @admin.register(SessionInterruption)
 class SessionInterruptionAdmin(ReadOnlyAdmin):
-    list_display = ["session", "interrupted_at", "interrupted_by", "reason", "resumed_at", "resumed_by"]
+    list_display = ["session", "interrupted_at", "interrupted_by", "interrupted_as", "reason", "resumed_at", "resumed_by"]
     list_filter = [("resumed_at", admin.EmptyFieldListFilter)]
     list_select_related = ["session", "interrupted_by", "resumed_by"]
 

@@ -404,7 +404,9 @@ class TableSessionInterruptApi(IdempotentMixin, APIView):
         request=TableSessionInterruptInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="The Commissario or the Direzione Giochi (management may suspend play at any moment, "
-        "RULES.md §6). Codes: `session_closed`, `session_not_open`.",
+        "RULES.md §6). The interruption records the capacity it is ordered in (`interrupted_as`): "
+        "`direzione` for a user holding the Direzione role (also one who is a Commissario too), "
+        "`commissario` otherwise. Codes: `session_closed`, `session_not_open`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -423,7 +425,10 @@ class TableSessionResumeApi(IdempotentMixin, APIView):
     @extend_schema(
         request=TableSessionResumeInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
-        description="The Commissario or the Direzione Giochi. Codes: `session_closed`, `session_not_interrupted`.",
+        description="The Commissario or the Direzione Giochi. A suspension the Direzione ordered "
+        "(`interrupted_as`: `direzione`) is lifted by the Direzione alone, whose decision is final (RULES.md §6): "
+        "403 `suspended_by_direzione` for a Commissario, nothing written. "
+        "Codes: `session_closed`, `session_not_interrupted`, `suspended_by_direzione`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)

@@ -190,9 +190,22 @@ class TableSession(models.Model):
 
 
 class SessionInterruption(models.Model):
+    class Capacity(models.TextChoices):
+        """In which capacity play was suspended (RULES.md §6): by the floor's supervisor, or by
+        management, the Direzione Giochi, whose decision only the Direzione lifts. One who holds
+        both roles acts as the Direzione (floor.services.table_session_interrupt)."""
+
+        COMMISSARIO = "commissario", "Commissario di Gioco"
+        DIREZIONE = "direzione", "Direzione Giochi"
+
     session = models.ForeignKey(TableSession, on_delete=models.PROTECT, related_name="interruptions")
     interrupted_at = models.DateTimeField()
     interrupted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    interrupted_as = models.CharField(
+        max_length=12,
+        choices=Capacity.choices,
+        help_text="The capacity the suspension was ordered in: a Direzione's is lifted by the Direzione only.",
+    )
     reason = models.CharField(max_length=200)
     resumed_at = models.DateTimeField(null=True, blank=True)
     resumed_by = models.ForeignKey(
@@ -205,7 +218,10 @@ class SessionInterruption(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["session"], condition=Q(resumed_at__isnull=True), name="floor_interruption_one_running"
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(interrupted_as__in=["commissario", "direzione"]), name="floor_interruption_capacity"
+            ),
         ]
 
     def __str__(self) -> str:

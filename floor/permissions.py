@@ -3,7 +3,9 @@
 - Commissario di Gioco: opens and closes gaming days and table sessions, interrupts and
   resumes play, assigns and releases seats, changes minimums, registers patrons.
 - Direzione Giochi: creates and edits tables (management; the admin's back office), and
-  suspends (interrupts) and resumes play at any table, as the Commissario does.
+  suspends (interrupts) and resumes play at any table, as the Commissario does; a suspension
+  the Direzione ordered only the Direzione lifts (its decision is final: the service refuses
+  the Commissario, `suspended_by_direzione`, floor.services.may_resume).
 - Every staff role (capo_partita, changeur, auditor, direzione, commissario) reads the floor;
   a table session's own records (its game, coups, banks, seats, balances, succession) only
   the supervisors and auditors (SESSION_READERS) read whatever the table, the table staff
@@ -68,7 +70,8 @@ class DirezioneWrites(_RolePermission):
 class SuspendsPlay(_RolePermission):
     """Interrupting and resuming play: the Commissario, and the Direzione Giochi, whose right it
     is to suspend play at any moment of the day (RULES.md §6; seed 001: "È facoltà della
-    Direzione sospendere la partita in qualsiasi momento della giornata")."""
+    Direzione sospendere la partita in qualsiasi momento della giornata"). Which suspension
+    one may lift is the object's question, the service's (floor.services.may_resume)."""
 
     message = "Only the Commissario di Gioco or the Direzione Giochi may do this."
     write_roles = (Role.COMMISSARIO, Role.DIREZIONE)

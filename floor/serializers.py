@@ -175,7 +175,10 @@ class InterruptionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SessionInterruption
-        fields = ["id", "interrupted_at", "interrupted_by", "reason", "resumed_at", "resumed_by", "resume_reason"]
+        fields = [
+            "id", "interrupted_at", "interrupted_by", "interrupted_as", "reason", "resumed_at", "resumed_by",
+            "resume_reason",
+        ]  # fmt: skip
 
 
 class MinimumChangeSerializer(serializers.ModelSerializer):

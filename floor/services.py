@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from audit.models import AuditStream
 from audit.services import record
-from config.errors import ApplicationError, Conflict, clean_text
+from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from tables.engine.profiles import PROFILES, Rounding
 
 from .hooks import (
@@ -559,10 +559,25 @@ def table_session_open(
     return session
 
 
+def interruption_capacity(user: User) -> str:
+    """The capacity `user` suspends play in: the Direzione's if he holds that role (one who
+    holds both supervising roles acts as management), the Commissario's otherwise."""
+    if has_role(user, Role.DIREZIONE):
+        return SessionInterruption.Capacity.DIREZIONE
+    return SessionInterruption.Capacity.COMMISSARIO
+
+
+def may_resume(user: User, interrupted_as: str) -> bool:
+    """RULES.md §6: the Direzione Giochi's decision is final; a suspension it ordered is lifted
+    by the Direzione alone. The Commissario's, by any Commissario or the Direzione."""
+    return interrupted_as != SessionInterruption.Capacity.DIREZIONE or has_role(user, Role.DIREZIONE)
+
+
 @transaction.atomic
 def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> TableSession:
     """RULES.md §6: management may suspend play at any moment; art. 70 registers every
-    interruption and resumption with its time."""
+    interruption and resumption with its time. The interruption records the capacity it was
+    ordered in (`interrupted_as`): one the Direzione ordered, only the Direzione resumes."""
     session = _lock_session(session)
     if session.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
@@ -573,7 +588,7 @@ def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> 
         raise ApplicationError("reason_required", "Say why play is interrupted.")
     now = timezone.now()
     interruption = SessionInterruption.objects.create(
-        session=session, interrupted_at=now, interrupted_by=by, reason=reason
+        session=session, interrupted_at=now, interrupted_by=by, interrupted_as=interruption_capacity(by), reason=reason
     )
     old, session.status = session.status, TableSession.Status.INTERRUPTED
     session.save(update_fields=["status"])
@@ -584,6 +599,7 @@ def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> 
         subject=session,
         data={
             "interruption": interruption.pk,
+            "interrupted_as": interruption.interrupted_as,
             "reason": reason,
             "at": now.isoformat(),
             "old": {"status": old},
@@ -595,16 +611,24 @@ def table_session_interrupt(*, session: TableSession, by: User, reason: str) -> 
 
 @transaction.atomic
 def table_session_resume(*, session: TableSession, by: User, reason: str = "") -> TableSession:
-    """Play resumes (RULES.md §6; art. 70 registers the resumption with its time). What the
-    table left for the resumption (a bank succession decided while play was interrupted) is
-    done in this transaction, after this event, by the after-resume hooks (floor/hooks.py)."""
+    """Play resumes (RULES.md §6; art. 70 registers the resumption with its time). A suspension
+    the Direzione Giochi ordered is lifted by the Direzione alone (`suspended_by_direzione`,
+    403, for a Commissario: management's decision is final). What the table left for the
+    resumption (a bank succession decided while play was interrupted) is done in this
+    transaction, after this event, by the after-resume hooks (floor/hooks.py)."""
     session = _lock_session(session)
     if session.is_closed:
         raise Conflict("session_closed", "The table session is closed.", details={"session": session.pk})
     if session.status != TableSession.Status.INTERRUPTED:
         raise Conflict("session_not_interrupted", "The table session is not interrupted.", details={"session": session.pk})
-    resume_reason = clean_text(reason, SessionInterruption, "resume_reason")
     interruption = session.interruptions.select_for_update().get(resumed_at__isnull=True)
+    if not may_resume(by, interruption.interrupted_as):
+        raise NotAllowed(
+            "suspended_by_direzione",
+            "The Direzione Giochi suspended play at this table: only the Direzione resumes it.",
+            details={"session": session.pk, "interruption": interruption.pk},
+        )
+    resume_reason = clean_text(reason, SessionInterruption, "resume_reason")
     now = timezone.now()
     interruption.resumed_at, interruption.resumed_by, interruption.resume_reason = now, by, resume_reason
     interruption.save(update_fields=["resumed_at", "resumed_by", "resume_reason"])
@@ -617,6 +641,7 @@ def table_session_resume(*, session: TableSession, by: User, reason: str = "") -
         subject=session,
         data={
             "interruption": interruption.pk,
+            "interrupted_as": interruption.interrupted_as,
             "reason": interruption.resume_reason,
             "at": now.isoformat(),
             "old": {"status": old},

@@ -134,6 +134,9 @@ REFUSALS = {
     "seat_already_released": gettext_lazy("This place was released already."),
     "session_not_open": gettext_lazy("Play is interrupted at this table already."),
     "session_not_interrupted": gettext_lazy("Play is not interrupted at this table."),
+    "suspended_by_direzione": gettext_lazy(
+        "The Direzione Giochi suspended play at this table: only the Direzione resumes it."
+    ),
     "table_inactive": gettext_lazy("The table is not active."),
     "gaming_day_exists": gettext_lazy("A gaming day with this date exists already."),
     "gaming_day_date_out_of_range": gettext_lazy("A gaming day opens on its date: today, or the day before or after."),

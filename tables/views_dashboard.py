@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from config.errors import Conflict
 from floor import selectors as floor_selectors
 from floor import services as floor_services
-from floor.models import Casino, GamingDay, Patron, Seat, Table, TableSession
+from floor.models import Casino, GamingDay, Patron, Seat, SessionInterruption, Table, TableSession
 from floor.permissions import SuspendsPlay
 from floor.roles import Role, has_role
 from tables.models import Coup
@@ -152,7 +152,14 @@ def _fill_card(card: dict, table: Table, state: dict, seats: list[Seat], coups: 
 
 
 def _live_sessions() -> dict[int, TableSession]:
-    live = floor_selectors.table_session_list().exclude(status=TableSession.Status.CLOSED)
+    # With the capacity of the suspension running, if any (`suspended_as`), in the same query:
+    # one the Direzione ordered is the Direzione's to lift (floor.services.may_resume).
+    running = SessionInterruption.objects.filter(session=OuterRef("pk"), resumed_at__isnull=True)
+    live = (
+        floor_selectors.table_session_list()
+        .exclude(status=TableSession.Status.CLOSED)
+        .annotate(suspended_as=Subquery(running.values("interrupted_as")[:1]))
+    )
     return {s.table_id: s for s in live}
 
 
@@ -168,6 +175,9 @@ def _common(request: HttpRequest) -> dict:
         # Management may suspend play at any moment (RULES.md §6): the Direzione interrupts and
         # resumes a table from here too, and does nothing else on this page.
         "can_suspend": has_role(request.user, *SUSPENDERS),
+        # A suspension the Direzione ordered is lifted by the Direzione alone (RULES.md §6: its
+        # decision is final): the Commissario is told so, and offered no resume form for it.
+        "lifts_direzione": has_role(request.user, Role.DIREZIONE),
         # one croupier and one changeur per table (RULES.md §6): only staff with no table
         # (in either role) are offered
         "capi": _staff(Role.CAPO_PARTITA).exclude(pk__in=live.values("capo_partita")).exclude(

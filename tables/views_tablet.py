@@ -497,6 +497,13 @@ def _context(
     writable = writable and playable
     return {
         "session": session,
+        # While play is interrupted, in which capacity it was (the banner says whose decision it
+        # is: the Direzione's is lifted by the Direzione alone, RULES.md §6).
+        "suspended_as": session.interruptions.filter(resumed_at__isnull=True)
+        .values_list("interrupted_as", flat=True)
+        .first()
+        if session.status == TableSession.Status.INTERRUPTED
+        else None,
         "state": state,
         "writable": writable and session.is_open,
         "readonly_reason": readonly_reason,

@@ -72,8 +72,9 @@ BOOKS: dict[str, dict[str, str]] = {
     "staff_change": {"old_capo_partita": "old_capo_partita_id", "new_capo_partita": "new_capo_partita_id",
                      "old_changeur": "old_changeur_id", "new_changeur": "new_changeur_id", "reason": "reason",
                      "at": "at", "by": "by_id"},
-    "interruption": {"interrupted_at": "interrupted_at", "interrupted_by": "interrupted_by_id", "reason": "reason",
-                     "resumed_at": "resumed_at", "resumed_by": "resumed_by_id", "resume_reason": "resume_reason"},
+    "interruption": {"interrupted_at": "interrupted_at", "interrupted_by": "interrupted_by_id",
+                     "interrupted_as": "interrupted_as", "reason": "reason", "resumed_at": "resumed_at",
+                     "resumed_by": "resumed_by_id", "resume_reason": "resume_reason"},
     "bar": {"patron": "patron_id", "coup": "coup_id", "reason": "reason", "at": "at", "by": "by_id"},
     "regola": {"patron": "patron_id", "declared": "declared", "set_at": "set_at", "set_by": "set_by_id"},
     "annulled_coup": {"state": "state", "annul_reason": "annul_reason", "annulled_at": "annulled_at",
@@ -222,8 +223,9 @@ class RecordTrail:
         self._session_status(session, payload)
         if payload.get("interruption") is not None:
             self.record("interruption", payload["interruption"], interrupted_at=payload.get("at", UNKNOWN),
-                        interrupted_by=actor, reason=payload.get("reason", UNKNOWN), resumed_at=None,
-                        resumed_by=None, resume_reason="")  # fmt: skip
+                        interrupted_by=actor, interrupted_as=payload.get("interrupted_as", UNKNOWN),
+                        reason=payload.get("reason", UNKNOWN), resumed_at=None, resumed_by=None,
+                        resume_reason="")  # fmt: skip
 
     def _table_session_resumed(self, session: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._session_status(session, payload)

@@ -246,6 +246,11 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(com.post(f"/api/sessions/{sid}/interrupt/", {"reason": "pause"}), "interrupt", 200)
     answer(capo.post(f"/api/sessions/{sid}/coups/"), "open interrupted", 409, "session_interrupted")
     answer(com.post(f"/api/sessions/{sid}/resume/", {}), "resume", 200)
+    # A suspension the Direzione orders is the Direzione's to lift (RULES.md §6).
+    suspended = answer(dire.post(f"/api/sessions/{sid}/interrupt/", {"reason": "disputa"}), "suspend", 200)
+    assert [i["interrupted_as"] for i in suspended["interruptions"]] == ["commissario", "direzione"]
+    answer(com.post(f"/api/sessions/{sid}/resume/", {}), "not his to lift", 403, "suspended_by_direzione")
+    answer(dire.post(f"/api/sessions/{sid}/resume/", {}), "lifted", 200)
     game = answer(capo.get(f"/api/sessions/{sid}/game/"), "game", 200)
     bank_id = game["bank"]["id"] if game.get("bank") else None
     answer(

@@ -231,6 +231,9 @@ def test_its_queries_do_not_grow_with_the_coups(game):
          "break at 23:00"),
         ("interruption", lambda g: SessionInterruption.objects.filter(session=g.session, reason="dispute"),
          {"resume_reason": "none"}, "resume_reason", "settled by the Direzione"),
+        # A Direzione's suspension passed off as a Commissario's (or the reverse): which one may lift it.
+        ("interruption", lambda g: SessionInterruption.objects.filter(session=g.session, reason="dispute"),
+         {"interrupted_as": "direzione"}, "interrupted_as", "commissario"),
         ("bar", lambda g: FauxTirageBar.objects.filter(session=g.session), {"reason": "nothing"}, "reason",
          "drew on 7"),
         ("annulled_coup", lambda g: Coup.objects.filter(session=g.session, state="annulled"),
