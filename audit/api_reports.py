@@ -156,14 +156,28 @@ class ReportListItemOutput(serializers.Serializer):
     date = serializers.DateField(source="gaming_day.date", help_text="The gaming day's date.")
     version = StrictIntegerField()
     control_register = StrictIntegerField(source="control_register_id", allow_null=True)
-    status = serializers.CharField()
+    status = serializers.CharField(
+        help_text="`pending` (queued or being built), `done`, or `failed`: the last build failed (`error`). "
+        "A failed report is enqueued again by the sweep (every 15 minutes) unless it gave up after "
+        "REPORT_BUILD_MAX_ATTEMPTS interrupted builds (only the operator's `manage.py report_build` retries it): "
+        "while its new build is queued or running, it stays `failed` with `retrying` true."
+    )  # fmt: skip
+    retrying = serializers.BooleanField(
+        read_only=True,
+        help_text="true for a `failed` report the sweep enqueued again, whose new build is queued or running "
+        "(`progress` follows it); false once that build ends, and for any other report.",
+    )  # fmt: skip
+    requeued_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the sweep enqueued this failed report again; null once that build ended.",
+    )  # fmt: skip
     task_id = serializers.CharField()
     requested_at = serializers.DateTimeField()
     built_at = serializers.DateTimeField(allow_null=True)
     seconds = serializers.FloatField(allow_null=True)
     seal = serializers.CharField()
     sealed_streams = serializers.ListField(child=serializers.CharField())
-    error = serializers.CharField()
+    error = serializers.CharField(help_text="The last failed build's error; emptied once the report is built.")
     files = ReportFileOutput(many=True)
     progress = serializers.SerializerMethodField()
     superseded_by = StrictIntegerField(

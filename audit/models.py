@@ -178,6 +178,13 @@ class DayReport(models.Model):
     attempts = models.PositiveIntegerField(
         default=0, help_text="Build attempts begun since the last failure recorded with its error (a built report: the attempts it took)."
     )
+    # A FAILED report the sweep enqueued again (audit.reports.services.report_requeue): its
+    # status stays FAILED, the last build's outcome, with its error, until the new build ends;
+    # this says it is queued again meanwhile (`retrying`). Emptied when a build ends.
+    requeued_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the sweep enqueued this failed report again; empty once a build ends (built or failed).",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["gaming_day_id", "version"]
@@ -188,6 +195,11 @@ class DayReport(models.Model):
 
     def __str__(self) -> str:
         return f"report v{self.version} of day {self.gaming_day_id}"
+
+    @property
+    def retrying(self) -> bool:
+        """FAILED, and enqueued again by the sweep: its new build is queued or running."""
+        return self.status == self.Status.FAILED and self.requeued_at is not None
 
     # Superseded or current: read from the annotations of audit.reports.selectors.with_latest
     # (the latest built version of the day), never a query per report. Unannotated, these

@@ -61,13 +61,21 @@ def reports_sweep() -> list[list[int]]:
     stayed PENDING with no build running for longer than the broker's visibility timeout
     (its message was lost, or never sent: a later version's is sent at the register's
     second signature), but none that gave up (REPORT_BUILD_MAX_ATTEMPTS builds interrupted):
-    audit.reports.services.reports_missing. Returns [gaming day, version]
-    pairs. Enqueuing twice is harmless: the build is idempotent."""
-    from audit.reports.services import reports_missing
+    audit.reports.services.reports_missing. A FAILED one is marked retrying, with the id of
+    its new task, before the message is sent (report_requeue): the desk and the API say it
+    is being built again, not only "failed", until its build ends. Returns [gaming day,
+    version] pairs. Enqueuing twice is harmless: the build is idempotent."""
+    from audit.reports.services import report_requeue, report_requeue_lost, reports_missing
 
     wanted = reports_missing()
     for day_id, version in wanted:
-        report_build.delay(day_id, version)
+        task_id = report_requeue(gaming_day_id=day_id, version=version)
+        try:
+            report_build.apply_async((day_id, version), task_id=task_id)
+        except Exception:
+            if task_id is not None:
+                report_requeue_lost(gaming_day_id=day_id, version=version, task_id=task_id)
+            raise
     return [[day_id, version] for day_id, version in wanted]
 
 

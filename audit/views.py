@@ -362,9 +362,10 @@ def report_progress(report: DayReport) -> dict:
     if report.status == DayReport.Status.DONE:
         total = report.summary.get("rows")
         return {"state": "SUCCESS", "done": total, "total": total, "percent": 100}
-    if report.status == DayReport.Status.FAILED or not report.task_id:
-        return {"state": "FAILURE" if report.status == DayReport.Status.FAILED else "PENDING",
-                "done": None, "total": None, "percent": None}  # fmt: skip
+    # A failed report the sweep enqueued again (retrying): its new build's progress.
+    if (report.status == DayReport.Status.FAILED and not report.retrying) or not report.task_id:
+        return {"state": "FAILURE" if report.status == DayReport.Status.FAILED and not report.retrying
+                else "PENDING", "done": None, "total": None, "percent": None}  # fmt: skip
     try:
         result = AsyncResult(report.task_id)
         state, info = result.state, result.info

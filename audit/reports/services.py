@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -273,15 +274,54 @@ def _report_gave_up(*, report: DayReport) -> int | None:
 
 
 def _failed(row: DayReport, error: str, fields: tuple[str, ...] | list[str] = ()) -> None:
+    # The build the sweep enqueued again (report_requeue) has ended: no longer retrying.
+    row.requeued_at = None
+    fields = [*fields, "requeued_at"]
     if row.status == DayReport.Status.FAILED and row.error == error:
-        if fields:
-            row.save(update_fields=list(fields))
+        row.save(update_fields=fields)
         return
     old = {"status": row.status, "error": row.error}
     row.status, row.error = DayReport.Status.FAILED, error
     row.save(update_fields=["status", "error", *fields])
     record(stream=reports_stream(row.gaming_day_id), actor=None, action="report.failed", subject=row,
            data={"version": row.version, "old": old, "new": {"status": row.status, "error": error}})  # fmt: skip
+
+
+@transaction.atomic
+def report_requeue(*, gaming_day_id: int, version: int) -> str | None:
+    """The sweep enqueues a FAILED report again: marked `requeued_at` (now), with the id of
+    the task about to be sent as its `task_id`, before the message is sent, so that the desk
+    and the API say it is being built again (`retrying`, and the new task's progress) rather
+    than only "failed" while it waits for, and goes through, its new build. Its status stays
+    FAILED, with its error: the outcome of its last build, which the trail recorded
+    (`report.failed`); the new build's outcome replaces it (DONE with `report.built`, or
+    FAILED again), and ends the retry (requeued_at emptied). No event: like `attempts` and
+    `task_id`, the queue's bookkeeping, not a change of the report's status.
+
+    Not a report that gave up (REPORT_BUILD_MAX_ATTEMPTS attempts interrupted: the sweep
+    never enqueues it, it stays FAILED for the operator's `manage.py report_build`), nor one
+    built, pending, or being built (its row locked) meanwhile. Returns the task id to send
+    the build with, or None (send it with a task id of its own)."""
+    row = (
+        DayReport.objects.select_for_update(skip_locked=True)
+        .filter(gaming_day_id=gaming_day_id, version=version, status=DayReport.Status.FAILED,
+                attempts__lt=settings.REPORT_BUILD_MAX_ATTEMPTS)
+        .first()
+    )  # fmt: skip
+    if row is None:
+        return None
+    row.requeued_at, row.task_id = timezone.now(), str(uuid.uuid4())
+    row.save(update_fields=["requeued_at", "task_id"])
+    return row.task_id
+
+
+def report_requeue_lost(*, gaming_day_id: int, version: int, task_id: str) -> None:
+    """The message report_requeue marked a report for could not be sent (the broker out of
+    reach): not retrying after all, until the next sweep. (Only if the row is still that
+    retry's: a build that started or ended since says so itself.)"""
+    DayReport.objects.filter(
+        gaming_day_id=gaming_day_id, version=version, status=DayReport.Status.FAILED, task_id=task_id
+    ).update(requeued_at=None)
 
 
 def _build(report: DayReport, day: GamingDay, progress: Progress | None, started: float) -> None:
@@ -323,7 +363,7 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     ticker.finish()
     ReportFile.objects.filter(report=report).delete()  # none, unless a build was cut off mid-commit
     ReportFile.objects.bulk_create(files)
-    report.status, report.error = DayReport.Status.DONE, ""
+    report.status, report.error, report.requeued_at = DayReport.Status.DONE, "", None
     report.seal, report.sealed_streams, report.sealed_heads = seal, streams, heads
     report.summary = built.summary
     report.built_at, report.seconds = timezone.now(), time.perf_counter() - started
@@ -360,7 +400,7 @@ def reports_missing(*, now: dt.datetime | None = None) -> list[tuple[int, int]]:
 
     - a closed day with no version-1 row: the close could not reach the broker;
     - a report of any version FAILED: the build raised (its error is kept on the row until a
-      build succeeds);
+      build succeeds); the sweep marks it retrying as it enqueues it (report_requeue);
     - a report of any version PENDING for longer than the broker's visibility timeout: its
       message was lost. Version 1's row is created by its build (requested_at, the build's
       first start): a worker killed mid-build whose message did not survive (Redis restarted

@@ -218,6 +218,136 @@ def test_the_sweep_builds_a_stuck_pending_report_once(
     assert report.pk == DayReport.objects.get(gaming_day=world.day).pk
 
 
+def _disk_full_on_the_pdf(real):
+    def writers():
+        def pdf(document, fp):
+            fp.write(b"%PDF-1.4 half")
+            raise OSError(28, "No space left on device")
+
+        return {**real(), "pdf": pdf}
+
+    return writers
+
+
+def _readers(auditor):
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    api, desk = APIClient(), Client()
+    api.force_authenticate(auditor)
+    desk.force_login(auditor)
+    return api, desk
+
+
+@pytest.mark.django_db
+def test_a_failed_report_the_sweep_enqueues_again_says_it_is_being_built_again(
+    commissario, auditor, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    """QA: the sweep enqueued a FAILED report again, but until its new build ended the desk and
+    the API said only "failed", with the old error, for a report in fact queued again. The
+    sweep now marks it retrying (requeued_at, and the id of the task it sends, whose progress
+    the readers follow) before it sends the message. Its status stays FAILED, the outcome of
+    its last build on the trail, until the new build ends; no event for the queue's bookkeeping."""
+    day = closed_day(commissario, django_capture_on_commit_callbacks, "requeue")
+    real = report_services.writers
+    monkeypatch.setattr(report_services, "writers", _disk_full_on_the_pdf(real))
+    with pytest.raises(OSError, match="No space left on device"):
+        report_services.report_build(gaming_day_id=day.pk, task_id="the-failed-build")
+    report = DayReport.objects.get(gaming_day=day)
+    error = report.error
+    assert (report.status, report.requeued_at, report.retrying) == (DayReport.Status.FAILED, None, False)
+    api, desk = _readers(auditor)
+    body = api.get(f"/api/reports/{report.pk}/").json()
+    assert (body["status"], body["retrying"], body["requeued_at"]) == ("failed", False, None)
+    card = desk.get(f"/desk/reports/{report.pk}/").content.decode()
+    assert "The build failed." in card and "being built again" not in card and "hx-trigger" not in card
+    monkeypatch.setattr(report_services, "writers", real)  # the disk has room again
+
+    seen = {}
+    trail = AuditEvent.objects.filter(stream__name=f"reports:{day.pk}").order_by("seq")
+    send = report_build.apply_async
+
+    def enqueue(args, task_id=None, **options):  # the broker's send (eager): what readers see as it goes
+        row = DayReport.objects.get(gaming_day_id=args[0], version=args[1])
+        seen["row"] = (row.status, row.error, row.retrying, row.task_id)
+        body = api.get(f"/api/reports/{row.pk}/").json()
+        seen["api"] = (body["status"], body["error"], body["retrying"], body["requeued_at"] is not None,
+                       body["task_id"], body["progress"]["state"])  # fmt: skip
+        seen["card"] = desk.get(f"/desk/reports/{row.pk}/").content.decode()
+        seen["card_it"] = desk.get(f"/desk/reports/{row.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+        seen["list"] = desk.get("/desk/").content.decode()
+        seen["events"] = trail.count()
+        return send(args, task_id=task_id, **options)
+
+    monkeypatch.setattr(report_build, "apply_async", enqueue)
+    assert reports_sweep.apply().get() == [[day.pk, 1]]
+
+    status, kept, retrying, task_id = seen["row"]
+    assert (status, kept, retrying) == (DayReport.Status.FAILED, error, True) and task_id not in ("", "the-failed-build")
+    assert seen["api"] == ("failed", error, True, True, task_id, "PENDING")  # the new task's state: queued
+    assert "The last build failed: being built again." in seen["card"] and error in seen["card"]
+    assert "The build failed." not in seen["card"] and 'hx-trigger="every' in seen["card"]  # it polls
+    assert "L'ultima preparazione è fallita: di nuovo in preparazione." in seen["card_it"]
+    assert "failed, being built again" in seen["list"]
+    assert seen["events"] == 1  # report.failed only: the retry is no change of status
+    built = DayReport.objects.get(pk=report.pk)
+    assert (built.status, built.error, built.requeued_at, built.retrying) == (DayReport.Status.DONE, "", None, False)
+    assert built.task_id == task_id  # the build ran as the task the sweep marked
+    assert list(trail.values_list("action", flat=True)) == ["report.failed", "report.built"]
+    body = api.get(f"/api/reports/{report.pk}/").json()
+    assert (body["status"], body["retrying"], body["requeued_at"]) == ("done", False, None)
+    assert reports_sweep.apply().get() == []
+
+
+@pytest.mark.django_db
+def test_a_retried_report_that_fails_again_is_failed_not_retrying_until_the_next_sweep(
+    commissario, auditor, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    day = closed_day(commissario, django_capture_on_commit_callbacks, "fails-again")
+    monkeypatch.setattr(report_services, "writers", _disk_full_on_the_pdf(report_services.writers))
+    with pytest.raises(OSError):
+        report_services.report_build(gaming_day_id=day.pk)
+    report = DayReport.objects.get(gaming_day=day)
+    with pytest.raises(OSError):  # the sweep's build (eager) fails as before
+        reports_sweep.apply().get()
+    report.refresh_from_db()
+    assert (report.status, report.retrying, report.requeued_at) == (DayReport.Status.FAILED, False, None)
+    assert report.error == "OSError: [Errno 28] No space left on device"
+    api, desk = _readers(auditor)
+    body = api.get(f"/api/reports/{report.pk}/").json()
+    assert (body["status"], body["retrying"]) == ("failed", False)
+    assert "The build failed." in desk.get(f"/desk/reports/{report.pk}/").content.decode()
+    assert AuditEvent.objects.filter(action="report.failed").count() == 1  # the same failure: one event
+    # Twice in a row (two sweeps at once): the second finds it retrying already and resends with its own id.
+    first = report_services.report_requeue(gaming_day_id=day.pk, version=1)
+    assert first and DayReport.objects.get(pk=report.pk).task_id == first
+    # The message could not be sent (the broker out of reach): not retrying after all.
+    report_services.report_requeue_lost(gaming_day_id=day.pk, version=1, task_id=first)
+    report.refresh_from_db()
+    assert (report.status, report.retrying) == (DayReport.Status.FAILED, False)
+
+
+@pytest.mark.django_db
+def test_a_report_that_gave_up_is_not_retried_and_says_failed(
+    commissario, auditor, settings, django_capture_on_commit_callbacks
+):
+    """REPORT_BUILD_MAX_ATTEMPTS builds interrupted: the sweep leaves it FAILED for the operator,
+    not retrying, and report_requeue refuses it whoever calls it."""
+    day = closed_day(commissario, django_capture_on_commit_callbacks, "gave-up")
+    error = report_services.gave_up_error(settings.REPORT_BUILD_MAX_ATTEMPTS)
+    report = DayReport.objects.create(gaming_day=day, version=1, status=DayReport.Status.FAILED, error=error,
+                                      attempts=settings.REPORT_BUILD_MAX_ATTEMPTS, requested_at=timezone.now(),
+                                      task_id="the-last-attempt")  # fmt: skip
+    assert report_services.report_requeue(gaming_day_id=day.pk, version=1) is None
+    assert reports_sweep.apply().get() == []
+    report.refresh_from_db()
+    assert (report.status, report.error, report.retrying, report.task_id) == (
+        DayReport.Status.FAILED, error, False, "the-last-attempt")  # fmt: skip
+    api, desk = _readers(auditor)
+    assert api.get(f"/api/reports/{report.pk}/").json()["retrying"] is False
+    assert "failed, being built again" not in desk.get("/desk/").content.decode()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_report_whose_build_is_running_is_not_stuck(commissario, visibility_timeout, monkeypatch):
     # Committed data and a second connection: the "build" holds the report's row lock as
