@@ -2,7 +2,8 @@
 
 Sheets, in order: "Summary" (title, facts, the list of sections with their row counts, and
 the charts), one sheet per section (header row frozen, with an autofilter, and the section's
-total row, if it has one, in bold under the rows and outside the filter), and "Charts"
+total row, if it has one, in bold under the rows and outside the filter; a section with no
+rows says so under its header, with its note, as the PDF does), and "Charts"
 (the data the native bar charts on the Summary read). A section longer than an Excel sheet
 (1,048,576 rows) continues on "<name> (2)", header repeated.
 
@@ -56,6 +57,7 @@ _HEADER_FILL = PatternFill("solid", fgColor="1F3A5F")
 _HEADER_BORDER = Border(bottom=Side(style="thin", color="1F3A5F"))
 _TOTAL_FONT = Font(bold=True)
 _TOTAL_BORDER = Border(top=Side(style="thin", color="1F3A5F"))
+_NOTE_FONT = Font(italic=True, color="5A6270")
 _WIDTHS = {"int": 12, "money": 16, "datetime": 20, "bool": 9, "rate": 12}
 _SHEET_BAD = re.compile(r"[\[\]:*?/\\]")
 _RATE = re.compile(r"\d{1,3}\.\d{1,12}")
@@ -226,10 +228,25 @@ class _SectionWriter:
             )
             self.sheet_rows += 1
             count += 1
+        if count == 0:
+            self._empty_note()
         if self.section.total is not None:
             self._total(self.section.total)
         self._close_sheet()
         return count
+
+    def _empty_note(self) -> None:
+        """A section with no rows says so under its header, as the PDF does ("No rows.", after
+        the section's note, which the CSV and the PDF print above the table and which tells
+        why, "No cash was exchanged at the tables on this day."): one text cell, outside the
+        autofilter's range (the filter holds the header alone)."""
+        text = "No rows."
+        if self.section.note:
+            text = f"{text} {' '.join(self.section.note.split())}"
+        cell = WriteOnlyCell(self.ws, _text(text))
+        cell.data_type = "s"
+        cell.font = _NOTE_FONT
+        self.ws.append([cell])
 
     def _total(self, total: Sequence[Any]) -> None:
         """The section's total row, under the last row; left out of the autofilter's range, so

@@ -721,3 +721,18 @@ def test_the_pdf_gives_a_time_of_the_repeated_hour_its_offset(tmp_path):
         assert text.index("02:30:00 +02:00") < text.index("02:30:00 +01:00")
         assert "2026-10-25 01:30:00 " in text and "2026-10-25 03:30:00" in text
         assert "…" not in text
+
+
+@pytest.mark.parametrize(("note", "said"), [("", "No rows."), ("Nothing was\n deposited.", "No rows. Nothing was deposited.")])
+def test_an_empty_section_says_so_in_the_xlsx_as_the_pdf_does(note, said, tmp_path):
+    """The PDF draws "No rows." in an empty section's table, under its note (the CSV has the
+    note too); the XLSX showed a header over nothing. It says the same now, under the header,
+    outside the autofilter (not a row to sort or filter)."""
+    columns = [Column("table", "Table", "int"), Column("amount", "Amount", "money")]
+    doc = ReportDocument("T", "", [], [Section("empty", "Empty", columns, lambda: iter(()), note=note)])
+    ws = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, doc)))["Empty"]
+    assert list(ws.iter_rows(values_only=True)) == [("Table", "Amount"), (said, None)]
+    assert ws.auto_filter.ref == "A1:B1"
+    text = pdf_text(written(write_pdf, doc), tmp_path, drawn_order=True)
+    if text is not None:
+        assert "No rows." in text and (not note or "Nothing was deposited." in text)

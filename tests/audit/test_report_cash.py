@@ -156,7 +156,9 @@ def test_a_day_without_exchanges_says_there_are_none(closed, tmp_path):
     assert ["# Cash exchanges (changeur), standing", "0"] in preamble
     assert ["# Patrons at or above the AML threshold", "0"] in preamble
     rows, count, listing = _xlsx(files["xlsx"], SECTION)
-    assert count == 0 and len(rows) == 1 and rows[0][0] == "Table"
+    # No rows: under the header, what the PDF says (its "No rows.", after the note the CSV has too).
+    assert count == 0 and len(rows) == 2 and rows[0][0] == "Table"
+    assert rows[1] == (f"No rows. {NONE_NOTE}",) + (None,) * (len(HEADER) - 1)
     assert listing["Cash exchanges (changeur), standing"][0] == 0
     text = pdf_text(files["pdf"], tmp_path, drawn_order=True)
     if text is not None:

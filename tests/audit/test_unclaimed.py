@@ -471,7 +471,9 @@ def test_a_day_without_deposits_says_there_are_none(closed, tmp_path):
     assert ["# Unclaimed stakes and winnings deposited", "0"] in preamble
     assert ["# Unclaimed, outstanding when built", "0.00 EUR"] in preamble
     rows, count, listing = _xlsx_section(files["xlsx"])
-    assert count == 0 and len(rows) == 1 and rows[0][0] == "Deposit"
+    # No rows: under the header, what the PDF says (its "No rows.", after the note the CSV has too).
+    assert count == 0 and len(rows) == 2 and rows[0][0] == "Deposit"
+    assert rows[1][0] == f"No rows. {NONE_NOTE}" and set(rows[1][1:]) <= {None}
     assert listing["Unclaimed stakes and winnings deposited"][0] == 0
     text = pdf_text(files["pdf"], tmp_path, drawn_order=True)
     if text is not None:
