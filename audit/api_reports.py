@@ -155,6 +155,12 @@ class ReportListItemOutput(serializers.Serializer):
     gaming_day = StrictIntegerField(source="gaming_day_id")
     date = serializers.DateField(source="gaming_day.date", help_text="The gaming day's date.")
     version = StrictIntegerField()
+    language = serializers.ChoiceField(
+        choices=[code for code, _name in settings.LANGUAGES], read_only=True,
+        help_text="The language the report's files are written in: settings.REPORT_LANGUAGE when the report was "
+        "requested, kept for its rebuilds (its titles, notes and facts, and in the PDF and XLSX its figures; the "
+        "CSV's column keys and codes and the summary's keys are the same in every language).",
+    )  # fmt: skip
     control_register = StrictIntegerField(source="control_register_id", allow_null=True)
     status = serializers.CharField(
         help_text="`pending` (queued or being built), `done`, or `failed`: the last build failed (`error`). "

@@ -185,6 +185,13 @@ class DayReport(models.Model):
         null=True, blank=True,
         help_text="When the sweep enqueued this failed report again; empty once a build ends (built or failed).",
     )  # fmt: skip
+    # The language of the report's words (settings.REPORT_LANGUAGE when it was requested):
+    # kept, so that a rebuild of this version writes the same bytes whatever the setting says
+    # now. Reports from before it were written in English.
+    language = models.CharField(
+        max_length=8, default="en",
+        help_text="The language the report is written in (settings.REPORT_LANGUAGE when it was requested).",
+    )
 
     class Meta:
         ordering = ["gaming_day_id", "version"]

@@ -2,8 +2,9 @@
 end-of-day report share (RULES.md §3.3): "banker stood on 3 against the punta's third card
 2D (banker alla Regola: draw)", "punta 5 (KH 3C 2D), banker 7 (2S AS 4H): the banker wins".
 
-The words are gettext's: the page says them in its language, the report (English
-throughout) under translation.override("en"). A card is written by the caller's `card`:
+The words are gettext's: the page says them in its language, the report in its own
+(DayReport.language, settings.REPORT_LANGUAGE when requested), under translation.override
+while its writers read the rows. A card is written by the caller's `card`:
 the page's '2♦' in a coloured span, the report's code '2D' (the code its cards column
 prints, and a glyph every PDF font has). With `html=True` the values are escaped, the cards
 left as given when safe markup, so the page can show them as they are."""

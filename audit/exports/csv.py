@@ -33,7 +33,7 @@ import io
 from typing import BinaryIO
 
 from audit.exports.document import Column, ReportDocument
-from audit.exports.formatting import csv_cell, csv_header, fact_text, money_plain
+from audit.exports.formatting import csv_cell, csv_header, fact_text, in_language, money_plain
 
 CONTENT_TYPE = "text/csv; charset=utf-8"
 EXTENSION = "csv"
@@ -56,39 +56,47 @@ def write_csv(
     doc: ReportDocument, fp: BinaryIO, *, created: dt.datetime | None = None, tz: dt.tzinfo | None = None
 ) -> None:
     """Write `doc` to the binary file `fp` (left open). Each section's rows are consumed once.
-    `created` is accepted for a uniform signature: a CSV has no metadata to stamp."""
+    `created` is accepted for a uniform signature: a CSV has no metadata to stamp. Written in
+    the document's language (its rows' words are made as they are read); the header lines
+    (the columns' keys), "# Chart: " and "label,value" are the same in every language: a
+    reader finds its way by them."""
     text = io.TextIOWrapper(fp, encoding="utf-8", newline="", write_through=True)
     try:
-        out = csv.writer(text, lineterminator="\r\n")
-        out.writerow([f"# {_one_line(doc.title)}"])
-        if doc.subtitle:
-            out.writerow([f"# {_one_line(doc.subtitle)}"])
-        for key, value in doc.facts:
-            out.writerow([f"# {key}", fact_text(value)])
-
-        for section in doc.sections:
-            columns: list[Column] = list(section.columns)
-            out.writerow([])
-            out.writerow([f"# {_one_line(section.title)}"])
-            if section.note:
-                out.writerow([f"# {_one_line(section.note)}"])
-            out.writerow([csv_header(c) for c in columns])
-            width = len(columns)
-            for row in section.rows():
-                if len(row) != width:
-                    raise ValueError(
-                        f"section {section.key!r}: a row has {len(row)} cells for {width} columns"
-                    )
-                out.writerow([_defused(c, csv_cell(c, v, tz)) for c, v in zip(columns, row, strict=True)])
-
-        for chart in doc.charts:
-            out.writerow([])
-            out.writerow([f"# Chart: {_one_line(chart.title)}"])
-            money = chart.unit == "cents"
-            out.writerow(["label", "value_eur" if money else "value"])
-            for label, value in zip(chart.labels, chart.values, strict=True):
-                out.writerow([label, money_plain(value) if money else str(value)])
+        with in_language(doc.language):
+            _write(doc, text, tz)
         text.flush()
     finally:
         # Hand the caller's file back open: closing the wrapper would close it.
         text.detach()
+
+
+def _write(doc: ReportDocument, text: io.TextIOWrapper, tz: dt.tzinfo | None) -> None:
+    out = csv.writer(text, lineterminator="\r\n")
+    out.writerow([f"# {_one_line(doc.title)}"])
+    if doc.subtitle:
+        out.writerow([f"# {_one_line(doc.subtitle)}"])
+    for key, value in doc.facts:
+        out.writerow([f"# {key}", fact_text(value)])
+
+    for section in doc.sections:
+        columns: list[Column] = list(section.columns)
+        out.writerow([])
+        out.writerow([f"# {_one_line(section.title)}"])
+        if section.note:
+            out.writerow([f"# {_one_line(section.note)}"])
+        out.writerow([csv_header(c) for c in columns])
+        width = len(columns)
+        for row in section.rows():
+            if len(row) != width:
+                raise ValueError(
+                    f"section {section.key!r}: a row has {len(row)} cells for {width} columns"
+                )
+            out.writerow([_defused(c, csv_cell(c, v, tz)) for c, v in zip(columns, row, strict=True)])
+
+    for chart in doc.charts:
+        out.writerow([])
+        out.writerow([f"# Chart: {_one_line(chart.title)}"])
+        money = chart.unit == "cents"
+        out.writerow(["label", "value_eur" if money else "value"])
+        for label, value in zip(chart.labels, chart.values, strict=True):
+            out.writerow([label, money_plain(value) if money else str(value)])

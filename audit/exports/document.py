@@ -9,7 +9,7 @@ among the facts a Money value)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +24,16 @@ class Column:
     title: str
     kind: ColumnKind = "text"
     width: int | None = None  # the XLSX column's width, for sentences (else by kind)
+    # A text column of codes ("banker", "buy_in"): the words people read for each, in the
+    # document's language. The PDF and the XLSX show the words, the CSV the codes (machines
+    # read them; they are the same in every language). A code without words shows as itself.
+    labels: Mapping[str, str] | None = field(default=None, compare=False, hash=False)
+
+    def shown(self, value: object) -> object:
+        """A cell as people read it: a code's words, any other value as it is."""
+        if self.labels and isinstance(value, str):
+            return self.labels.get(value, value)
+        return value
 
 
 @dataclass(frozen=True)
@@ -74,3 +84,8 @@ class ReportDocument:
     # close). Fixed by the document, never "now", so rebuilding a day gives the same bytes
     # (and checksum); None stamps a fixed epoch (2000-01-01T00:00Z).
     created: dt.datetime | None = None
+    # The language of the document's words (a code of settings.LANGUAGES): the writers write
+    # under it (translation.override), so the words they add ("Page 1 of 3", the sheet
+    # "Summary", "yes"/"no") and the rows' words, made as they are read, are in the same
+    # language as the titles, whatever language the process is in.
+    language: str = "en"

@@ -21,6 +21,13 @@ The decisions, once for CSV, XLSX and PDF:
 - **Facts** (the document's key figures): a count is an int and an amount a Money; the XLSX
   writes them as numbers (formatted as the sheets' ints and euros), the CSV and the PDF as
   text: the count as it is ("1234"), the amount as "1,234.50 EUR".
+- **Language** (the document's, active while a writer writes: ReportDocument.language): the
+  text for people follows it, its machine-readable form does not. In Italian the PDF's
+  figures and the facts' amounts group thousands with "." and take "," before the decimals
+  ("1.234,50 EUR", a rate "0,508538", a count "1.234"), and booleans read "sì"/"no"; the
+  CSV's cells stay plain ("1234.50", "true"), the XLSX's cells are numbers whatever the
+  language (Excel shows them in its reader's own locale). Datetimes are ISO in every
+  language ("2026-11-29 21:16:29"): unambiguous, sortable, and the same in both.
 """
 
 from __future__ import annotations
@@ -68,11 +75,36 @@ def money_plain(cents: int) -> str:
     return f"{'-' if cents < 0 else ''}{euros}.{rest:02d}"
 
 
+# Thousands and decimal separators by language, for the text people read (PDF, facts, notes).
+_SEPARATORS = {"it": (".", ",")}
+
+
+def _separators() -> tuple[str, str]:
+    """(thousands, decimal) of the active language: "," and "." unless it says otherwise."""
+    try:
+        from django.conf import settings
+
+        if not settings.configured:
+            return ",", "."
+        from django.utils.translation import get_language
+    except ImportError:  # pragma: no cover - Django is always installed in this project
+        return ",", "."
+    return _SEPARATORS.get((get_language() or "en").split("-")[0], (",", "."))
+
+
+def number_display(value: int) -> str:
+    """An integer with its thousands grouped, for reading: "1,234" ("1.234" in Italian)."""
+    thousands, _decimal = _separators()
+    return f"{value:,}".replace(",", thousands)
+
+
 def money_display(cents: int) -> str:
-    """Cents as euros with thousands separators, for reading: "1,234.50", "-0.05"."""
+    """Cents as euros with thousands separators, for reading: "1,234.50", "-0.05" (in Italian
+    "1.234,50", "-0,05")."""
     cents = _check_cents(cents)
     euros, rest = divmod(abs(cents), 100)
-    return f"{'-' if cents < 0 else ''}{euros:,}.{rest:02d}"
+    thousands, decimal = _separators()
+    return f"{'-' if cents < 0 else ''}{euros:,}".replace(",", thousands) + f"{decimal}{rest:02d}"
 
 
 def local_naive(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> dt.datetime | dt.date:
@@ -145,12 +177,32 @@ def display_cell(column: Column, value: object, tz: dt.tzinfo | None = None) -> 
     if kind == "money":
         return money_display(value)  # type: ignore[arg-type]
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+        return number_display(value)
     if kind == "datetime" and isinstance(value, dt.date):
         return datetime_display(value, tz)
     if kind == "bool":
-        return "yes" if value else "no"
+        from django.utils.translation import pgettext
+
+        return pgettext("report cell", "yes") if value else pgettext("report cell", "no")
+    if kind == "rate" and isinstance(value, str):
+        return value.replace(".", _separators()[1])  # exact decimal text: "0.508538", "0,508538"
     return str(value)
+
+
+def in_language(language: str):
+    """A context that makes `language` the active one while a writer writes (the document's:
+    ReportDocument.language); nothing to do when Django is not configured."""
+    import contextlib
+
+    try:
+        from django.conf import settings
+    except ImportError:  # pragma: no cover - Django is always installed in this project
+        return contextlib.nullcontext()
+    if not settings.configured:
+        return contextlib.nullcontext()
+    from django.utils import translation
+
+    return translation.override(language)
 
 
 def fact_text(value: FactValue) -> str:
@@ -161,7 +213,7 @@ def fact_text(value: FactValue) -> str:
 
 
 def chart_value_display(value: int, unit: str) -> str:
-    return money_display(value) if unit == "cents" else f"{value:,}"
+    return money_display(value) if unit == "cents" else number_display(value)
 
 
 def created_of(created: dt.datetime | None) -> dt.datetime:

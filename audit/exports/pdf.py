@@ -30,7 +30,9 @@ labels (one font per label; table numbers today) are not shaped nor reordered. A
 wraps to at most ten lines (a moment to two: date, time) and the last line ends in "…" when
 cut. A figure is never cut: a table too wide for the page is set in a smaller type (down to
 5.5pt) so that its figures keep one line each, and should one still not fit, it wraps. Money
-as "1,234.50" in columns titled "... (€)"; see formatting.py.
+as "1,234.50" in columns titled "... (€)"; see formatting.py. The words the writer adds
+("Facts", "Page 1 of 9", "No rows.") are in the document's language, and so are its figures
+("1.234,50" in Italian).
 
 Memory: bounded, whatever the size of the day. No row is kept once drawn, and each page is
 written to the file as soon as it is finished (_StreamingDocument: reportlab's own document
@@ -63,6 +65,8 @@ from typing import Any, BinaryIO
 import uharfbuzz
 from bidi import get_base_level, get_display
 from bidi.mirror import MIRRORED
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from reportlab.graphics import renderPDF
 from reportlab.graphics.charts.barcharts import VerticalBarChart
 from reportlab.graphics.shapes import Drawing, String
@@ -80,7 +84,9 @@ from audit.exports.formatting import (
     datetime_display,
     display_cell,
     fact_text,
+    in_language,
     money_display,
+    number_display,
 )
 
 CONTENT_TYPE = "application/pdf"
@@ -433,7 +439,7 @@ def _script_fonts() -> dict[str, tuple[str, str]]:
     """Each script's (regular, bold) font, registered once per process, for the scripts whose
     Noto Sans TTFs are installed."""
     found: dict[str, tuple[str, str]] = {}
-    for script, (_, stem) in _SCRIPTS.items():
+    for script, (_chars, stem) in _SCRIPTS.items():
         names = []
         for weight in ("Regular", "Bold"):
             path = next(
@@ -753,7 +759,7 @@ def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]
     if sum(needs) > CONTENT_W:  # the largest size at which every column gets what it needs
         lo, hi = MIN_BODY_SIZE, BODY_SIZE
         if sum(_measure(cols, titles, f, sample, lo)[1]) <= CONTENT_W:
-            for _ in range(20):
+            for _step in range(20):
                 mid = (lo + hi) / 2
                 lo, hi = (
                     (mid, hi) if sum(_measure(cols, titles, f, sample, mid)[1]) <= CONTENT_W else (lo, mid)
@@ -777,7 +783,7 @@ def _layout(columns: Sequence[Column], f: _Fonts, sample: Sequence[Sequence[str]
         # bisection), so short labels stay whole; their text wraps.
         room = CONTENT_W - fixed
         lo, hi = min(needs[i] for i in text), max(wants[i] for i in text)
-        for _ in range(40):
+        for _step in range(40):
             mid = (lo + hi) / 2
             if sum(min(wants[i], max(needs[i], mid)) for i in text) > room:
                 hi = mid
@@ -918,13 +924,15 @@ class _Writer:
         c.line(MARGIN, 34, PAGE_W - MARGIN, 34)
         left = MARGIN
         if self.seal:
-            label = "Audit seal "
+            label = _("Audit seal") + " "
             self._text(left, 22, label, f.regular, 7, MUTED)
             self._text(left + _width(label, f.regular, 7), 22, self._s(self.seal), f.mono, 7, INK)
         elif self.created:
-            self._text(left, 22, f"As of {datetime_display(self.created, self.tz)}", f.regular, 7, MUTED)
-        label = f"Page {self.page} of "
-        x = PAGE_W - MARGIN - _width("Page 00000 of 00000", f.regular, 7)
+            as_of = _("As of %(moment)s") % {"moment": datetime_display(self.created, self.tz)}
+            self._text(left, 22, as_of, f.regular, 7, MUTED)
+        # "Page 3 of " here, the total in a form filled in at the end.
+        label = _("Page %(page)s of ") % {"page": self.page}
+        x = PAGE_W - MARGIN - _width(_("Page %(page)s of ") % {"page": "00000"} + "00000", f.regular, 7)
         self._text(x, 22, label, f.regular, 7, MUTED)
         self._later("pagetotal", x + _width(label, f.regular, 7), 22)
 
@@ -944,8 +952,8 @@ class _Writer:
                 self._text(MARGIN, self.y, line, f.regular, 12, MUTED)
         self.y -= 14
         if doc.facts:
-            self._cover_heading("Facts")
-            key_w = min(220.0, max(_width(self._s(k), f.bold, 9) for k, _ in doc.facts) + 16)
+            self._cover_heading(_("Facts"))
+            key_w = min(220.0, max(_width(self._s(k), f.bold, 9) for k, _value in doc.facts) + 16)
             for key, value in doc.facts:
                 lines = wrap(self._s(fact_text(value)), f.regular, 9, CONTENT_W - key_w - 8, 6)
                 keys = wrap(self._s(key), f.bold, 9, key_w - 8, 3)  # a long label wraps too
@@ -962,13 +970,13 @@ class _Writer:
                 self.c.line(MARGIN, self.y + 1, PAGE_W - MARGIN, self.y + 1)
             self.y -= 16
         if doc.sections or doc.charts:
-            self._cover_heading("Contents")
-            self._text(PAGE_W - MARGIN - 170, self.y - 10, "Rows", f.bold, 8, MUTED, "right")
-            self._text(PAGE_W - MARGIN, self.y - 10, "Page", f.bold, 8, MUTED, "right")
+            self._cover_heading(_("Contents"))
+            self._text(PAGE_W - MARGIN - 170, self.y - 10, _("Rows"), f.bold, 8, MUTED, "right")
+            self._text(PAGE_W - MARGIN, self.y - 10, pgettext("report contents", "Page"), f.bold, 8, MUTED, "right")
             self.y -= 14
             entries = [(s.title, f"rows{i}", f"page{i}") for i, s in enumerate(doc.sections)]
             if doc.charts:
-                entries.append(("Charts", "", "pagecharts"))
+                entries.append((_("Charts"), "", "pagecharts"))
             for title, rows_form, page_form in entries:
                 if self.room() < 14:
                     self.new_page()
@@ -988,7 +996,7 @@ class _Writer:
     # -- sections ---------------------------------------------------------------------
     def _heading(self, section: Section, continued: bool) -> None:
         f = self.f
-        title = self._s(section.title) + (" (continued)" if continued else "")
+        title = self._s(section.title) + (" " + _("(continued)") if continued else "")
         self._text(MARGIN, self.y - 14, _cut(title, f.bold, 11, CONTENT_W), f.bold, 11, NAVY)
         self.y -= HEADING_H
 
@@ -1066,18 +1074,18 @@ class _Writer:
                 self._heading(section, continued=True)
                 self._header_row(table)
             self._text(
-                MARGIN + CELL_PAD, self.y - CELL_PAD - BODY_SIZE, "No rows.", f.regular, BODY_SIZE, MUTED
+                MARGIN + CELL_PAD, self.y - CELL_PAD - BODY_SIZE, _("No rows."), f.regular, BODY_SIZE, MUTED
             )
             self.y -= row_h1
         self._bottom_rule(table)
-        self.forms[f"rows{index}"] = f"{count:,}"
+        self.forms[f"rows{index}"] = number_display(count)
 
     def _formatted(self, section: Section, columns: list[Column], row: Sequence[Any]) -> list[str]:
         if len(row) != len(columns):
             raise ValueError(
                 f"section {section.key!r}: a row has {len(row)} cells for {len(columns)} columns"
             )
-        return [self._s(display_cell(c, v, self.tz)) for c, v in zip(columns, row, strict=True)]
+        return [self._s(display_cell(c, c.shown(v), self.tz)) for c, v in zip(columns, row, strict=True)]
 
     def _row(self, table: _Table, cells: list[list[str]], height: float, zebra: bool) -> None:
         c, f = self.c, self.f
@@ -1113,16 +1121,18 @@ class _Writer:
     def _chart(self, chart: Chart, top: float, height: float) -> None:
         f = self.f
         money = chart.unit == "cents"
-        unit = ("€" if f.euro else "EUR") if money else "count"
+        unit = ("€" if f.euro else "EUR") if money else pgettext("chart unit", "count")
         self._text(MARGIN, top - 14, f"{self._s(chart.title)} ({unit})", f.bold, 11, NAVY)
         if money and chart.values:
             total = money_display(sum(chart.values))
             self._text(
-                PAGE_W - MARGIN, top - 14, self._s(f"Total {total} {unit}"), f.regular, 8, MUTED, "right"
+                PAGE_W - MARGIN, top - 14, self._s(_("Total %(total)s") % {"total": f"{total} {unit}"}), f.regular, 8,
+                MUTED, "right",
             )
         elif chart.values:
             self._text(
-                PAGE_W - MARGIN, top - 14, f"Total {sum(chart.values):,}", f.regular, 8, MUTED, "right"
+                PAGE_W - MARGIN, top - 14, _("Total %(total)s") % {"total": number_display(sum(chart.values))},
+                f.regular, 8, MUTED, "right",
             )
         box_h = height - 22
         drawing = Drawing(CONTENT_W, box_h)
@@ -1131,7 +1141,7 @@ class _Writer:
                 String(
                     CONTENT_W / 2,
                     box_h / 2,
-                    "No data.",
+                    _("No data."),
                     fontName=f.regular,
                     fontSize=9,
                     fillColor=MUTED,
@@ -1216,8 +1226,8 @@ def _axis_format(money: bool):
         # Tick positions are geometry, not money: shown rounded, whole euros when whole.
         n = round(value)
         if not money:
-            return f"{n:,}"
-        return f"{n // 100:,}" if n % 100 == 0 else money_display(n)
+            return number_display(n)
+        return number_display(n // 100) if n % 100 == 0 else money_display(n)
 
     return fmt
 
@@ -1227,7 +1237,8 @@ def write_pdf(
 ) -> None:
     """Write `doc` to the binary file `fp` (left open). Each section's rows are consumed once."""
     # Two temporary files hold what grows with the pages (see _StreamingDocument).
-    with tempfile.TemporaryFile() as xref, tempfile.TemporaryFile() as kids:
+    # In the document's language: the words the writer adds, and the rows' (made as they are read).
+    with tempfile.TemporaryFile() as xref, tempfile.TemporaryFile() as kids, in_language(doc.language):
         writer = _Writer(doc, fp, created, tz, (xref, kids))
         writer.cover()
         for index, section in enumerate(doc.sections):

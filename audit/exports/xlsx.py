@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, BinaryIO
 
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -39,7 +41,7 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.writer.excel import ExcelWriter
 
 from audit.exports.document import Chart, Column, FactValue, Money, ReportDocument, Section
-from audit.exports.formatting import created_of, local_naive, money_decimal
+from audit.exports.formatting import created_of, in_language, local_naive, money_decimal
 
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 EXTENSION = "xlsx"
@@ -74,8 +76,15 @@ def _text(value: object) -> str:
     return text
 
 
-# Words a cut sheet name must not end on ("Offers of the bank, in the").
-_DANGLING = frozenset(["a", "an", "and", "at", "before", "by", "each", "for", "in", "of", "on", "or", "per", "the", "their", "to", "was", "what", "with"])
+# Words a cut sheet name must not end on ("Offers of the bank, in the"; in Italian "Offerte
+# del banco, nell'").
+_DANGLING = frozenset([
+    "a", "an", "and", "at", "before", "by", "each", "for", "in", "of", "on", "or", "per", "the", "their", "to", "was",
+    "what", "with",
+    "ad", "al", "alla", "alle", "agli", "ai", "che", "con", "da", "dal", "dalla", "dei", "del", "della", "delle",
+    "degli", "di", "e", "ed", "gli", "i", "il", "la", "le", "lo", "nel", "nella", "nelle", "o", "per", "su", "sul",
+    "sulla", "tra", "un", "una", "uno", "loro", "suo", "sua", "ha",
+])  # fmt: skip
 
 
 class _SheetNames:
@@ -224,7 +233,7 @@ class _SectionWriter:
             if self.sheet_rows >= MAX_SHEET_ROWS:
                 self._open_sheet()
             self.ws.append(
-                [self._value(c, cell, v) for c, cell, v in zip(self.columns, self.cells, row, strict=True)]
+                [self._value(c, cell, c.shown(v)) for c, cell, v in zip(self.columns, self.cells, row, strict=True)]
             )
             self.sheet_rows += 1
             count += 1
@@ -240,7 +249,7 @@ class _SectionWriter:
         the section's note, which the CSV and the PDF print above the table and which tells
         why, "No cash was exchanged at the tables on this day."): one text cell, outside the
         autofilter's range (the filter holds the header alone)."""
-        text = "No rows."
+        text = _("No rows.")
         if self.section.note:
             text = f"{text} {' '.join(self.section.note.split())}"
         cell = WriteOnlyCell(self.ws, _text(text))
@@ -281,7 +290,7 @@ def _write_chart_data(ws: Any, charts: Sequence[Chart]) -> list[tuple[Chart, int
         ws.append([title])
         money = chart.unit == "cents"
         heads = []
-        for text in ("Label", "Value (€)" if money else "Value"):
+        for text in (_("Label"), _("Value (€)") if money else _("Value")):
             cell = WriteOnlyCell(ws, text)
             cell.font = bold
             heads.append(cell)
@@ -314,7 +323,7 @@ def _bar_chart(sheet: str, chart: Chart, header_row: int, last_row: int) -> BarC
     bar.add_data(data, titles_from_data=True)
     bar.set_categories(cats)
     money = chart.unit == "cents"
-    bar.y_axis.title = "€" if money else "count"
+    bar.y_axis.title = "€" if money else pgettext("chart unit", "count")
     bar.y_axis.numFmt = '#,##0 "€"' if money else "#,##0"
     # openpyxl >= 3.1 marks axes deleted unless told otherwise: Excel would draw no axes.
     bar.x_axis.delete = False
@@ -337,7 +346,8 @@ def write_xlsx(
     props.subject = doc.subtitle or None
 
     try:
-        _fill(wb, doc, tz)
+        with in_language(doc.language):  # the words the writer adds, and the rows' (made as they are read)
+            _fill(wb, doc, tz)
         archive = _DeterministicZip(fp, stamp)
         ExcelWriter(wb, archive).save()  # writes every part, then closes the archive (not fp)
     except BaseException:
@@ -377,7 +387,7 @@ def _fact_cell(ws: Any, value: FactValue) -> WriteOnlyCell:
 
 def _fill(wb: Workbook, doc: ReportDocument, tz: dt.tzinfo | None) -> None:
     names = _SheetNames()
-    summary = wb.create_sheet(names.take("Summary"))
+    summary = wb.create_sheet(names.take(_("Summary")))
     summary.column_dimensions["A"].width = 32
     summary.column_dimensions["B"].width = 72
     summary.column_dimensions["C"].width = 12
@@ -407,7 +417,7 @@ def _fill(wb: Workbook, doc: ReportDocument, tz: dt.tzinfo | None) -> None:
 
     summary.append([])
     heads = []
-    for text in ("Section", "Sheet", "Rows"):
+    for text in (_("Section"), _("Sheet"), _("Rows")):
         cell = WriteOnlyCell(summary, text)
         cell.font, cell.fill = _HEADER_FONT, _HEADER_FILL
         heads.append(cell)
@@ -420,7 +430,7 @@ def _fill(wb: Workbook, doc: ReportDocument, tz: dt.tzinfo | None) -> None:
         srow += 1
 
     if doc.charts:
-        charts_ws = wb.create_sheet(names.take("Charts"))
+        charts_ws = wb.create_sheet(names.take(_("Charts")))
         anchor = srow + 3
         for chart, header_row, last_row in _write_chart_data(charts_ws, doc.charts):
             summary.add_chart(_bar_chart(charts_ws.title, chart, header_row, last_row), f"A{anchor}")

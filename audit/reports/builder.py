@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext, pgettext
 
 from audit.exports.document import Chart, Column, Money, ReportDocument, Section
-from audit.exports.formatting import repeated_offset
+from audit.exports.formatting import money_display, repeated_offset
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
@@ -63,8 +65,10 @@ def _limits_text(history) -> str:
     "100.00 EUR from 20:00; 150.00 EUR from 22:15" (local time; "02:15+02:00" in the hour the
     October change repeats); a maximum lifted says "none"."""
     return "; ".join(
-        f"{'none' if item.amount is None else eur(item.amount)} from "
-        f"{timezone.localtime(item.since):%H:%M}{repeated_offset(item.since)}"
+        _("%(amount)s from %(time)s") % {
+            "amount": pgettext("limit", "none") if item.amount is None else eur(item.amount),
+            "time": f"{timezone.localtime(item.since):%H:%M}{repeated_offset(item.since)}",
+        }
         for item in history
     )
 
@@ -79,17 +83,25 @@ PROSE = 70  # the XLSX width of a column of sentences (the violations, a coup's 
 # Below this n·p0·(1-p0) the banker's win rate is checked against the exact binomial region.
 EXACT_BELOW = 10
 TAIL95 = Fraction(1, 40)  # 2.5%: each tail of the exact two-sided 95% region
-EXACT, NORMAL = "exact binomial", "normal approximation"
+EXACT, NORMAL = "exact binomial", "normal approximation"  # codes, as the summary keeps them
+
+
+def _method_words(method: str | None) -> str:
+    """A method code in the report's words ("" for none)."""
+    if method == EXACT:
+        return _("exact binomial")
+    if method == NORMAL:
+        return _("normal approximation")
+    return method or ""
 
 Tick = Callable[[], None]
 
 
 def eur(cents: int | None) -> str:
+    """An amount in a sentence of the report, in its language: "1,234.50 EUR", "1.234,50 EUR"."""
     if cents is None:
         return ""
-    sign = "-" if cents < 0 else ""
-    euros, rest = divmod(abs(cents), 100)
-    return f"{sign}{euros:,}.{rest:02d} EUR"
+    return f"{money_display(cents)} EUR"
 
 
 @lru_cache(maxsize=64)
@@ -166,17 +178,105 @@ def _methods_text(per_table: dict[int, dict[str, Any]]) -> str:
     for method in (EXACT, NORMAL):
         numbers = [str(n) for n in sorted(per_table) if per_table[n]["banker_rate"]["method"] == method]
         if numbers:
-            parts.append(f"{method.capitalize()}: {'table' if len(numbers) == 1 else 'tables'} {', '.join(numbers)}.")
-    return " ".join(parts) or "No table decided a coup."
+            words = _method_words(method)
+            parts.append(ngettext("%(method)s: table %(tables)s.", "%(method)s: tables %(tables)s.", len(numbers))
+                         % {"method": words[:1].upper() + words[1:], "tables": ", ".join(numbers)})  # fmt: skip
+    return " ".join(parts) or _("No table decided a coup.")
 
 
-_RULE_WORDS = {"regola_punta": "punta alla Regola", "regola_banker": "banker alla Regola", "banco_solo": "banco solo"}
+def _rule_words(name: str) -> str:
+    words = {"regola_punta": _("punta alla Regola"), "regola_banker": _("banker alla Regola"),
+             "banco_solo": _("banco solo")}  # fmt: skip
+    return words.get(name, name)
 
 
 def _rules_text(rules: dict[str, bool]) -> str:
     """The rules of the expectation in words: "punta alla Regola, banco solo"."""
-    on = [_RULE_WORDS.get(name, name) for name, value in rules.items() if value]
-    return ", ".join(on) if on else "no Regola, bets for several"
+    on = [_rule_words(name) for name, value in rules.items() if value]
+    return ", ".join(on) if on else _("no Regola, bets for several")
+
+
+def _code_words() -> dict[str, dict[str, str] | None]:
+    """The words of the codes some columns hold (Column.labels), in the active language, by
+    column: the PDF and the XLSX show them, the CSV keeps the codes. English keeps the codes
+    everywhere, as before (a column whose words are its codes gets no labels)."""
+    words = {
+        "method": {EXACT: _("exact binomial"), NORMAL: _("normal approximation")},
+        "winner": {"banker": pgettext("coup winner", "banker"), "punta": pgettext("coup winner", "punta"),
+                   "tie": pgettext("coup winner", "tie")},
+        "coup_state": {
+            "betting": pgettext("coup state", "betting"), "closed": pgettext("coup state", "closed"),
+            "dealing": pgettext("coup state", "dealing"), "pending": pgettext("coup state", "pending"),
+            "settled": pgettext("coup state", "settled"), "annulled": pgettext("coup state", "annulled"),
+        },
+        "bank_origin": {
+            "first": pgettext("bank origin", "first"), "continuation": pgettext("bank origin", "continuation"),
+            "succession": pgettext("bank origin", "succession"), "auction": pgettext("bank origin", "auction"),
+            "direct": pgettext("bank origin", "direct"),
+        },
+        "bank_end": {"lost": pgettext("bank end", "lost"), "withdrawn": pgettext("bank end", "withdrawn"),
+                     "session_closed": pgettext("bank end", "session_closed")},
+        "bet_kind": {"banco": pgettext("bet kind", "banco"), "avec_la_table": pgettext("bet kind", "avec_la_table"),
+                     "individual": pgettext("bet kind", "individual")},
+        "succession_reason": {"lost": pgettext("succession reason", "lost"),
+                              "withdrawn": pgettext("succession reason", "withdrawn")},
+        "succession_kind": {
+            "rotation": pgettext("succession kind", "rotation"), "all_altezza": pgettext("succession kind", "all_altezza"),
+            "equal_bank": pgettext("succession kind", "equal_bank"),
+            "continuation": pgettext("succession kind", "continuation"),
+        },
+        "succession_status": {
+            "offering": pgettext("succession status", "offering"), "unclaimed": pgettext("succession status", "unclaimed"),
+            "auction": pgettext("succession status", "auction"), "taken": pgettext("succession status", "taken"),
+            "lapsed": pgettext("succession status", "lapsed"),
+        },
+        "lapse_reason": {
+            "nobody_accepted": pgettext("succession lapse", "nobody_accepted"),
+            "no_bids": pgettext("succession lapse", "no_bids"),
+            "no_valid_bids": pgettext("succession lapse", "no_valid_bids"),
+            "bank_opened_directly": pgettext("succession lapse", "bank_opened_directly"),
+            "session_closed": pgettext("succession lapse", "session_closed"),
+        },
+        "offer_round": {
+            "new_bank": pgettext("offer round", "new_bank"), "seated": pgettext("offer round", "seated"),
+            "standing": pgettext("offer round", "standing"), "claim": pgettext("offer round", "claim"),
+            "height": pgettext("offer round", "height"), "minimum": pgettext("offer round", "minimum"),
+        },
+        "offer_status": {
+            "pending": pgettext("offer status", "pending"), "accepted": pgettext("offer status", "accepted"),
+            "claimed": pgettext("offer status", "claimed"), "passed": pgettext("offer status", "passed"),
+            "skipped": pgettext("offer status", "skipped"),
+        },
+        "offer_skip": {
+            "barred": pgettext("offer skip", "barred"), "left": pgettext("offer skip", "left"),
+            "taken": pgettext("offer skip", "taken"), "outranked": pgettext("offer skip", "outranked"),
+            "auction": pgettext("offer skip", "auction"), "lapsed": pgettext("offer skip", "lapsed"),
+        },
+        "auction_status": {"open": pgettext("auction status", "open"), "closed": pgettext("auction status", "closed")},
+        "deposit_kind": {"stake": pgettext("deposit kind", "stake"), "winnings": pgettext("deposit kind", "winnings")},
+        "cash_direction": {"buy_in": pgettext("cash direction", "buy_in"),
+                           "cash_out": pgettext("cash direction", "cash_out")},
+    }  # fmt: skip
+    return {column: None if all(code == word for code, word in codes.items()) else codes
+            for column, codes in words.items()}  # fmt: skip
+
+
+def _italian() -> bool:
+    return (translation.get_language() or "en").split("-")[0] == "it"
+
+
+def in_words(words_it: str, words_en: str) -> str:
+    """The control register's total in words as a note says it: in Italian alone in an Italian
+    report (art. 72's register is the casino's, in its language); "<it> / <en>" in English."""
+    return words_it if _italian() else f"{words_it} / {words_en}"
+
+
+def words_facts(words_it: str, words_en: str) -> list[tuple[str, str]]:
+    """The total in words among the facts: in Italian alone in an Italian report, in both
+    languages in an English one (the casino's words first)."""
+    if _italian():
+        return [(_("In words"), words_it)]
+    return [("In words (it)", words_it), ("In words (en)", words_en)]
 
 
 @dataclass
@@ -218,13 +318,28 @@ def _cols(*spec: tuple) -> list[Column]:
 
 def build_document(
     *, day: GamingDay, version: int, seal: str, streams: list[str], register=None, counts=(), count_history=None,
-    tick: Tick = lambda: None,
+    tick: Tick = lambda: None, language: str = "en",
 ) -> Built:
     """The report of a closed day. `register` is the signed control register a version >= 2
     includes; `counts` the cagnotte counts in force (CagnotteCount rows), which the figures
     use; `count_history` every count of the day, corrected ones included, which its section
     lists (nothing is edited: a correction is a new count; default: the counts in force).
-    Given the history alone, the counts in force are those no other count corrects."""
+    Given the history alone, the counts in force are those no other count corrects.
+
+    `language` (the report's, DayReport.language) is the language of its words: its titles,
+    notes and facts are made in it here, its rows' words as the writers read them (the
+    document carries it, and they write under it). Keys, codes and the summary are the same
+    in every language."""
+    with translation.override(language):
+        built = _build_document(day=day, version=version, seal=seal, streams=streams, register=register,
+                                counts=counts, count_history=count_history, tick=tick)  # fmt: skip
+    built.document.language = language
+    return built
+
+
+def _build_document(
+    *, day: GamingDay, version: int, seal: str, streams: list[str], register, counts, count_history, tick: Tick,
+) -> Built:
     if count_history is not None and not counts:
         count_history = list(count_history)
         superseded = {c.corrects_id for c in count_history}
@@ -302,140 +417,145 @@ def build_document(
             f.get("levies_recorded", 0), f.get("expected_cagnotte", 0),
         ])  # fmt: skip
 
+    codes = _code_words()
+
     def nonconf(row):
-        # In words, as the tablet says them (tables.wording), in the report's English; the
-        # cards by their codes, as the cards column prints them.
+        # In words, as the tablet says them (tables.wording), in the report's language (the
+        # writers read the rows under it); the cards by their codes, as the cards column prints them.
         (t, s, n, cards, pd, bd, rp, rb, violations, as_played, settled, next_cards, winner, levy) = row
-        with translation.override("en"):
-            return [t, s, n, " ".join(cards or ()), pd, bd, rp, rb, violations_text(violations),
-                    version_text(as_played), version_text(settled), " ".join(next_cards or ()), winner, levy]  # fmt: skip
+        return [t, s, n, " ".join(cards or ()), pd, bd, rp, rb, violations_text(violations),
+                version_text(as_played), version_text(settled), " ".join(next_cards or ()), winner, levy]  # fmt: skip
 
     sections: list[Section] = [
-        Section("tables", "Tables: figures of the day and the banker's win rate", _cols(
-            ("table", "Table", "int"), ("profile", "Profile", "text"), ("decks", "Decks", "int"),
-            ("sessions", "Sessions", "int"), ("coups", "Coups", "int"), ("annulled", "Annulled", "int"),
-            ("banker_wins", "Banker wins", "int"),
-            ("punta_wins", "Punta wins", "int"), ("ties", "Ties", "int"), ("decided", "Decided", "int"),
-            ("win_rate", "Banker win rate", "rate"), ("expected", "Expected (exact)", "rate"),
-            ("low", "95% low", "rate"), ("high", "95% high", "rate"), ("method", "95% method", "text"),
-            ("rules", "Rules of the expectation", "text"),
-            ("flagged", "Outside 95%", "bool"), ("non_conforming", "Non-conforming", "int"),
-            ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
-            ("counted", "Counted cagnotte", "money"), ("carried", "Carried", "money"),
-        ), _listed(table_rows, tick), note="Expected rate: exact odds of the table's profile and decks, the profile's "
-                   "recommended strategy, under the rules most used at the table; ties excluded. 95% interval: the "
-                   "normal approximation p0 ± 1.96·sqrt(p0(1-p0)/n) when n·p0·(1-p0) >= 10 (n decided coups), else "
-                   f"the exact binomial acceptance region, each tail at most 2.5%. {_methods_text(per_table)}"),
-        Section("sessions", "Cagnotte register: sessions (art. 70)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("opened_at", "Opened", "datetime"),
-            ("closed_at", "Closed", "datetime"), ("capo_partita", "Croupiers (in turn)", "text"),
-            ("changeur", "Changeurs (in turn)", "text"), ("shoe_number", "Shoe (at opening)", "text"),
-            ("minimums", "Minimum (each in force from)", "text"), ("maximums", "Maximum (each in force from)", "text"),
-            ("coups", "Coups", "int"), ("annulled", "Annulled", "int"), ("banker_wins", "Banker wins", "int"),
-            ("levies", "Levies recorded", "money"), ("expected_cagnotte", "Expected cagnotte", "money"),
-        ), _listed(session_rows, tick), note="Minimum and maximum: the limits at the opening, then each change with "
-                   "its time (local); the changes' section below says who made them and why. A blank maximum: none."),
-        Section("interruptions", "Interruptions and resumptions", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("interrupted_at", "Interrupted", "datetime"),
-            ("interrupted_by", "Interrupted by", "text"), ("reason", "Reason", "text"), ("resumed_at", "Resumed", "datetime"),
-            ("resumed_by", "Resumed by", "text"), ("resume_reason", "Reason for resuming", "text"),
+        Section("tables", _("Tables: figures of the day and the banker's win rate"), _cols(
+            ("table", _("Table"), "int"), ("profile", _("Profile"), "text"), ("decks", _("Decks"), "int"),
+            ("sessions", _("Sessions"), "int"), ("coups", _("Coups"), "int"), ("annulled", pgettext("report count", "Annulled"), "int"),
+            ("banker_wins", _("Banker wins"), "int"),
+            ("punta_wins", _("Punta wins"), "int"), ("ties", _("Ties"), "int"), ("decided", _("Decided"), "int"),
+            ("win_rate", _("Banker win rate"), "rate"), ("expected", _("Expected (exact)"), "rate"),
+            ("low", _("95% low"), "rate"), ("high", _("95% high"), "rate"), ("method", _("95% method"), "text", None, codes["method"]),
+            ("rules", _("Rules of the expectation"), "text"),
+            ("flagged", _("Outside 95%"), "bool"), ("non_conforming", _("Non-conforming"), "int"),
+            ("levies", _("Levies recorded"), "money"), ("expected_cagnotte", _("Expected cagnotte"), "money"),
+            ("counted", _("Counted cagnotte"), "money"), ("carried", _("Carried"), "money"),
+        ), _listed(table_rows, tick), note=_("Expected rate: exact odds of the table's profile and decks, the "
+                   "profile's recommended strategy, under the rules most used at the table; ties excluded. 95% "
+                   "interval: the normal approximation p0 ± 1.96·sqrt(p0(1-p0)/n) when n·p0·(1-p0) >= 10 (n decided "
+                   "coups), else the exact binomial acceptance region, each tail at most 2.5%.")
+                   + " " + _methods_text(per_table)),
+        Section("sessions", _("Cagnotte register: sessions (art. 70)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("opened_at", _("Opened"), "datetime"),
+            ("closed_at", _("Closed"), "datetime"), ("capo_partita", _("Croupiers (in turn)"), "text"),
+            ("changeur", _("Changeurs (in turn)"), "text"), ("shoe_number", _("Shoe (at opening)"), "text"),
+            ("minimums", _("Minimum (each in force from)"), "text"), ("maximums", _("Maximum (each in force from)"), "text"),
+            ("coups", _("Coups"), "int"), ("annulled", pgettext("report count", "Annulled"), "int"), ("banker_wins", _("Banker wins"), "int"),
+            ("levies", _("Levies recorded"), "money"), ("expected_cagnotte", _("Expected cagnotte"), "money"),
+        ), _listed(session_rows, tick), note=_("Minimum and maximum: the limits at the opening, then each change "
+                   "with its time (local); the changes' section below says who made them and why. A blank maximum: "
+                   "none.")),
+        Section("interruptions", _("Interruptions and resumptions"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("interrupted_at", _("Interrupted"), "datetime"),
+            ("interrupted_by", _("Interrupted by"), "text"), ("reason", _("Reason"), "text"), ("resumed_at", _("Resumed"), "datetime"),
+            ("resumed_by", _("Resumed by"), "text"), ("resume_reason", _("Reason for resuming"), "text"),
         ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
-        Section("minimum_changes", "Minimum and maximum changes", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
-            ("old", "Old minimum", "money"), ("new", "New minimum", "money"),
-            ("old_maximum", "Old maximum", "money"), ("new_maximum", "New maximum", "money"), ("reason", "Reason", "text"),
+        Section("minimum_changes", _("Minimum and maximum changes"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
+            ("old", _("Old minimum"), "money"), ("new", _("New minimum"), "money"),
+            ("old_maximum", _("Old maximum"), "money"), ("new_maximum", _("New maximum"), "money"), ("reason", _("Reason"), "text"),
         ), _streamed(floor_selectors.day_minimum_change_rows(gaming_day_id=day_id), tick),
-            note="A blank maximum: the table had none. A change of the minimum alone shows the maximum unchanged."),
-        Section("staff_changes", "Staff changes (the croupiers' relief)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("at", "At", "datetime"), ("by", "By", "text"),
-            ("old_capo_partita", "Croupier before", "text"), ("new_capo_partita", "Croupier after", "text"),
-            ("old_changeur", "Changeur before", "text"), ("new_changeur", "Changeur after", "text"),
-            ("reason", "Reason", "text"),
+            note=_("A blank maximum: the table had none. A change of the minimum alone shows the maximum "
+                   "unchanged.")),
+        Section("staff_changes", _("Staff changes (the croupiers' relief)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
+            ("old_capo_partita", _("Croupier before"), "text"), ("new_capo_partita", _("Croupier after"), "text"),
+            ("old_changeur", _("Changeur before"), "text"), ("new_changeur", _("Changeur after"), "text"),
+            ("reason", _("Reason"), "text"),
         ), _streamed(floor_selectors.day_staff_change_rows(gaming_day_id=day_id), tick)),
-        Section("shoes", "Shoes used", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("shoe", "Shoe", "int"),
-            ("number", "Number", "text"), ("decks", "Decks", "int"), ("loaded_at", "Loaded", "datetime"),
-            ("loaded_by", "By", "text"), ("finished_at", "Finished", "datetime"), ("cards_out", "Cards out", "int"),
-            ("voided", "Voided", "int"),
+        Section("shoes", _("Shoes used"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("shoe", _("Shoe"), "int"),
+            ("number", _("Number"), "text"), ("decks", _("Decks"), "int"), ("loaded_at", _("Loaded"), "datetime"),
+            ("loaded_by", _("By"), "text"), ("finished_at", _("Finished"), "datetime"), ("cards_out", _("Cards out"), "int"),
+            ("voided", _("Voided"), "int"),
         ), _streamed(rs.shoe_rows(gaming_day_id=day_id), tick)),
-        Section("banks", "Bankers: each bank described separately (art. 71)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("bank", "Bank", "int"),
-            ("banker", "Banker", "text"), ("origin", "Origin", "text"), ("opened_at", "Opened", "datetime"),
-            ("ended_at", "Ended", "datetime"), ("end_reason", "End", "text"), ("initial", "Initial bank", "money"),
-            ("raised", "Put up since", "money"), ("amount", "Last bank", "money"), ("coups", "Coups", "int"), ("banker_wins", "Won", "int"),
-            ("covered", "Covered", "money"), ("levies", "Levies", "money"), ("banker_net", "Banker net", "money"),
+        Section("banks", _("Bankers: each bank described separately (art. 71)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("bank", _("Bank"), "int"),
+            ("banker", _("Banker"), "text"), ("origin", _("Origin"), "text", None, codes["bank_origin"]), ("opened_at", pgettext("bank", "Opened"), "datetime"),
+            ("ended_at", pgettext("bank", "Ended"), "datetime"), ("end_reason", _("End"), "text", None, codes["bank_end"]), ("initial", _("Initial bank"), "money"),
+            ("raised", _("Put up since"), "money"), ("amount", _("Last bank"), "money"), ("coups", _("Coups"), "int"), ("banker_wins", _("Won"), "int"),
+            ("covered", _("Covered"), "money"), ("levies", _("Levies"), "money"), ("banker_net", _("Banker net"), "money"),
         ), _streamed(rs.bank_rows(gaming_day_id=day_id), tick)),
-        Section("coups", "Coups: the levy of every coup (art. 56-1)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"), ("bank", "Bank", "int"),
-            ("banker", "Banker", "text"), ("at", "Settled", "datetime"), ("bank_amount", "Bank amount", "money"),
-            ("covered", "Pot (covered)", "money"), ("banco_solo", "Banco", "bool"),
-            ("regola_punta", "Punta Regola", "bool"), ("regola_banker", "Banker Regola", "bool"),
-            ("winner", "Winner", "text"), ("natural", "Natural", "bool"), ("levy", "Levy", "money"),
-            ("paid", "Paid to winner", "money"), ("conforming", "Conforming", "bool"), ("state", "State", "text"),
+        Section("coups", _("Coups: the levy of every coup (art. 56-1)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("coup", _("Coup"), "int"), ("bank", _("Bank"), "int"),
+            ("banker", _("Banker"), "text"), ("at", _("Settled"), "datetime"), ("bank_amount", _("Bank amount"), "money"),
+            ("covered", _("Pot (covered)"), "money"), ("banco_solo", _("Banco"), "bool"),
+            ("regola_punta", _("Punta Regola"), "bool"), ("regola_banker", _("Banker Regola"), "bool"),
+            ("winner", _("Winner"), "text", None, codes["winner"]), ("natural", _("Natural"), "bool"), ("levy", _("Levy"), "money"),
+            ("paid", _("Paid to winner"), "money"), ("conforming", _("Conforming"), "bool"), ("state", _("State"), "text", None, codes["coup_state"]),
         ), _streamed(rs.coup_rows(gaming_day_id=day_id), tick)),
-        Section("annulled", "Coups annulled (no money moved, the bets went back)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
-            ("annulled_at", "Annulled", "datetime"), ("annulled_by", "By", "text"), ("reason", "Reason", "text"),
-            ("cards", "Cards out of the shoe", "text"),
-            ("bets", "Bets returned", "int"), ("bets_total", "Their total", "money"),
+        Section("annulled", _("Coups annulled (no money moved, the bets went back)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("coup", _("Coup"), "int"),
+            ("annulled_at", _("Annulled"), "datetime"), ("annulled_by", _("By"), "text"), ("reason", _("Reason"), "text"),
+            ("cards", _("Cards out of the shoe"), "text"),
+            ("bets", _("Bets returned"), "int"), ("bets_total", _("Their total"), "money"),
         ), _streamed(rs.annulled_rows(gaming_day_id=day_id), tick, _annulled_row)),
-        Section("bets", "Bets and what each paid or was paid", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
-            ("order", "Order", "int"), ("patron", "Patron", "text"), ("seat", "Seat", "int"),
-            ("standing", "Standing", "bool"), ("kind", "Kind", "text"), ("amount", "Bet", "money"),
-            ("carried_from", "Carried from coup", "int"), ("winner", "Winner", "text"),
-            ("result", "Won (+) / lost (-)", "money"),
+        Section("bets", _("Bets and what each paid or was paid"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("coup", _("Coup"), "int"),
+            ("order", _("Order"), "int"), ("patron", _("Patron"), "text"), ("seat", _("Seat"), "int"),
+            ("standing", _("Standing"), "bool"), ("kind", _("Kind"), "text", None, codes["bet_kind"]), ("amount", pgettext("report column", "Bet"), "money"),
+            ("carried_from", _("Carried from coup"), "int"), ("winner", _("Winner"), "text", None, codes["winner"]),
+            ("result", _("Won (+) / lost (-)"), "money"),
         ), _streamed(rs.bet_rows(gaming_day_id=day_id), tick)),
-        Section("patron_balances", "Each patron's balance per session", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("patron_id", "Patron no.", "int"),
-            ("patron", "Patron", "text"), ("coups", "Coups", "int"), ("won", "Received", "money"),
-            ("lost", "Paid", "money"), ("balance", "Balance", "money"),
+        Section("patron_balances", _("Each patron's balance per session"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("patron_id", _("Patron no."), "int"),
+            ("patron", _("Patron"), "text"), ("coups", _("Coups"), "int"), ("won", _("Received"), "money"),
+            ("lost", _("Paid"), "money"), ("balance", _("Balance"), "money"),
         ), _streamed(rs.patron_balance_rows(gaming_day_id=day_id), tick)),
-        Section("non_conforming", "Non-conforming coups: as played and reconstructed (RULES.md §3.3)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("coup", "Coup", "int"),
-            ("cards", "Cards as played", "text"), ("punta_draws", "Punta drew", "bool"),
-            ("banker_draws", "Banker drew", "bool"), ("regola_punta", "Punta Regola", "bool"),
-            ("regola_banker", "Banker Regola", "bool"), ("violations", "Violations", "text", PROSE),
-            ("as_played", "As played", "text", PROSE), ("reconstruction", "Reconstruction (settled)", "text", PROSE),
-            ("next_cards", "Shoe cards drawn for it", "text"), ("winner", "Winner", "text"), ("levy", "Levy", "money"),
+        Section("non_conforming", _("Non-conforming coups: as played and reconstructed (RULES.md §3.3)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("coup", _("Coup"), "int"),
+            ("cards", _("Cards as played"), "text"), ("punta_draws", _("Punta drew"), "bool"),
+            ("banker_draws", _("Banker drew"), "bool"), ("regola_punta", _("Punta Regola"), "bool"),
+            ("regola_banker", _("Banker Regola"), "bool"), ("violations", _("Violations"), "text", PROSE),
+            ("as_played", _("As played"), "text", PROSE), ("reconstruction", _("Reconstruction (settled)"), "text", PROSE),
+            ("next_cards", _("Shoe cards drawn for it"), "text"), ("winner", _("Winner"), "text", None, codes["winner"]), ("levy", _("Levy"), "money"),
         ), _streamed(rs.non_conforming_rows(gaming_day_id=day_id), tick, nonconf)),
-        Section("voided_cards", "Voided cards", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("shoe", "Shoe", "int"),
-            ("shoe_number", "Shoe number", "text"), ("position", "Position", "int"), ("card", "Card", "text"),
-            ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
+        Section("voided_cards", _("Voided cards"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("shoe", _("Shoe"), "int"),
+            ("shoe_number", _("Shoe number"), "text"), ("position", _("Position"), "int"), ("card", _("Card"), "text"),
+            ("reason", _("Reason"), "text"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
         ), _streamed(rs.voided_card_rows(gaming_day_id=day_id), tick)),
-        Section("faux_tirage_bars", "Faux-tirage bars (art. 60)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("patron", "Patron", "text"),
-            ("coup", "Coup", "int"), ("reason", "Reason", "text"), ("at", "At", "datetime"), ("by", "By", "text"),
+        Section("faux_tirage_bars", _("Faux-tirage bars (art. 60)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("patron", _("Patron"), "text"),
+            ("coup", _("Coup"), "int"), ("reason", _("Reason"), "text"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
         ), _streamed(rs.faux_tirage_bar_rows(gaming_day_id=day_id), tick)),
-        Section("successions", "Successions of the bank (RULES.md §5)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
-            ("started_at", "Started", "datetime"), ("outgoing", "Outgoing banker", "text"), ("reason", "Why", "text"),
-            ("kind", "Offered as", "text"), ("amount", "Bank offered", "money"), ("floor", "Continuation", "money"),
-            ("minimum", "Minimum", "money"), ("status", "Outcome", "text"), ("lapse_reason", "Lapsed because", "text"),
-            ("successor", "New banker", "text"), ("new_bank", "New bank", "money"), ("origin", "By way of", "text"),
-            ("ended_at", "Ended", "datetime"), ("ended_by", "By", "text"),
+        Section("successions", _("Successions of the bank (RULES.md §5)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("succession", _("Succession"), "int"),
+            ("started_at", _("Started"), "datetime"), ("outgoing", _("Outgoing banker"), "text"), ("reason", _("Why"), "text", None, codes["succession_reason"]),
+            ("kind", _("Offered as"), "text", None, codes["succession_kind"]), ("amount", _("Bank offered"), "money"), ("floor", _("Continuation"), "money"),
+            ("minimum", _("Minimum"), "money"), ("status", _("Outcome"), "text", None, codes["succession_status"]), ("lapse_reason", _("Lapsed because"), "text", None, codes["lapse_reason"]),
+            ("successor", _("New banker"), "text"), ("new_bank", _("New bank"), "money"), ("origin", _("By way of"), "text", None, codes["bank_origin"]),
+            ("ended_at", _("Ended"), "datetime"), ("ended_by", _("By"), "text"),
         ), _streamed(rs.succession_rows(gaming_day_id=day_id), tick),
-            note="Outcome: taken, lapsed, or still offering/unclaimed/at auction when the day was built. By way of: "
-                 "succession (an offer in turn), auction (the asta), direct (entered by the Capo Partita)."),
-        Section("succession_offers", "Offers of the bank, in the order of the right to it", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
-            ("order", "Order", "int"), ("round", "Round", "text"), ("patron", "Player", "text"), ("seat", "Seat", "int"),
-            ("amount_min", "From", "money"), ("amount_max", "Up to", "money"), ("status", "Answer", "text"),
-            ("reason", "Skipped because", "text"), ("amount", "Amount", "money"), ("answered_at", "Answered", "datetime"),
-            ("answered_by", "Entered by", "text"),
+            # The cells hold the codes (the same in every language): the note says what each means.
+            note=_("Outcome: taken, lapsed, or still offering/unclaimed/at auction when the day was built. By way "
+                   "of: succession (an offer in turn), auction (the asta), direct (entered by the Capo Partita).")),
+        Section("succession_offers", _("Offers of the bank, in the order of the right to it"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("succession", _("Succession"), "int"),
+            ("order", _("Order"), "int"), ("round", _("Round"), "text", None, codes["offer_round"]), ("patron", _("Player"), "text"), ("seat", _("Seat"), "int"),
+            ("amount_min", _("From"), "money"), ("amount_max", _("Up to"), "money"), ("status", _("Answer"), "text", None, codes["offer_status"]),
+            ("reason", _("Skipped because"), "text", None, codes["offer_skip"]), ("amount", _("Amount"), "money"), ("answered_at", _("Answered"), "datetime"),
+            ("answered_by", _("Entered by"), "text"),
         ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick)),
-        Section("auctions", "Auctions of the bank (asta, RULES.md §5)", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
-            ("status", "Status", "text"), ("opened_at", "Opened", "datetime"), ("opened_by", "Opened by", "text"),
-            ("closed_at", "Closed", "datetime"), ("closed_by", "Closed by", "text"), ("bids", "Bids", "int"),
-            ("winner", "Winner", "text"), ("winning_bid", "Winning bid", "money"),
+        Section("auctions", _("Auctions of the bank (asta, RULES.md §5)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("succession", _("Succession"), "int"),
+            ("status", _("Status"), "text", None, codes["auction_status"]), ("opened_at", _("Opened"), "datetime"), ("opened_by", _("Opened by"), "text"),
+            ("closed_at", _("Closed"), "datetime"), ("closed_by", _("Closed by"), "text"), ("bids", _("Bids"), "int"),
+            ("winner", _("Winner"), "text"), ("winning_bid", _("Winning bid"), "money"),
         ), _streamed(rs.auction_rows(gaming_day_id=day_id), tick)),
-        Section("auction_bids", "Bids at the asta, in their order", _cols(
-            ("table", "Table", "int"), ("session", "Session", "int"), ("succession", "Succession", "int"),
-            ("seq", "Order", "int"), ("patron", "Bidder", "text"), ("seat", "Seat", "int"),
-            ("standing", "Standing", "bool"), ("amount", "Bid", "money"), ("at", "At", "datetime"),
-            ("by", "Entered by", "text"), ("won", "Won", "bool"),
+        Section("auction_bids", _("Bids at the asta, in their order"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("succession", _("Succession"), "int"),
+            ("seq", _("Order"), "int"), ("patron", _("Bidder"), "text"), ("seat", _("Seat"), "int"),
+            ("standing", _("Standing"), "bool"), ("amount", pgettext("report column", "Bid"), "money"), ("at", _("At"), "datetime"),
+            ("by", _("Entered by"), "text"), ("won", _("Won"), "bool"),
         ), _streamed(rs.bid_rows(gaming_day_id=day_id), tick)),
     ]
     listed = list(counts.values()) if count_history is None else list(count_history)
@@ -446,14 +566,14 @@ def build_document(
          c.note]
         for c in sorted(listed, key=lambda c: (tables[c.table_id].number, c.counted_at, c.pk))
     ]  # fmt: skip
-    sections.append(Section("cagnotte_counts", "Cagnotte counts (art. 70; a corrected count stays, with its correction)", _cols(
-        ("count", "Count", "int"),
-        ("table", "Table", "int"), ("expected", "Expected", "money"), ("counted", "Counted", "money"),
-        ("surplus", "Surplus (extra levy)", "money"), ("shortfall", "Shortfall (borne by the casino)", "money"),
-        ("carried", "Carried", "money"), ("counted_by", "Counted by", "text"), ("witness", "Witness", "text"),
-        ("counted_at", "At", "datetime"), ("corrects", "Corrects count", "int"),
-        ("corrected_by", "Corrected by count", "int"), ("note", "Note", "text"),
-    ), _listed(count_rows, tick), note="" if counted_all else "Not every table is counted yet."))  # fmt: skip
+    sections.append(Section("cagnotte_counts", _("Cagnotte counts (art. 70; a corrected count stays, with its correction)"), _cols(
+        ("count", _("Count"), "int"),
+        ("table", _("Table"), "int"), ("expected", _("Expected"), "money"), ("counted", _("Counted"), "money"),
+        ("surplus", _("Surplus (extra levy)"), "money"), ("shortfall", _("Shortfall (borne by the casino)"), "money"),
+        ("carried", _("Carried"), "money"), ("counted_by", _("Counted by"), "text"), ("witness", _("Witness"), "text"),
+        ("counted_at", _("At"), "datetime"), ("corrects", _("Corrects count"), "int"),
+        ("corrected_by", _("Corrected by count"), "int"), ("note", _("Note"), "text"),
+    ), _listed(count_rows, tick), note="" if counted_all else _("Not every table is counted yet.")))  # fmt: skip
 
     # Unclaimed stakes and winnings (RULES.md §6), as the books stand at the build: a return
     # recorded since is not in this version (its files are what the books said then).
@@ -478,18 +598,21 @@ def build_document(
          None if d.returned_by is None else d.returned_by.get_username(), d.returned_at, d.returned_note]
         for d in deposits
     ]  # fmt: skip
-    sections.append(Section("unclaimed", "Unclaimed stakes and winnings (RULES.md §6)", _cols(
-        ("deposit", "Deposit", "int"), ("table", "Table", "int"), ("session", "Session", "int"),
-        ("coup", "Coup", "int"), ("patron", "Patron", "text"), ("kind", "Kind", "text"),
-        ("amount", "Amount", "money"), ("deposited_in", "Deposited in", "text"), ("note", "Note", "text"),
-        ("recorded_by", "Recorded by", "text"), ("recorded_at", "Recorded at", "datetime"),
-        ("returned_to", "Handed back to", "text"), ("returned_by", "Handed back by", "text"),
-        ("returned_at", "Handed back at", "datetime"), ("returned_note", "Return note", "text"),
+    sections.append(Section("unclaimed", _("Unclaimed stakes and winnings (RULES.md §6)"), _cols(
+        ("deposit", _("Deposit"), "int"), ("table", _("Table"), "int"), ("session", _("Session"), "int"),
+        ("coup", _("Coup"), "int"), ("patron", _("Patron"), "text"), ("kind", _("Kind"), "text", None, codes["deposit_kind"]),
+        ("amount", _("Amount"), "money"), ("deposited_in", _("Deposited in"), "text"), ("note", _("Note"), "text"),
+        ("recorded_by", _("Recorded by"), "text"), ("recorded_at", _("Recorded at"), "datetime"),
+        ("returned_to", _("Handed back to"), "text"), ("returned_by", _("Handed back by"), "text"),
+        ("returned_at", _("Handed back at"), "datetime"), ("returned_note", _("Return note"), "text"),
     ), _listed(deposit_rows, tick), note=(
-        f"Collected by the Commissario and deposited: {held['count']}, {eur(held['total'])} (stakes "
-        f"{eur(held['stakes'])}, winnings {eur(held['winnings'])}); outstanding {eur(held['outstanding'])}, handed "
-        f"back {eur(held['returned'])}. As the books stood when this version was built: a deposit handed back "
-        "since shows here as outstanding." if deposits else "No unclaimed stake or winnings was deposited on this day."
+        _("Collected by the Commissario and deposited: %(count)s, %(total)s (stakes %(stakes)s, winnings "
+          "%(winnings)s); outstanding %(outstanding)s, handed back %(returned)s. As the books stood when this "
+          "version was built: a deposit handed back since shows here as outstanding.")
+        % {"count": held["count"], "total": eur(held["total"]), "stakes": eur(held["stakes"]),
+           "winnings": eur(held["winnings"]), "outstanding": eur(held["outstanding"]),
+           "returned": eur(held["returned"])}
+        if deposits else _("No unclaimed stake or winnings was deposited on this day.")
     )))  # fmt: skip
 
     # The changeur's register (tables.services.cash): every line of the day, voided ones
@@ -522,52 +645,54 @@ def build_document(
          x.voided_at, None if x.voided_by is None else x.voided_by.get_username(), x.void_reason]
         for x in exchanges
     ]  # fmt: skip
-    sections.append(Section("cash_exchanges", "Cash exchanged at the tables (changeur)", _cols(
-        ("table", "Table", "int"), ("session", "Session", "int"), ("line", "Line", "int"), ("at", "At", "datetime"),
-        ("direction", "Direction", "text"), ("amount", "Amount", "money"), ("patron", "Patron", "text"),
-        ("identification_required", "Identification required", "bool"), ("by", "Recorded by", "text"),
-        ("voided_at", "Voided at", "datetime"), ("voided_by", "Voided by", "text"),
-        ("void_reason", "Void reason", "text"),
+    sections.append(Section("cash_exchanges", _("Cash exchanged at the tables (changeur)"), _cols(
+        ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("line", _("Line"), "int"), ("at", _("At"), "datetime"),
+        ("direction", _("Direction"), "text", None, codes["cash_direction"]), ("amount", _("Amount"), "money"), ("patron", _("Patron"), "text"),
+        ("identification_required", _("Identification required"), "bool"), ("by", _("Recorded by"), "text"),
+        ("voided_at", _("Voided at"), "datetime"), ("voided_by", _("Voided by"), "text"),
+        ("void_reason", _("Void reason"), "text"),
     ), _listed(cash_rows, tick), note=(
-        f"Exchanges standing: {exchanged['count']}; buy-ins (cash for chips) {eur(buy_ins)}, cash-outs (chips for "
-        f"cash) {eur(cash_outs)}, net {eur(exchanged['net'])}; voided: {exchanged['voided']} (listed, not in the "
-        "totals)." if exchanges else "No cash was exchanged at the tables on this day."
+        _("Exchanges standing: %(count)s; buy-ins (cash for chips) %(buy_ins)s, cash-outs (chips for cash) "
+          "%(cash_outs)s, net %(net)s; voided: %(voided)s (listed, not in the totals).")
+        % {"count": exchanged["count"], "buy_ins": eur(buy_ins), "cash_outs": eur(cash_outs),
+           "net": eur(exchanged["net"]), "voided": exchanged["voided"]}
+        if exchanges else _("No cash was exchanged at the tables on this day.")
     )))  # fmt: skip
     aml_rows = [[line["patron"], line["name"], line["total"], line["count"]] for line in aml]
-    sections.append(Section("cash_aml", "Patrons at or above the identification threshold (AML)", _cols(
-        ("patron_id", "Patron no.", "int"), ("patron", "Patron", "text"), ("total", "Exchanged in the day", "money"),
-        ("exchanges", "Exchanges", "int"),
+    sections.append(Section("cash_aml", _("Patrons at or above the identification threshold (AML)"), _cols(
+        ("patron_id", _("Patron no."), "int"), ("patron", _("Patron"), "text"), ("total", _("Exchanged in the day"), "money"),
+        ("exchanges", _("Exchanges"), "int"),
     ), _listed(aml_rows, tick), note=(
-        f"Threshold {eur(threshold)} (AML_IDENTIFY_CENTS): each named patron's exchanges of the gaming day, at every "
-        "table and session, buy-ins and cash-outs together, voided lines left out. "
-        + (f"Patrons at or above it: {len(aml)}." if aml else "No patron reached it.")
+        _("Threshold %(threshold)s (AML_IDENTIFY_CENTS): each named patron's exchanges of the gaming day, at every "
+          "table and session, buy-ins and cash-outs together, voided lines left out.") % {"threshold": eur(threshold)}
+        + " " + (_("Patrons at or above it: %(count)s.") % {"count": len(aml)} if aml else _("No patron reached it."))
     )))  # fmt: skip
 
     facts = [
-        ("Gaming day", f"{day.date.isoformat()} ({day.casino.name})"),
-        ("Report version", version),
-        ("Opened", _when(day.opened_at)),
-        ("Closed", _when(day.closed_at) if day.closed_at else ""),
-        ("Sessions", len(sessions)),
-        ("Coups", total["coups"]),
-        ("Coups annulled", total["annulled"]),
-        ("Levies recorded", Money(total["levies_recorded"])),
-        ("Expected cagnotte (sum of the house postings)", Money(total["expected_cagnotte"])),
-        ("Counted cagnotte", Money(summary["counted"]) if counted_all else "not counted yet"),
-        ("Unclaimed stakes and winnings deposited", held["count"]),
-        ("Unclaimed stakes", Money(held["stakes"])),
-        ("Unclaimed winnings", Money(held["winnings"])),
-        ("Unclaimed, outstanding when built", Money(held["outstanding"])),
-        ("Unclaimed, handed back when built", Money(held["returned"])),
-        ("Cash exchanges (changeur), standing", exchanged["count"]),
-        ("Cash buy-ins (cash for chips)", Money(buy_ins)),
-        ("Cash cash-outs (chips for cash)", Money(cash_outs)),
-        ("Cash exchanged, net (buy-ins less cash-outs)", Money(exchanged["net"])),
-        ("Cash exchanges voided", exchanged["voided"]),
-        ("Patrons at or above the AML threshold", len(aml)),
-        ("Tables flagged (banker's win rate outside 95%)", ", ".join(map(str, summary["flagged_tables"])) or "none"),
-        ("Audit seal (SHA-256 over the day's stream heads)", seal),
-        ("Sealed streams", len(streams)),
+        (_("Gaming day"), f"{day.date.isoformat()} ({day.casino.name})"),
+        (_("Report version"), version),
+        (_("Opened"), _when(day.opened_at)),
+        (_("Closed"), _when(day.closed_at) if day.closed_at else ""),
+        (_("Sessions"), len(sessions)),
+        (_("Coups"), total["coups"]),
+        (_("Coups annulled"), total["annulled"]),
+        (_("Levies recorded"), Money(total["levies_recorded"])),
+        (_("Expected cagnotte (sum of the house postings)"), Money(total["expected_cagnotte"])),
+        (_("Counted cagnotte"), Money(summary["counted"]) if counted_all else _("not counted yet")),
+        (_("Unclaimed stakes and winnings deposited"), held["count"]),
+        (_("Unclaimed stakes"), Money(held["stakes"])),
+        (_("Unclaimed winnings"), Money(held["winnings"])),
+        (_("Unclaimed, outstanding when built"), Money(held["outstanding"])),
+        (_("Unclaimed, handed back when built"), Money(held["returned"])),
+        (_("Cash exchanges (changeur), standing"), exchanged["count"]),
+        (_("Cash buy-ins (cash for chips)"), Money(buy_ins)),
+        (_("Cash cash-outs (chips for cash)"), Money(cash_outs)),
+        (_("Cash exchanged, net (buy-ins less cash-outs)"), Money(exchanged["net"])),
+        (_("Cash exchanges voided"), exchanged["voided"]),
+        (_("Patrons at or above the AML threshold"), len(aml)),
+        (_("Tables flagged (banker's win rate outside 95%)"), ", ".join(map(str, summary["flagged_tables"])) or pgettext("tables flagged", "none")),
+        (_("Audit seal (SHA-256 over the day's stream heads)"), seal),
+        (_("Sealed streams"), len(streams)),
     ]  # a count is an int and an amount a Money: numbers in the XLSX, text as before elsewhere
     if register is not None:
         reg_rows = []
@@ -576,36 +701,38 @@ def build_document(
                 reg_rows.append([line["number"], s["number"], s["coups"], s["expected_cagnotte"], None, None])
             reg_rows.append([line["number"], None, sum(s["coups"] for s in line["sessions"]), line["expected"],
                              line["counted"], line["carried"]])  # fmt: skip
-        sections.append(Section("control_register", "Control register (art. 72)", _cols(
-            ("table", "Table", "int"), ("session", "Session (blank: table total)", "int"), ("coups", "Coups", "int"),
-            ("expected", "Expected", "money"), ("counted", "Counted", "money"), ("carried", "Carried", "money"),
-        ), _listed(reg_rows, tick), note=f"Total: {eur(register.total)}: {register.total_words_it} / "
-                   f"{register.total_words_en}. A line with no session is its table's line, after its sessions': "
-                   "the count of its box and the amount carried (the higher of expected and counted).",
+        sections.append(Section("control_register", _("Control register (art. 72)"), _cols(
+            ("table", _("Table"), "int"), ("session", _("Session (blank: table total)"), "int"), ("coups", _("Coups"), "int"),
+            ("expected", _("Expected"), "money"), ("counted", _("Counted"), "money"), ("carried", _("Carried"), "money"),
+        ), _listed(reg_rows, tick), note=_("Total: %(amount)s: %(words)s. A line with no session is its table's "
+                   "line, after its sessions': the count of its box and the amount carried (the higher of expected "
+                   "and counted).") % {"amount": eur(register.total), "words": in_words(register.total_words_it,
+                                                                                       register.total_words_en)},
             # The day's line under the tables' (the XLSX's; the note says it in the PDF and CSV).
-            total=["Total", None, sum(s["coups"] for line in register.lines for s in line["sessions"]),
+            total=[_("Total"), None, sum(s["coups"] for line in register.lines for s in line["sessions"]),
                    sum(line["expected"] for line in register.lines), sum(line["counted"] for line in register.lines),
                    register.total]))  # fmt: skip
         facts += [
-            ("Control register total", Money(register.total)),
-            ("In words (it)", register.total_words_it),
-            ("In words (en)", register.total_words_en),
-            ("Signed by", f"{_who(register.first_signer)} ({_when(register.first_signed_at)}), "
-                          f"{_who(register.second_signer)} ({_when(register.second_signed_at)})"),
+            (_("Control register total"), Money(register.total)),
+            *words_facts(register.total_words_it, register.total_words_en),
+            (_("Signed by"), f"{_who(register.first_signer)} ({_when(register.first_signed_at)}), "
+                             f"{_who(register.second_signer)} ({_when(register.second_signed_at)})"),
         ]  # fmt: skip
         if register.corrects_id is not None:
-            facts.append(("Corrects", f"control register {register.corrects_id}: {register.reason}"))
+            facts.append((_("Corrects"), _("control register %(register)s: %(reason)s")
+                          % {"register": register.corrects_id, "reason": register.reason}))  # fmt: skip
         summary["register_total"] = register.total
         summary["register_words"] = {"it": register.total_words_it, "en": register.total_words_en}
     elif carried is not None:
-        facts += [("Carried (higher of expected and counted, per table)", Money(carried)),
-                  ("In words (it)", euros_it(carried)), ("In words (en)", euros_en(carried))]  # fmt: skip
+        facts += [(_("Carried (higher of expected and counted, per table)"), Money(carried)),
+                  *words_facts(euros_it(carried), euros_en(carried))]  # fmt: skip
 
     numbers = sorted(per_table)
     charts = [
-        Chart("expected_cagnotte", "Expected cagnotte per table", [f"Table {n}" for n in numbers],
+        Chart("expected_cagnotte", _("Expected cagnotte per table"), [_("Table %(n)s") % {"n": n} for n in numbers],
               [per_table[n]["expected_cagnotte"] for n in numbers], unit="cents"),
-        Chart("coups", "Coups per table", [f"Table {n}" for n in numbers], [per_table[n]["coups"] for n in numbers]),
+        Chart("coups", _("Coups per table"), [_("Table %(n)s") % {"n": n} for n in numbers],
+              [per_table[n]["coups"] for n in numbers]),
     ]  # fmt: skip
     rows = (
         len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows)
@@ -619,8 +746,9 @@ def build_document(
         + total["non_conforming"]
     )
     document = ReportDocument(
-        title=f"Chemin de Fer: end-of-day report, {day.date.isoformat()}",
-        subtitle=f"{day.casino.name}, gaming day {day_id}, version {version}",
+        title=_("Chemin de Fer: end-of-day report, %(date)s") % {"date": day.date.isoformat()},
+        subtitle=_("%(casino)s, gaming day %(day)s, version %(version)s")
+        % {"casino": day.casino.name, "day": day_id, "version": version},
         facts=facts,
         sections=sections,
         charts=charts,

@@ -500,7 +500,8 @@ def control_register_sign(*, register: ControlRegister, by: User) -> ControlRegi
     if reg.signed:
         last = DayReport.objects.filter(gaming_day=day).order_by("-version").values_list("version", flat=True).first()
         report = DayReport.objects.create(
-            gaming_day=day, version=max(last or 1, 1) + 1, control_register=reg, requested_at=now
+            gaming_day=day, version=max(last or 1, 1) + 1, control_register=reg, requested_at=now,
+            language=settings.REPORT_LANGUAGE,
         )
         transaction.on_commit(lambda: _enqueue_report_version(day.pk, report.version), robust=True)
     return reg

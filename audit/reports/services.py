@@ -131,7 +131,9 @@ def report_request(*, gaming_day_id: int, version: int = 1) -> DayReport:
         raise ApplicationError("unknown_report_version", "Versions after 1 come from a signed control register.",
                                details={"version": version}, status_code=404)  # fmt: skip
     DayReport.objects.bulk_create(
-        [DayReport(gaming_day_id=gaming_day_id, version=version, requested_at=timezone.now())], ignore_conflicts=True
+        [DayReport(gaming_day_id=gaming_day_id, version=version, requested_at=timezone.now(),
+                   language=settings.REPORT_LANGUAGE)],
+        ignore_conflicts=True,  # a report requested before keeps its language
     )
     return DayReport.objects.get(gaming_day_id=gaming_day_id, version=version)
 
@@ -331,7 +333,7 @@ def _build(report: DayReport, day: GamingDay, progress: Progress | None, started
     ticker = _Progress(0, progress)
     built = build_document(
         day=day, version=report.version, seal=seal, streams=streams, register=report.control_register,
-        count_history=list(day_counts(gaming_day_id=day.pk)), tick=ticker.tick,
+        count_history=list(day_counts(gaming_day_id=day.pk)), tick=ticker.tick, language=report.language,
     )  # fmt: skip
     fmts = writers()
     ticker.total = max(built.rows * len(fmts), 1)

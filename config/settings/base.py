@@ -268,6 +268,17 @@ REPORTS_DIR = env_str("CHEMIN_REPORTS_DIR", "reports")
 # attempt after this many interrupted ones marks the report FAILED instead, and reports_sweep
 # leaves it; `manage.py report_build DAY [VERSION]` builds it again (audit/reports/services.py).
 REPORT_BUILD_MAX_ATTEMPTS = env_int("REPORT_BUILD_MAX_ATTEMPTS", 3, minimum=1)
+# The language the end-of-day report is written in (its titles, column titles, notes, facts,
+# the words of its non-conforming coups; in the PDF and XLSX its figures too: "1.234,50" in
+# Italian): one of LANGUAGES. Each report keeps the language it was requested in
+# (DayReport.language), so a rebuild gives the same bytes and a later change of this
+# setting changes only the reports requested after it. The CSV's keys and codes, and the
+# summary's, are the same in every language: machines read them.
+REPORT_LANGUAGE = env_str("REPORT_LANGUAGE", "en")
+if REPORT_LANGUAGE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(
+        f"REPORT_LANGUAGE={REPORT_LANGUAGE!r} is not one of the languages: {', '.join(dict(LANGUAGES))}."
+    )
 
 REST_FRAMEWORK = {
     # Token first: an anonymous API call then gets 401 with `WWW-Authenticate: Token`.

@@ -254,3 +254,22 @@ def test_each_pytest_worker_keeps_its_cache_in_its_own_redis_database(redis_db, 
     else:
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == f"redis://127.0.0.1:6379/{cache_db}"
+
+
+@pytest.mark.parametrize(("value", "ok"), [("it", True), ("en", True), ("fr", False), ("IT", False), ("italian", False)])
+def test_the_report_language_must_be_one_of_the_languages(value, ok):
+    """REPORT_LANGUAGE (the end-of-day report's words) is refused at start-up unless it names
+    one of LANGUAGES: a typo would otherwise write every report in English, silently."""
+    result = _manage("shell", "-c", "from django.conf import settings; print(settings.REPORT_LANGUAGE)",
+                     REPORT_LANGUAGE=value)  # fmt: skip
+    assert (result.returncode == 0) is ok, result.stderr[-300:]
+    if ok:
+        assert result.stdout.splitlines()[-1] == value
+    else:
+        assert f"REPORT_LANGUAGE={value!r} is not one of the languages: en, it." in result.stderr
+
+
+def test_the_report_language_is_english_unless_set():
+    result = _manage("shell", "-c", "from django.conf import settings; print(settings.REPORT_LANGUAGE)",
+                     REPORT_LANGUAGE="")  # fmt: skip
+    assert result.returncode == 0 and result.stdout.splitlines()[-1] == "en", result.stderr[-300:]
