@@ -81,14 +81,10 @@ _SEPARATORS = {"it": (".", ",")}
 
 def _separators() -> tuple[str, str]:
     """(thousands, decimal) of the active language: "," and "." unless it says otherwise."""
-    try:
-        from django.conf import settings
-
-        if not settings.configured:
-            return ",", "."
-        from django.utils.translation import get_language
-    except ImportError:  # pragma: no cover - Django is always installed in this project
+    if not _django_ready():
         return ",", "."
+    from django.utils.translation import get_language
+
     return _SEPARATORS.get((get_language() or "en").split("-")[0], (",", "."))
 
 
@@ -181,12 +177,37 @@ def display_cell(column: Column, value: object, tz: dt.tzinfo | None = None) -> 
     if kind == "datetime" and isinstance(value, dt.date):
         return datetime_display(value, tz)
     if kind == "bool":
-        from django.utils.translation import pgettext
-
         return pgettext("report cell", "yes") if value else pgettext("report cell", "no")
     if kind == "rate" and isinstance(value, str):
         return value.replace(".", _separators()[1])  # exact decimal text: "0.508538", "0,508538"
     return str(value)
+
+
+def _django_ready() -> bool:
+    try:
+        from django.conf import settings
+    except ImportError:  # pragma: no cover - Django is always installed in this project
+        return False
+    return settings.configured
+
+
+def gettext(message: str) -> str:
+    """Django's gettext when Django is configured, else the message as it is (English): the
+    writers also run outside Django (a script, a fresh process)."""
+    if not _django_ready():
+        return message
+    from django.utils.translation import gettext as django_gettext
+
+    return django_gettext(message)
+
+
+def pgettext(context: str, message: str) -> str:
+    """Django's pgettext when Django is configured, else the message as it is (gettext)."""
+    if not _django_ready():
+        return message
+    from django.utils.translation import pgettext as django_pgettext
+
+    return django_pgettext(context, message)
 
 
 def in_language(language: str):
@@ -194,11 +215,7 @@ def in_language(language: str):
     ReportDocument.language); nothing to do when Django is not configured."""
     import contextlib
 
-    try:
-        from django.conf import settings
-    except ImportError:  # pragma: no cover - Django is always installed in this project
-        return contextlib.nullcontext()
-    if not settings.configured:
+    if not _django_ready():
         return contextlib.nullcontext()
     from django.utils import translation
 

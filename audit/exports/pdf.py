@@ -65,8 +65,6 @@ from typing import Any, BinaryIO
 import uharfbuzz
 from bidi import get_base_level, get_display
 from bidi.mirror import MIRRORED
-from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 from reportlab.graphics import renderPDF
 from reportlab.graphics.charts.barcharts import VerticalBarChart
 from reportlab.graphics.shapes import Drawing, String
@@ -87,7 +85,9 @@ from audit.exports.formatting import (
     in_language,
     money_display,
     number_display,
+    pgettext,
 )
+from audit.exports.formatting import gettext as _  # Django's, when it is configured
 
 CONTENT_TYPE = "application/pdf"
 EXTENSION = "pdf"

@@ -30,8 +30,6 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, BinaryIO
 
-from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -41,7 +39,8 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.writer.excel import ExcelWriter
 
 from audit.exports.document import Chart, Column, FactValue, Money, ReportDocument, Section
-from audit.exports.formatting import created_of, in_language, local_naive, money_decimal
+from audit.exports.formatting import created_of, in_language, local_naive, money_decimal, pgettext
+from audit.exports.formatting import gettext as _  # Django's, when it is configured
 
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 EXTENSION = "xlsx"
