@@ -70,7 +70,7 @@ def test_a_report_requested_in_italian_is_written_in_italian_with_the_same_keys(
     assert ["# Cagnotte attesa (somma delle registrazioni della casa)", "51,20 EUR"] in preamble
     assert ["# Sigillo di audit (SHA-256 sulle teste dei flussi della giornata)", report.seal] in preamble
     tables = blocks[TABLES_IT]
-    assert tables[0][0].startswith("# Percentuale attesa: probabilità esatte") and tables[0][0].endswith(
+    assert tables[0][0].startswith("# Percentuale prevista: probabilità esatte") and tables[0][0].endswith(
         "Binomiale esatta: tavoli 1, 2.")  # fmt: skip
     header, *rows = tables[1:]
     assert {r[header.index("method")] for r in rows} == {"exact binomial"}  # the code, as the summary keeps it
