@@ -464,6 +464,11 @@ class CagnotteCountOutput(serializers.Serializer):
     surplus = StrictIntegerField(help_text="Recorded as an extra levy.")
     shortfall = StrictIntegerField(help_text="Borne by the casino.")
     carried = StrictIntegerField(help_text="The higher of expected and counted: carried to the register.")
+    tips = StrictIntegerField(
+        allow_null=True,
+        help_text="Tips (mance) counted in the table's tips box with the cagnotte, cents: the staff's (the tronc), "
+        "never in expected, counted or carried. null: not counted with this count.",
+    )
     counted_by = StrictIntegerField(source="counted_by_id")
     witness = StrictIntegerField(source="witness_id")
     counted_at = serializers.DateTimeField()
@@ -484,6 +489,11 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
     class CagnotteCountInput(StrictInput):
         table = StrictIntegerField(min_value=1)
         counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS, help_text="Counted in the box, cents.")
+        tips = StrictIntegerField(
+            min_value=0, max_value=MAX_CENTS, required=False, allow_null=True, default=None,
+            help_text="Tips (mance) counted in the table's tips box at the same time, cents. Omitted or null: not "
+            "counted (said so wherever the count is shown, never read as 0); a correction can add them.",
+        )  # fmt: skip
         witness = StrictIntegerField(min_value=1, help_text="The staff user present at the count.")
         note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
@@ -496,6 +506,10 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
 
     @extend_schema(
         summary="Enter the counted cagnotte of a table (direzione, with a witness)",
+        description="The table's cagnotte box and its tips box (the mance, RULES.md §6) are opened and counted "
+        "together, before the same witness: `counted` is the cagnotte (the house's), `tips` the tips (the staff's, "
+        "in no house figure: not in expected, counted, carried or the control register's total). A `counted` or "
+        "`tips` that is not a whole number of cents from 0 to 10^12 is a 400 `invalid_input` naming it.",
         request=CagnotteCountInput,
         responses={201: CagnotteCountOutput, **_errors(
             "`witness_must_differ`, `witness_not_staff`, `witness_not_management` (the table staff may not witness), "
@@ -512,7 +526,7 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
             raise ApplicationError("unknown_table", "No table has this id.", details={"table": v["table"]})
         count = registers.cagnotte_count_record(gaming_day=day, table=table, by=request.user,
                                                 witness=_staff(v["witness"]), counted=v["counted"],
-                                                note=v["note"])  # fmt: skip
+                                                tips=v["tips"], note=v["note"])  # fmt: skip
         return Response(CagnotteCountOutput(count).data, status=status.HTTP_201_CREATED)
 
 
@@ -520,14 +534,24 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
     permission_classes = BOOKS
 
     class CagnotteCountCorrectInput(StrictInput):
-        counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS)
+        counted = StrictIntegerField(min_value=0, max_value=MAX_CENTS, required=False, allow_null=True, default=None,
+                                     help_text="The cagnotte counted again, cents. Omitted or null: the corrected "
+                                     "count's stands.")  # fmt: skip
+        tips = StrictIntegerField(min_value=0, max_value=MAX_CENTS, required=False, allow_null=True, default=None,
+                                  help_text="The tips (mance) counted again, cents. Omitted or null: the corrected "
+                                  "count's stand (tips once counted are not un-counted).")  # fmt: skip
         witness = StrictIntegerField(min_value=1)
         note = serializers.CharField(max_length=300, help_text="Why the count is corrected.")
 
     @extend_schema(
         summary="Correct a count: a new count that refers to it",
+        description="Corrects the counted cagnotte, the tips, or both (the tips alone: `tips` without `counted`); "
+        "the figure not given is the corrected count's, restated in the new count. Neither: 400 "
+        "`nothing_to_correct`. Correcting a count (its tips too) leaves a control register written before it "
+        "behind: it is prepared again, or, signed, corrected.",
         request=CagnotteCountCorrectInput,
-        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `witness_not_management`, `reason_required`",
+        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `witness_not_management`, `reason_required`, "
+                                                       "`nothing_to_correct`",
                                                        conflict="`already_corrected`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
@@ -536,7 +560,7 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
         v = data.validated_data
         count = get_object_or_404(CagnotteCount, pk=pk)
         new = registers.cagnotte_count_correct(count=count, by=request.user, witness=_staff(v["witness"]),
-                                               counted=v["counted"], note=v["note"])  # fmt: skip
+                                               counted=v["counted"], tips=v["tips"], note=v["note"])  # fmt: skip
         return Response(CagnotteCountOutput(new).data, status=status.HTTP_201_CREATED)
 
 
@@ -552,7 +576,8 @@ class CagnotteRegisterApi(APIView):
         "per change; amount in cents, null for no maximum), interruptions "
         "and resumptions, shoes; each banker's coups played, separately, with the levy of every coup (not an annulled "
         "coup: the report lists those apart); the expected "
-        "cagnotte (sum of the recorded levies) and the count in force. Times in the casino's zone (Europe/Rome).",
+        "cagnotte (sum of the recorded levies) and the count in force (with its `tips`, the mance counted with the "
+        "box: the staff's, null if not counted). Times in the casino's zone (Europe/Rome).",
         parameters=[OpenApiParameter("table", OpenApiTypes.INT, description="One table only.")],
         responses={200: OpenApiTypes.OBJECT, **_errors("")},
     )
@@ -576,9 +601,16 @@ class ControlRegisterOutput(serializers.Serializer):
     lines = LocalTimesJSONField(
         help_text="Per table, its sessions and figures as written (and signed); times in the casino's zone. A "
         "table that had unclaimed stakes or winnings deposited (RULES.md §6) has `unclaimed`: {count, stakes, "
-        "winnings, total} in cents, apart from the cagnotte `total`."
+        "winnings, total} in cents, apart from the cagnotte `total`. A table whose count recorded its tips (the "
+        "mance) has `tips` in cents, never in its `carried` nor in `total`; a register written before tips were "
+        "recorded has none."
     )
     total = StrictIntegerField(help_text="Cents.")
+    tips_total = StrictIntegerField(
+        allow_null=True,
+        help_text="The day's tips (mance) on the lines, cents: the staff's, a figure apart from the cagnotte `total` "
+        "and its words. null: no line says tips (written before they were recorded).",
+    )
     total_words_it = serializers.CharField()
     total_words_en = serializers.CharField()
     prepared_by = StrictIntegerField(source="prepared_by_id")

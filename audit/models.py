@@ -256,12 +256,20 @@ class CagnotteCount(models.Model):
     direzione user in the presence of a witness. `expected` is the sum of the recorded levies
     (the house postings), computed when the count is entered. A surplus is an extra levy, a
     shortfall is borne by the casino, and `carried` (the higher figure) goes to the control
-    register. A correction is a new row with `corrects` set; the corrected row stays."""
+    register. A correction is a new row with `corrects` set; the corrected row stays.
+
+    `tips`: the table's tips box (the mance, RULES.md §6), opened and counted with the cagnotte
+    box before the same people. The tips belong to the staff (the tronc), not the house: they
+    never enter expected, counted or carried. NULL: not counted with this count (a count
+    entered before the tips were recorded, or through the API without them)."""
 
     gaming_day = models.ForeignKey("floor.GamingDay", on_delete=models.PROTECT, related_name="cagnotte_counts")
     table = models.ForeignKey("floor.Table", on_delete=models.PROTECT, related_name="cagnotte_counts")
     expected = models.BigIntegerField(help_text="Sum of the recorded levies, cents.")
     counted = models.BigIntegerField(help_text="Counted in the box, cents.")
+    tips = models.BigIntegerField(
+        null=True, blank=True, help_text="Tips (mance) counted in the table's tips box, cents; NULL: not counted."
+    )
     counted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     witness = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     counted_at = models.DateTimeField()
@@ -279,6 +287,9 @@ class CagnotteCount(models.Model):
                 name="audit_cagnotte_count_one_per_table_day",
             ),
             models.CheckConstraint(condition=models.Q(counted__gte=0), name="audit_cagnotte_count_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(tips__isnull=True) | models.Q(tips__gte=0), name="audit_cagnotte_count_tips_not_negative"
+            ),
             models.CheckConstraint(
                 condition=~models.Q(counted_by=models.F("witness")), name="audit_cagnotte_count_witness_differs"
             ),
@@ -317,6 +328,11 @@ class ControlRegister(models.Model):
     reason = models.CharField(max_length=300, blank=True, help_text="Why a correction was made.")
     lines = models.JSONField(default=list, help_text="Per table: sessions, expected, counted, carried (cents).")
     total = models.BigIntegerField(help_text="The day's carried cagnotte, cents.")
+    tips_total = models.BigIntegerField(
+        null=True, blank=True,
+        help_text="The day's tips (mance) counted, cents: the staff's, apart from the cagnotte `total`. NULL: no "
+        "count in force recorded tips (a register written before they were recorded).",
+    )  # fmt: skip
     total_words_it = models.TextField()
     total_words_en = models.TextField()
     prepared_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -344,6 +360,10 @@ class ControlRegister(models.Model):
             models.CheckConstraint(
                 condition=models.Q(second_signer__isnull=True) | models.Q(first_signer__isnull=False),
                 name="audit_control_register_signed_in_order",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(tips_total__isnull=True) | models.Q(tips_total__gte=0),
+                name="audit_control_register_tips_not_negative",
             ),
         ]
 

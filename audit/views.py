@@ -277,6 +277,8 @@ BOOK_REFUSALS = {
     ),
     "table_not_played": gettext_lazy("The table had no session on this gaming day."),
     "already_counted": gettext_lazy("This table's cagnotte is counted already."),
+    "invalid_tips": gettext_lazy("The tips counted are an amount of at least 0 euro."),
+    "nothing_to_correct": gettext_lazy("Give the cagnotte counted again, the tips counted again, or both."),
     "day_not_closed": gettext_lazy("The gaming day is still open; close it first."),
     "cagnotte_not_counted": gettext_lazy("Count the cagnotte of every table first."),
     "register_signed": gettext_lazy("The control register is signed; it cannot be prepared again."),
@@ -457,6 +459,10 @@ def _books(day: GamingDay, user) -> dict:
             (line.get("unclaimed") or {}).get("total", 0) for line in (register.lines if register else [])
             if isinstance(line, dict)
         ),
+        # The day's tips (mance), the staff's: the counts in force that recorded them, and the
+        # figure the register carries apart from its total (None: no count said any).
+        "tips": registers.register_tips([{"tips": t["count"].tips} for t in tables if t["count"] is not None]),
+        "tips_unsaid": [t["table"].number for t in tables if t["count"] is not None and t["count"].tips is None],
     }
 
 
@@ -926,6 +932,11 @@ def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None
     return _day_page(request, day, outcome=outcome)
 
 
+def _optional_euros(request: HttpRequest, field: str) -> int | None:
+    raw = request.POST.get(field)
+    return None if raw is None or not raw.strip() else euros_to_cents(raw, field=field)
+
+
 def _writer(request: HttpRequest) -> HttpResponse | None:
     if not has_role(request.user, Role.DIREZIONE):
         return forbidden(request, _("Only the Direzione Giochi may do this."))
@@ -944,12 +955,15 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
         table = floor_selectors.table_get(pk=table_pk)
         if table is None:
             raise BadForm("unknown_table", _("Choose a table."), details={"table": table_pk})
+        # The tips box is opened and counted with the cagnotte's (RULES.md §6): the desk asks
+        # for both (0 when the box is empty), so no count it enters leaves the tips unsaid.
         count = registers.cagnotte_count_record(
             gaming_day=day, table=table, by=request.user, witness=_user_field(request, "witness"),
             counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
+            tips=euros_to_cents(request.POST.get("tips"), field="tips"),
         )  # fmt: skip
-        return _("Cagnotte of table %(number)s counted: € %(amount)s.") % {
-            "number": table.number, "amount": euros_exact(count.counted)}  # fmt: skip
+        return _("Cagnotte of table %(number)s counted: € %(amount)s; tips € %(tips)s.") % {
+            "number": table.number, "amount": euros_exact(count.counted), "tips": euros_exact(count.tips)}  # fmt: skip
 
     return _books_post(request, day, run)
 
@@ -965,12 +979,17 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
     day = count.gaming_day
 
     def run() -> str:
+        # A figure left blank is the corrected count's (the tips alone may be corrected).
         new = registers.cagnotte_count_correct(
             count=count, by=request.user, witness=_user_field(request, "witness"),
-            counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
+            counted=_optional_euros(request, "counted"), tips=_optional_euros(request, "tips"),
+            note=request.POST.get("note", ""),
         )  # fmt: skip
-        return _("Count of table %(number)s corrected: € %(amount)s.") % {
-            "number": count.table.number, "amount": euros_exact(new.counted)}  # fmt: skip
+        if new.tips is None:
+            return _("Count of table %(number)s corrected: € %(amount)s.") % {
+                "number": count.table.number, "amount": euros_exact(new.counted)}  # fmt: skip
+        return _("Count of table %(number)s corrected: € %(amount)s; tips € %(tips)s.") % {
+            "number": count.table.number, "amount": euros_exact(new.counted), "tips": euros_exact(new.tips)}  # fmt: skip
 
     return _books_post(request, day, run)
 

@@ -388,6 +388,8 @@ def _build_document(
         "sessions": len(sessions),
         "counted": sum(c.counted for c in counts.values()) if counted_all else None,
         "carried": carried,
+        # The tips (mance) counted with the boxes in force: the staff's, in no house figure.
+        "tips": sum(tips) if (tips := [c.tips for c in counts.values() if c.tips is not None]) else None,
         "tables": {str(k): v for k, v in per_table.items()},
         "flagged_tables": [n for n, v in per_table.items() if v["banker_rate"]["flagged"]],
         "control_register": None if register is None else register.pk,
@@ -567,7 +569,7 @@ def _build_document(
     listed = list(counts.values()) if count_history is None else list(count_history)
     corrected = {c.corrects_id: c.pk for c in listed if c.corrects_id is not None}
     count_rows = [
-        [c.pk, tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried,
+        [c.pk, tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried, c.tips,
          c.counted_by.get_username(), c.witness.get_username(), c.counted_at, c.corrects_id, corrected.get(c.pk),
          c.note]
         for c in sorted(listed, key=lambda c: (tables[c.table_id].number, c.counted_at, c.pk))
@@ -576,7 +578,8 @@ def _build_document(
         ("count", _("Count"), "int"),
         ("table", _("Table"), "int"), ("expected", _("Expected"), "money"), ("counted", _("Counted"), "money"),
         ("surplus", _("Surplus (extra levy)"), "money"), ("shortfall", _("Shortfall (borne by the casino)"), "money"),
-        ("carried", _("Carried"), "money"), ("counted_by", _("Counted by"), "text"), ("witness", _("Witness"), "text"),
+        ("carried", _("Carried"), "money"), ("tips", _("Tips (staff's)"), "money"),
+        ("counted_by", _("Counted by"), "text"), ("witness", _("Witness"), "text"),
         ("counted_at", _("At"), "datetime"), ("corrects", _("Corrects count"), "int"),
         ("corrected_by", _("Corrected by count"), "int"), ("note", _("Note"), "text"),
     ), _listed(count_rows, tick), note="" if counted_all else _("Not every table is counted yet.")))  # fmt: skip
@@ -685,6 +688,8 @@ def _build_document(
         (_("Levies recorded"), Money(total["levies_recorded"])),
         (_("Expected cagnotte (sum of the house postings)"), Money(total["expected_cagnotte"])),
         (_("Counted cagnotte"), Money(summary["counted"]) if counted_all else _("not counted yet")),
+        (_("Tips (mance) counted, the staff's: not in the cagnotte"),
+         pgettext("tips", "not counted") if summary["tips"] is None else Money(summary["tips"])),
         (_("Unclaimed stakes and winnings deposited"), held["count"]),
         (_("Unclaimed stakes"), Money(held["stakes"])),
         (_("Unclaimed winnings"), Money(held["winnings"])),
@@ -724,6 +729,8 @@ def _build_document(
             (_("Signed by"), f"{_who(register.first_signer)} ({_when(register.first_signed_at)}), "
                              f"{_who(register.second_signer)} ({_when(register.second_signed_at)})"),
         ]  # fmt: skip
+        if register.tips_total is not None:  # (not on a register written before tips were recorded)
+            facts.append((_("Control register tips (mance), apart from its total"), Money(register.tips_total)))
         if register.corrects_id is not None:
             facts.append((_("Corrects"), _("control register %(register)s: %(reason)s")
                           % {"register": register.corrects_id, "reason": register.reason}))  # fmt: skip

@@ -28,6 +28,9 @@ from .words import euros_en, euros_it
 
 # Who may witness a cagnotte count: not the table staff whose box it is (_check_witness).
 WITNESS_ROLES = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
+# The tips counted, cents: bounded as the API bounds the counted cagnotte (10^12 cents, ten
+# billion euro), so an absurd figure from any caller is a 400, never a database overflow.
+MAX_TIPS_CENTS = 10**12
 
 if TYPE_CHECKING:
     from floor.models import GamingDay, Table
@@ -74,12 +77,22 @@ def _check_witness(by: User, witness: User) -> None:
         )
 
 
+def _check_tips(tips: Any) -> None:
+    # None: the tips box was not counted with this count (said so, never read as a zero).
+    if tips is not None and (isinstance(tips, bool) or not isinstance(tips, int) or not 0 <= tips <= MAX_TIPS_CENTS):
+        raise ApplicationError("invalid_tips", "The tips counted are a whole number of cents, >= 0 (at most 10^12).",
+                               details={"field": "tips"})  # fmt: skip
+
+
 def _count_payload(count: CagnotteCount) -> dict[str, Any]:
     return {
         "count": count.pk,
         "table": count.table_id,
         "expected": count.expected,
         "counted": count.counted,
+        # The tips box, counted with the cagnotte's (RULES.md §6): the staff's, in no house
+        # figure; null: not counted. Events written before it was recorded do not say it.
+        "tips": count.tips,
         "surplus": count.surplus,
         "shortfall": count.shortfall,
         "carried": count.carried,
@@ -114,17 +127,22 @@ def day_counts(*, gaming_day_id: int):
 
 @transaction.atomic
 def cagnotte_count_record(
-    *, gaming_day: GamingDay, table: Table, by: User, witness: User, counted: int, note: str = ""
+    *, gaming_day: GamingDay, table: Table, by: User, witness: User, counted: int, note: str = "",
+    tips: int | None = None,
 ) -> CagnotteCount:
     """Enter the counted cagnotte of a table for a closed day (art. 70), with a witness.
 
     The expected cagnotte is computed here, from the house postings, so it is the figure of
     record whatever a screen showed. Surplus: an extra levy; shortfall: borne by the casino;
-    each table on its own (differences never offset); the higher figure is carried."""
+    each table on its own (differences never offset); the higher figure is carried.
+
+    `tips`: the table's tips box (the mance, RULES.md §6), opened and counted at the same
+    time before the same people; the staff's, never in a house figure. None: not counted."""
     _require_direzione(by, "count the cagnotte")
     _check_witness(by, witness)
     if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
         raise ApplicationError("invalid_amount", "The counted cagnotte is a whole number of cents, >= 0.")
+    _check_tips(tips)
     day = _lock_closed_day(gaming_day)
     if table.casino_id != day.casino_id or not day.sessions.filter(table=table).exists():
         raise ApplicationError(
@@ -145,6 +163,7 @@ def cagnotte_count_record(
                 table=table,
                 expected=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
                 counted=counted,
+                tips=tips,
                 counted_by=by,
                 witness=witness,
                 counted_at=timezone.now(),
@@ -159,13 +178,21 @@ def cagnotte_count_record(
 
 @transaction.atomic
 def cagnotte_count_correct(
-    *, count: CagnotteCount, by: User, witness: User, counted: int, note: str
+    *, count: CagnotteCount, by: User, witness: User, counted: int | None = None, note: str,
+    tips: int | None = None,
 ) -> CagnotteCount:
-    """A correction is a new count that refers to the one it corrects; nothing is edited."""
+    """A correction is a new count that refers to the one it corrects; nothing is edited.
+
+    It corrects the counted cagnotte, the tips, or both: a figure not given (None) is the
+    corrected count's, restated in the new row. Tips once counted stay counted (a correction
+    gives another figure, 0 included, never "not counted"). Neither given: `nothing_to_correct`."""
     _require_direzione(by, "correct a count")
     _check_witness(by, witness)
-    if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
+    if counted is None and tips is None:
+        raise ApplicationError("nothing_to_correct", "Give the counted cagnotte, the tips, or both.")
+    if counted is not None and (isinstance(counted, bool) or not isinstance(counted, int) or counted < 0):
         raise ApplicationError("invalid_amount", "The counted cagnotte is a whole number of cents, >= 0.")
+    _check_tips(tips)
     note = clean_text(note, CagnotteCount, "note")
     if not note:
         raise ApplicationError("reason_required", "Say why the count is corrected.")
@@ -178,7 +205,8 @@ def cagnotte_count_correct(
         gaming_day=day,
         table_id=old.table_id,
         expected=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=old.table_id),
-        counted=counted,
+        counted=old.counted if counted is None else counted,
+        tips=old.tips if tips is None else tips,
         counted_by=by,
         witness=witness,
         counted_at=timezone.now(),
@@ -327,7 +355,8 @@ def _refuse_registers_not_as_recorded(day: GamingDay) -> None:
 def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
     """Per table and per session, the day's accounts (art. 72); the counted figure is per
     table (one box per table), the carried figure is the higher of expected and counted,
-    table by table: a surplus at one table never covers a shortfall at another."""
+    table by table: a surplus at one table never covers a shortfall at another. A table's
+    tips (its count's `tips`) are on its line, apart: never in the total (register_tips)."""
     counts = {c.table_id: c for c in current_counts(gaming_day_id=day.pk)}
     tables = list(floor_selectors.day_tables(gaming_day_id=day.pk))
     missing = [t.number for t in tables if t.pk not in counts]
@@ -372,7 +401,20 @@ def _register_figures(day: GamingDay) -> tuple[list[dict[str, Any]], int]:
         })  # fmt: skip
         if t.pk in deposits:
             lines[-1]["unclaimed"] = deposits[t.pk]
+        # The tips box counted with the cagnotte's (RULES.md §6): the staff's, never carried.
+        # Said only when the count recorded them: a register written before they were (its
+        # counts' tips are NULL) still agrees with the books, and its signatures stand.
+        if c.tips is not None:
+            lines[-1]["tips"] = c.tips
     return lines, sum(line["carried"] for line in lines)
+
+
+def register_tips(lines: Any) -> int | None:
+    """The day's tips on a register's lines: a figure of its own, beside the cagnotte total
+    and never in it. None when no line says any (a register written before tips were
+    recorded, or whose counts recorded none)."""
+    said = [line["tips"] for line in lines or [] if isinstance(line, dict) and isinstance(line.get("tips"), int)]
+    return sum(said) if said else None
 
 
 def register_agrees(reg: ControlRegister) -> bool:
@@ -400,12 +442,13 @@ def _register_payload(reg: ControlRegister) -> dict[str, Any]:
     # The row's time too (the report prints when it was prepared): books_verify holds it.
     return {"register": reg.pk, "total": reg.total, "lines": reg.lines, "corrects": reg.corrects_id,
             "words_it": reg.total_words_it, "words_en": reg.total_words_en,
-            "prepared_at": reg.prepared_at.isoformat()}  # fmt: skip
+            "prepared_at": reg.prepared_at.isoformat(), "tips_total": reg.tips_total}  # fmt: skip
 
 
 def _fill(reg: ControlRegister, day: GamingDay) -> None:
     reg.lines, reg.total = _register_figures(day)
     reg.total_words_it, reg.total_words_en = euros_it(reg.total), euros_en(reg.total)
+    reg.tips_total = register_tips(reg.lines)  # apart from the total and its words
 
 
 @transaction.atomic
@@ -593,6 +636,8 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
         row = json.loads(json.dumps(_count_payload(count)))
         if isinstance(recorded, dict) and "counted_at" not in recorded:  # written before it said it
             del row["counted_at"]
+        if isinstance(recorded, dict) and "tips" not in recorded and count.tips is None:
+            del row["tips"]  # written before tips were recorded; tips put in since are named
         if recorded != row:  # the table by its id and, as the desk says it, its number
             problems.append({"code": "count_not_as_recorded", "count": count.pk, "table": count.table_id,
                              "table_number": count.table.number})  # fmt: skip
@@ -605,6 +650,8 @@ def books_verify(*, gaming_day_id: int) -> list[dict[str, Any]]:
         written = recorded["figures"] if recorded is not None else None  # any shape a rewritten event gave it
         if isinstance(written, dict) and "prepared_at" not in written:  # written before it said it
             del figures["prepared_at"]
+        if isinstance(written, dict) and "tips_total" not in written and reg.tips_total is None:
+            del figures["tips_total"]  # written before tips were recorded; a figure put in since is named
         now = {"figures": figures, "signers": [reg.first_signer_id, reg.second_signer_id], "signed_at": times,
                "prepared_by": reg.prepared_by_id, "reason": reg.reason}  # fmt: skip
         if recorded != now:

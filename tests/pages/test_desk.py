@@ -145,7 +145,8 @@ def test_direzione_counts_prepares_and_two_sign(client_for, closed, direzione, m
     session = day.sessions.get()
     assert auditor.pk in offered and direzione.pk not in offered
     assert not offered & {session.capo_partita_id, session.changeur_id}
-    data = {"table": table.pk, "counted": "0", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    data = {"table": table.pk, "counted": "0", "tips": "0", "witness": auditor.pk, "note": "",
+            "idempotency_key": str(uuid.uuid4())}  # fmt: skip
     response = client.post(f"/desk/days/{day.pk}/cagnotte/", data)
     assert response.status_code == 200, response.content.decode()
     assert client.post(f"/desk/days/{day.pk}/cagnotte/", data).status_code == 200  # the same key: entered once
@@ -286,7 +287,8 @@ def test_direzione_corrects_a_miscount_on_the_desk(client_for, closed, direzione
     client = client_for(direzione)
     key = str(uuid.uuid4())
     client.post(f"/desk/days/{day.pk}/cagnotte/",
-                {"table": table.pk, "counted": "9", "witness": auditor.pk, "note": "", "idempotency_key": key})  # fmt: skip
+                {"table": table.pk, "counted": "9", "tips": "0", "witness": auditor.pk, "note": "",
+                 "idempotency_key": key})  # fmt: skip
     first = CagnotteCount.objects.get()
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
     assert "Correct this count" in html and f"/desk/counts/{first.pk}/correct/" in html
@@ -296,7 +298,7 @@ def test_direzione_corrects_a_miscount_on_the_desk(client_for, closed, direzione
     data["note"], data["idempotency_key"] = "box recounted", str(uuid.uuid4())
     response = client.post(f"/desk/counts/{first.pk}/correct/", data)
     assert response.status_code == 200, response.content.decode()
-    assert "Count of table 1 corrected: € 9.60." in response.content.decode()
+    assert "Count of table 1 corrected: € 9.60; tips € 0.00." in response.content.decode()
     new = CagnotteCount.objects.get(corrects=first)
     assert (new.counted, new.note, new.witness) == (9_60, "box recounted", auditor)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
@@ -506,7 +508,8 @@ def test_the_register_gives_its_total_in_words_in_both_languages(client_for, clo
     day = closed.gaming_day
     table = day.sessions.get().table
     client = client_for(direzione)
-    data = {"table": table.pk, "counted": "260", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    data = {"table": table.pk, "counted": "260", "tips": "12", "witness": auditor.pk, "note": "",
+            "idempotency_key": str(uuid.uuid4())}  # fmt: skip
     assert client.post(f"/desk/days/{day.pk}/cagnotte/", data).status_code == 200
     assert client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())}).status_code == 200
     reg = ControlRegister.objects.get()
@@ -536,10 +539,11 @@ def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, dir
         it_amount = euros_exact(1500_50)
     assert it_amount.endswith("500,50")  # grouped, with the decimal comma
     counted = client.post(f"/desk/days/{day.pk}/cagnotte/", {
-        "table": table.pk, "counted": "1500,50", "witness": auditor.pk, "idempotency_key": str(uuid.uuid4()),
+        "table": table.pk, "counted": "1500,50", "tips": "1.500,50", "witness": auditor.pk,
+        "idempotency_key": str(uuid.uuid4()),
     }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
     assert counted.status_code == 200, counted.content.decode()
-    assert _outcome(counted) == f"Cagnotte del tavolo {table.number} contata: € {it_amount}."
+    assert _outcome(counted) == f"Cagnotte del tavolo {table.number} contata: € {it_amount}; mance € {it_amount}."
     count = CagnotteCount.objects.get()
     corrected = client.post(f"/desk/counts/{count.pk}/correct/", {
         "counted": "1.500,50", "witness": auditor.pk, "note": "ricontata", "idempotency_key": str(uuid.uuid4()),
@@ -552,12 +556,12 @@ def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, dir
     assert f"€ {it_amount}." in _outcome(written) and "1500.50" not in _outcome(written)
     count = CagnotteCount.objects.get(corrects=count)
     with translation.override("en"):
-        en_amount = euros_exact(1500_00)
+        en_amount, en_tips = euros_exact(1500_00), euros_exact(1500_50)
     english = client.post(f"/desk/counts/{count.pk}/correct/", {
         "counted": "1,500", "witness": auditor.pk, "note": "recounted", "idempotency_key": str(uuid.uuid4()),
     })  # fmt: skip
     assert english.status_code == 200, english.content.decode()
-    assert _outcome(english) == f"Count of table {table.number} corrected: € {en_amount}."
+    assert _outcome(english) == f"Count of table {table.number} corrected: € {en_amount}; tips € {en_tips}."
     assert en_amount.endswith("500.00") and en_amount != "1500.00"
 
 

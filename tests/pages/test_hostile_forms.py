@@ -40,7 +40,7 @@ AMOUNT_HOSTILE = [BIG, "-1", "NaN", "1e309", "0x10", OTHER_SCRIPT, "9" * 100_000
 ID_HOSTILE = [BIG, "-1", OTHER_SCRIPT, "9" * 100_000, "", "1.0"]
 CHOICE_HOSTILE = ["NaN", "x" * 100_000, ""]
 TEXT_HOSTILE = ["x" * 100_000, "", "<b>\u202e"]
-AMOUNTS = {"amount", "amount_minimum", "amount_open", "amount_raise", "minimum", "maximum", "counted"}
+AMOUNTS = {"amount", "amount_minimum", "amount_open", "amount_raise", "minimum", "maximum", "counted", "tips"}
 CHOICES = {"quick", "rank", "suit", "draws", "side", "declared", "confirm", "burn_face_up", "date"}
 TEXT = {"reason", "note", "number", "shoe_number", "shown_maximum", "current_capo_partita", "current_changeur"}
 HOSTILE = [*AMOUNT_HOSTILE, "1\x00", "x" * 100_000, "<b>\u202e"]  # (the login's fields)
@@ -326,11 +326,13 @@ def books(make_game, direzione, auditor, commissario, direzione_two):
     outsider_staff = [str(game.capo.pk), str(direzione.pk)]
     return {
         "cagnotte": Form(f"/desk/days/{day.pk}/cagnotte/",
-                         {"table": str(table.pk), "witness": str(auditor.pk), "counted": "12.50", "note": "box"},
-                         direzione, {"table", "witness", "counted"},
+                         {"table": str(table.pk), "witness": str(auditor.pk), "counted": "12.50", "tips": "3.20",
+                          "note": "box"},
+                         direzione, {"table", "witness", "counted", "tips"},
                          {"table": ids(str(far_table.pk)), "witness": ids(*outsider_staff)}),
-        "correct": Form(f"/desk/counts/{count.pk}/correct/", {"witness": str(auditor.pk), "counted": "3", "note": "x"},
-                        direzione, {"witness", "counted"}, {"witness": ids(*outsider_staff)}),
+        "correct": Form(f"/desk/counts/{count.pk}/correct/",
+                        {"witness": str(auditor.pk), "counted": "3", "tips": "1", "note": "x"},
+                        direzione, {"witness", "counted", "tips"}, {"witness": ids(*outsider_staff)}),
         "prepare": Form(f"/desk/days/{day.pk}/register/", {}, direzione),
         "sign": Form(f"/desk/registers/{reg.pk}/sign/", {}, direzione_two),
         "register-correct": Form(f"/desk/registers/{reg.pk}/correct/", {"reason": "recount"}, direzione),
