@@ -608,3 +608,67 @@ def test_a_witness_whose_roles_are_none_in_force_is_not_offered(client_for, clos
     witnesses = re.search(r'name="witness"[^>]*>(.*?)</select>', html, re.S).group(1)
     offered = {int(pk) for pk in re.findall(r'value="(\d+)"', witnesses)}
     assert auditor.pk in offered and legacy.pk not in offered
+
+
+def test_the_desk_counts_the_tips_with_the_cagnotte_and_shows_them(client_for, closed, direzione, auditor):
+    """The tips box (the mance, RULES.md §6) is counted with the cagnotte's: the count's form
+    asks for both (a count without the tips is refused, nothing written), the page shows each
+    table's tips and the day's, apart from the cagnotte; the correction's form may correct the
+    tips alone, and the register written then carries them apart from its total."""
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    client = client_for(direzione)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert f'id="tips-{table.pk}" name="tips" type="text" inputmode="decimal" required>' in html
+    assert "Tips (staff's)" in html
+    events = AuditEvent.objects.count()
+    data = {"table": table.pk, "counted": "0", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}
+    refused = client.post(f"/desk/days/{day.pk}/cagnotte/", data)  # no tips
+    assert refused.status_code == 400 and not CagnotteCount.objects.exists()
+    for tips in ("-1", "1e3", ""):
+        refused = client.post(f"/desk/days/{day.pk}/cagnotte/", {**data, "tips": tips, "idempotency_key": str(uuid.uuid4())})
+        assert refused.status_code == 400 and not CagnotteCount.objects.exists(), tips
+        if tips == "-1":
+            assert "The tips counted are an amount of at least 0 euro." in refused.content.decode()
+    assert AuditEvent.objects.count() == events
+    response = client.post(f"/desk/days/{day.pk}/cagnotte/", {**data, "tips": "12.50", "idempotency_key": str(uuid.uuid4())})
+    assert response.status_code == 200, response.content.decode()
+    assert "Cagnotte of table 1 counted: € 0.00; tips € 12.50." in response.content.decode()
+    count = CagnotteCount.objects.get()
+    assert (count.counted, count.tips) == (0, 12_50)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert re.search(rf'data-tips="{table.number}">€ 12.50<', html)
+    assert re.search(r'data-tips="day">€ 12.50<', html)
+    # The tips alone corrected: the cagnotte's figure left blank stands.
+    response = client.post(f"/desk/counts/{count.pk}/correct/", {
+        "counted": "", "tips": "13", "witness": auditor.pk, "note": "tips box recounted",
+        "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert response.status_code == 200, response.content.decode()
+    new = CagnotteCount.objects.get(corrects=count)
+    assert (new.counted, new.tips) == (0, 13_00)
+    nothing = client.post(f"/desk/counts/{new.pk}/correct/", {
+        "witness": auditor.pk, "note": "again", "idempotency_key": str(uuid.uuid4())})  # fmt: skip
+    assert nothing.status_code == 400 and CagnotteCount.objects.count() == 2
+    assert "Give the cagnotte counted again, the tips counted again, or both." in nothing.content.decode()
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    assert (reg.total, reg.tips_total) == (0, 13_00)
+    html = client.get(f"/desk/days/{day.pk}/").content.decode()
+    assert re.search(r'data-tips="day">€ 13.00<', html) and re.search(r'data-register="tips">€ 13.00<', html)
+    assert "<dt>total</dt><dd>€ 0.00</dd>" in html  # the register's total: the cagnotte only
+    # In Italian: the mance.
+    html = client.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "Mance del giorno" in html and "Mance (del personale)" in html
+
+
+def test_a_count_entered_before_the_tips_says_they_were_not_counted(client_for, closed, direzione, auditor):
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    table = day.sessions.get().table
+    registers.cagnotte_count_record(gaming_day=day, table=table, by=direzione, witness=auditor, counted=0)
+    html = client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode()
+    assert re.search(rf'data-tips="{table.number}"><span class="muted">not counted</span>', html)
+    assert re.search(r'data-tips="day"><span class="muted">not counted</span>', html)
+    assert f"no tips recorded at table {table.number}" in html
