@@ -421,6 +421,8 @@ class ReportVerifyOutput(serializers.Serializer):
         "`table_number`), `deposit_missing`), `unclaimed_mismatch` (an unclaimed deposit the report lists "
         "differs from its `unclaimed.deposited` and `unclaimed.returned` events in the day's books stream as of the "
         "build, or is on one side only: `deposit`, `table`, `listed_in_report`, `recorded_in_trail`), "
+        "`count_mismatch` (a cagnotte count the report lists, its tips included, differs from the event that "
+        "recorded it in the day's books stream, or has none: `count`, `table`, `recorded_in_trail`), "
         "`cash_mismatch` (a line of the changeur's register the report lists differs from its `cash.exchanged` and "
         "`cash.exchange_voided` events in its session's stream as of the build, or is on one side only: `exchange`, "
         "`table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`).",

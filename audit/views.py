@@ -111,6 +111,10 @@ REASONS = {
         "Table %(table)s, session %(session)s, cash exchange line %(line)s: the report lists it otherwise than the "
         "audit trail recorded it when the report was built."
     ),
+    "count_mismatch": gettext_lazy(
+        "Table %(table)s, cagnotte count %(count)s: the report lists it (its tips included) otherwise than the "
+        "audit trail recorded it."
+    ),
 }
 BREAKS = {
     "missing_event": gettext_lazy("an event is missing"),
@@ -559,7 +563,8 @@ def _explain(result: dict) -> dict:
             "format": (reason.get("format") or "").upper(),
             **{key: reason.get(key, "") for key in ("table", "session", "coup", "stored", "recorded", "shoe",
                                                      "shoe_number", "position", "seq", "stream", "action",
-                                                     "report", "version", "deposit", "exchange", "line")},
+                                                     "report", "version", "deposit", "exchange", "line",
+                                                     "count")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }

@@ -48,7 +48,7 @@ from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 from tables.wording import version_text, violations_text
 
-from . import cash, unclaimed
+from . import cash, registers, unclaimed
 from .words import euros_en, euros_it
 
 if TYPE_CHECKING:
@@ -583,6 +583,8 @@ def _build_document(
         ("counted_at", _("At"), "datetime"), ("corrects", _("Corrects count"), "int"),
         ("corrected_by", _("Corrected by count"), "int"), ("note", _("Note"), "text"),
     ), _listed(count_rows, tick), note="" if counted_all else _("Not every table is counted yet.")))  # fmt: skip
+    # Each count listed as its event records it: verification holds them to it (`count_mismatch`).
+    summary["counts_as_listed"] = {str(c.pk): registers.count_payload(c) for c in listed}
 
     # Unclaimed stakes and winnings (RULES.md §6), as the books stand at the build: a return
     # recorded since is not in this version (its files are what the books said then).

@@ -84,6 +84,11 @@ def _check_tips(tips: Any) -> None:
                                details={"field": "tips"})  # fmt: skip
 
 
+def count_payload(count: CagnotteCount) -> dict[str, Any]:
+    """What a count's event records of it (the end-of-day report keeps it of each count it lists)."""
+    return _count_payload(count)
+
+
 def _count_payload(count: CagnotteCount) -> dict[str, Any]:
     return {
         "count": count.pk,

@@ -274,3 +274,40 @@ def test_a_report_with_no_tips_counted_says_so(closed):
     assert report.summary["tips"] is None
     preamble, _blocks = csv_blocks(_file(report, "csv").read_bytes())
     assert [f"# {TIPS_FACT}", "not counted"] in preamble
+
+
+def test_a_count_edited_before_the_build_and_put_back_is_named_by_the_reports_verification(
+    closed, api, auditor, direzione, direzione2, django_capture_on_commit_callbacks
+):
+    """The report keeps each count it lists as its event records it: tips edited in SQL after
+    the register's signatures and before the build went into the report; put back since, the
+    books' own check passes, and the report's verification still names the count (and an
+    honest build verifies)."""
+    t1, t2 = closed.tables
+    count = registers.cagnotte_count_record(gaming_day=closed.day, table=t1, by=direzione, witness=direzione2,
+                                            counted=41_20, tips=12_00)  # fmt: skip
+    registers.cagnotte_count_record(gaming_day=closed.day, table=t2, by=direzione, witness=direzione2, counted=10_00)
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        registers.control_register_sign(register=reg, by=direzione2)
+    CagnotteCount.objects.filter(pk=count.pk).update(tips=2_00)
+    for callback in callbacks:  # the build of version 2, over the edited row
+        callback()
+    report = DayReport.objects.get(gaming_day=closed.day, version=2)
+    assert report.status == "done", report.error
+    assert report.summary["counts_as_listed"][str(count.pk)]["tips"] == 2_00
+    CagnotteCount.objects.filter(pk=count.pk).update(tips=12_00)
+    assert registers.books_verify(gaming_day_id=closed.day.pk) == []
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["reasons"] == [
+        {"code": "count_mismatch", "count": count.pk, "table": t1.number, "recorded_in_trail": True}]
+    # An honest build of the same day verifies.
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.cagnotte_count_correct(count=count, by=direzione, witness=direzione2, tips=12_10, note="recount")
+        reg = registers.control_register_correct(register=reg, by=direzione, reason="tips recounted")
+        registers.control_register_sign(register=reg, by=direzione)
+        registers.control_register_sign(register=reg, by=direzione2)
+    report = DayReport.objects.get(gaming_day=closed.day, version=3)
+    assert report.status == "done", report.error
+    assert api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == []
