@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0012_report_attempts'),
+        ('audit', '0014_report_language'),
         ('floor', '0010_idempotency_body_lz4'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
