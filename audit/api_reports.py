@@ -576,7 +576,7 @@ class CagnotteRegisterApi(APIView):
         "`capo_partita` and `changeur`: those in place at the close), every minimum "
         "and maximum in force (`minimums`, `maximums`: `[{amount, from}]` in order, the opening's first, then one "
         "per change; amount in cents, null for no maximum), interruptions "
-        "and resumptions, shoes; each banker's coups played, separately, with the levy of every coup (not an annulled "
+        "and resumptions (`interrupted_as`: whose suspension, `commissario` or `direzione`), shoes; each banker's coups played, separately, with the levy of every coup (not an annulled "
         "coup: the report lists those apart); the expected "
         "cagnotte (sum of the recorded levies) and the count in force (with its `tips`, the mance counted with the "
         "box: the staff's, null if not counted). Times in the casino's zone (Europe/Rome).",

@@ -277,7 +277,9 @@ def day_tables(*, gaming_day_id: int) -> QuerySet[Table]:
 
 
 def day_interruption_rows(*, gaming_day_id: int):
-    """(table, session, interrupted_at, by, reason, resumed_at, by, reason) per interruption."""
+    """(table, session, interrupted_at, by, as, reason, resumed_at, by, reason) per interruption:
+    `as` the capacity it was ordered in (commissario | direzione: a Direzione's is lifted by
+    the Direzione alone)."""
     return (
         SessionInterruption.objects.filter(session__gaming_day_id=gaming_day_id)
         .order_by("session__table__number", "session__number", "interrupted_at", "pk")
@@ -286,6 +288,7 @@ def day_interruption_rows(*, gaming_day_id: int):
             "session__number",
             "interrupted_at",
             "interrupted_by__username",
+            "interrupted_as",
             "reason",
             "resumed_at",
             "resumed_by__username",

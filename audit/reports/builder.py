@@ -256,6 +256,8 @@ def _code_words() -> dict[str, dict[str, str] | None]:
         "deposit_kind": {"stake": pgettext("deposit kind", "stake"), "winnings": pgettext("deposit kind", "winnings")},
         "cash_direction": {"buy_in": pgettext("cash direction", "buy_in"),
                            "cash_out": pgettext("cash direction", "cash_out")},
+        "interrupted_as": {"commissario": pgettext("interrupted as", "commissario"),
+                           "direzione": pgettext("interrupted as", "direzione")},
     }  # fmt: skip
     return {column: None if all(code == word for code, word in codes.items()) else codes
             for column, codes in words.items()}  # fmt: skip
@@ -463,7 +465,9 @@ def _build_document(
                    "none.")),
         Section("interruptions", _("Interruptions and resumptions"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("interrupted_at", _("Interrupted"), "datetime"),
-            ("interrupted_by", _("Interrupted by"), "text"), ("reason", _("Reason"), "text"), ("resumed_at", _("Resumed"), "datetime"),
+            ("interrupted_by", _("Interrupted by"), "text"),
+            ("interrupted_as", _("As (whose suspension)"), "text", None, codes["interrupted_as"]),
+            ("reason", _("Reason"), "text"), ("resumed_at", _("Resumed"), "datetime"),
             ("resumed_by", _("Resumed by"), "text"), ("resume_reason", _("Reason for resuming"), "text"),
         ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
         Section("minimum_changes", _("Minimum and maximum changes"), _cols(

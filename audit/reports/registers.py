@@ -242,11 +242,11 @@ def cagnotte_register(*, gaming_day_id: int, table_id: int | None = None) -> lis
     session_figures = report_selectors.session_figures(gaming_day_id=gaming_day_id)
     counts = {c.table_id: c for c in current_counts(gaming_day_id=gaming_day_id)}
     interruptions: dict[tuple, list] = {}
-    for t, s, at, by, reason, resumed_at, resumed_by, resume_reason in floor_selectors.day_interruption_rows(
+    for t, s, at, by, as_, reason, resumed_at, resumed_by, resume_reason in floor_selectors.day_interruption_rows(
         gaming_day_id=gaming_day_id
     ):
         interruptions.setdefault((t, s), []).append({
-            "interrupted_at": at, "by": by, "reason": reason,
+            "interrupted_at": at, "by": by, "interrupted_as": as_, "reason": reason,
             "resumed_at": resumed_at, "resumed_by": resumed_by, "resume_reason": resume_reason,
         })  # fmt: skip
     shoes: dict[tuple, list] = {}
