@@ -2,10 +2,11 @@ from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from config.health import healthz, readyz
 from config.metrics import metrics_view
+from config.schema import SchemaView
 
 
 def _login_first(view):
@@ -30,7 +31,7 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up code as a file, not an inline script: the
     # Content-Security-Policy (script-src 'self') allows nothing inline.
     # Swagger UI (drf-spectacular-sidecar, pinned) adds one <style> element of its own: that

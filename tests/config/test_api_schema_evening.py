@@ -80,6 +80,11 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     schema_refused = anonymous.get("/api/schema/", {"format": "json"})
     assert schema_refused.status_code == 401
     assert json.loads(schema_refused.content)["error"]["code"] == "not_authenticated"
+    # The schema's own format is YAML; its refusal is still the API's JSON error shape.
+    yaml_refused = anonymous.get("/api/schema/")
+    assert yaml_refused.status_code == 401
+    assert yaml_refused["Content-Type"] == "application/json"
+    assert json.loads(yaml_refused.content)["error"]["code"] == "not_authenticated"
     ok(com.get("/api/me/"))
     capo = SchemaClient(checked, token=issue_token(capo_partita)[0])
     aud = SchemaClient(checked, token=issue_token(auditor)[0])
