@@ -342,6 +342,15 @@ class ReportFileDownloadApi(APIView):
                 required=True,
                 description="The file's SHA-256 (hex), as the report recorded it.",
             ),
+            OpenApiParameter(
+                "Content-Disposition",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200],
+                required=True,
+                description='`attachment; filename="chemin-<day>-v<version>.<fmt>"` (e.g. '
+                "`chemin-2026-12-03-v2.pdf`): the name a browser saves the file under.",
+            ),
         ],
         # Each format's own media type (CONTENT_TYPES), as the answer's Content-Type says it.
         responses={

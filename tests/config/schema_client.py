@@ -30,7 +30,7 @@ from floor.idempotency import HEADER as IDEMPOTENCY_HEADER
 from floor.idempotency import REPLAYED_HEADER
 
 # Headers of an answer that a client must read to act on it.
-ACTIONABLE_HEADERS = ("Idempotent-Replayed", "Retry-After", "X-Checksum-SHA256")
+ACTIONABLE_HEADERS = ("Idempotent-Replayed", "Retry-After", "X-Checksum-SHA256", "Content-Disposition")
 
 
 def load_schema(user) -> dict:
