@@ -2,7 +2,12 @@
 
 floor.W001: a user holds roles that segregation of duties forbids together (floor.roles):
 given before the rule, or written in SQL past its guard. He acts with none of them until
-the back office gives him one role; this says who, so that it is done."""
+the back office gives him one role; this says who, so that it is done.
+
+floor.W002: the database holds more than one casino. Staff are not tied to a casino: a
+Commissario, a Direzione or an auditor acts in every casino of the database (a Capo Partita
+and a changeur only at the sessions they are assigned to). A deployment runs one casino's
+floor; this says when a database holds more, so that it is a decision, not an accident."""
 
 from __future__ import annotations
 
@@ -42,3 +47,28 @@ def conflicting_roles(app_configs=None, databases=None, **kwargs):
                 id="floor.W001",
             ))  # fmt: skip
     return warnings
+
+
+@register(Tags.database)
+def casinos_share_their_staff(app_configs=None, databases=None, **kwargs):
+    if not databases:
+        return []
+    from .models import Casino
+
+    try:
+        casinos = list(Casino.objects.order_by("code").values_list("code", flat=True)[:6])
+    except DatabaseError:  # not migrated yet: nothing to look at
+        return []
+    if len(casinos) < 2:
+        return []
+    how_many = str(len(casinos)) if len(casinos) < 6 else "six or more"
+    named = ", ".join(casinos[:5]) + (", ..." if len(casinos) > 5 else "")
+    return [
+        Warning(
+            f"The database holds {how_many} casinos ({named}): staff are not tied to a casino, so every "
+            "Commissario, Direzione Giochi and auditor acts in each of them.",
+            hint="Run one deployment (one database) per casino unless their management is one.",
+            obj="floor.Casino",
+            id="floor.W002",
+        )
+    ]

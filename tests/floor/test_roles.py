@@ -149,6 +149,25 @@ def test_the_database_check_names_who_holds_conflicting_roles(make_user):
     assert conflicting_roles(databases=None) == []  # (a plain `check` reads no database)
 
 
+def test_the_database_check_says_when_casinos_share_their_staff():
+    """One deployment runs one casino's floor; staff are not tied to a casino, so a second
+    casino in the same database is named at migrate (floor.W002), not left to be found."""
+    from floor.checks import casinos_share_their_staff
+    from floor.models import Casino
+
+    assert not Casino.objects.exists()
+    Casino.objects.create(name="Venezia", code="venezia")
+    assert casinos_share_their_staff(databases=["default"]) == []
+    Casino.objects.create(name="Sanremo", code="sanremo")
+    warnings = casinos_share_their_staff(databases=["default"])
+    assert [w.id for w in warnings] == ["floor.W002"]
+    assert "2 casinos" in warnings[0].msg and "sanremo" in warnings[0].msg
+    for n in range(5):
+        Casino.objects.create(name=f"Casino {n}", code=f"c{n}")
+    assert "six or more casinos" in casinos_share_their_staff(databases=["default"])[0].msg
+    assert casinos_share_their_staff(databases=None) == []  # (a plain `check` reads no database)
+
+
 def test_a_role_given_by_someone_else_during_the_save_is_a_message_not_a_500(admin_client, make_user):
     """Two admins at once: the first gives the user Commissario after the second's form checked
     its roles, so the groups' guard refuses the second save. The second admin gets his form's
