@@ -15,8 +15,17 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
+from django.utils.translation import pgettext_lazy
 
 GENESIS_HASH = "0" * 64
+
+# A report's language in words, in the reader's language (the desk says in which language each
+# version's files are written). settings.LANGUAGES names each language in its own tongue, for the
+# language chooser; a reader of the Italian desk reads "Inglese", not "English".
+REPORT_LANGUAGE_NAMES = {
+    "en": pgettext_lazy("report language", "English"),
+    "it": pgettext_lazy("report language", "Italian"),
+}
 
 
 class AuditStream(models.Model):
@@ -226,6 +235,12 @@ class DayReport(models.Model):
     def is_current(self) -> bool:
         """The latest built version of its day: the one in force."""
         return self.latest_id == self.pk
+
+    @property
+    def language_name(self) -> str:
+        """The language its files are written in, in words of the active language ("English",
+        "Inglese"); a code without words (a language added since) as itself."""
+        return str(REPORT_LANGUAGE_NAMES.get(self.language, self.language))
 
 
 class ReportFile(models.Model):

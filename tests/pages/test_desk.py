@@ -672,3 +672,30 @@ def test_a_count_entered_before_the_tips_says_they_were_not_counted(client_for, 
     assert re.search(rf'data-tips="{table.number}"><span class="muted">not counted</span>', html)
     assert re.search(r'data-tips="day"><span class="muted">not counted</span>', html)
     assert f"no tips recorded at table {table.number}" in html
+
+
+def test_the_desk_says_in_which_language_each_report_version_is_written(client_for, closed, auditor):
+    """Each version keeps the language it was requested in (REPORT_LANGUAGE then): the list of
+    days, the day's cards and the report's own card say it in words, in the reader's language."""
+    from django.utils import timezone
+
+    from audit.models import REPORT_LANGUAGE_NAMES
+
+    # Every language a report may be written in has its words.
+    assert set(REPORT_LANGUAGE_NAMES) == {code for code, _name in settings.LANGUAGES}
+    day = closed.gaming_day
+    assert closed.language == "en"
+    italian = DayReport.objects.create(gaming_day=day, version=2, status="done", language="it",
+                                       requested_at=timezone.now(), built_at=timezone.now(), summary={"rows": 1})  # fmt: skip
+    client = client_for(auditor)
+    for ui, english, italian_words, label in (("en", "English", "Italian", "Language of the report"),
+                                              ("it", "Inglese", "Italiano", "Lingua del rapporto")):  # fmt: skip
+        html = client.get("/desk/", HTTP_ACCEPT_LANGUAGE=ui).content.decode()
+        assert f'<span class="report-language" data-language="en">({english})</span>' in html, ui
+        assert f'<span class="report-language" data-language="it">({italian_words})</span>' in html, ui
+        html = client.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE=ui).content.decode()
+        for report, words in ((closed, english), (italian, italian_words)):
+            said = f'<span data-language="{report.language}">{words}</span>'
+            assert f'<span class="muted">{label}</span> {said}' in _card(html, report.pk), (ui, report)
+            alone = client.get(f"/desk/reports/{report.pk}/", HTTP_ACCEPT_LANGUAGE=ui).content.decode()
+            assert said in _card(alone, report.pk), (ui, report)
