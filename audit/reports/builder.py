@@ -313,6 +313,14 @@ def _listed(items: list, tick: Tick):
     return rows
 
 
+def _line_tips(line: dict) -> int | None:
+    """A control register line's tips, cents; None (a blank cell) when the line says none: its
+    count recorded no tips, or the register was written before tips were (no key), as
+    registers.register_tips reads them."""
+    tips = line.get("tips")
+    return tips if isinstance(tips, int) and not isinstance(tips, bool) else None
+
+
 def _cols(*spec: tuple) -> list[Column]:
     """Columns from (key, title, kind) or (key, title, kind, XLSX width)."""
     return [Column(*column) for column in spec]
@@ -712,23 +720,31 @@ def _build_document(
         (_("Sealed streams"), len(streams)),
     ]  # a count is an int and an amount a Money: numbers in the XLSX, text as before elsewhere
     if register is not None:
+        # Each table's line carries its tips (the mance, RULES.md §6) when its count recorded
+        # them: the staff's, beside the cagnotte and never in its total. A line without them (not
+        # counted, or a register written before tips were recorded: no key at all) is a blank
+        # cell, as in the counts' section; the sessions' lines have none (one box per table).
         reg_rows = []
         for line in register.lines:
             for s in line["sessions"]:
-                reg_rows.append([line["number"], s["number"], s["coups"], s["expected_cagnotte"], None, None])
+                reg_rows.append([line["number"], s["number"], s["coups"], s["expected_cagnotte"], None, None, None])
             reg_rows.append([line["number"], None, sum(s["coups"] for s in line["sessions"]), line["expected"],
-                             line["counted"], line["carried"]])  # fmt: skip
+                             line["counted"], line["carried"], _line_tips(line)])  # fmt: skip
+        tips_said = pgettext("tips", "not counted") if register.tips_total is None else eur(register.tips_total)
         sections.append(Section("control_register", _("Control register (art. 72)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session (blank: table total)"), "int"), ("coups", _("Coups"), "int"),
             ("expected", _("Expected"), "money"), ("counted", _("Counted"), "money"), ("carried", _("Carried"), "money"),
-        ), _listed(reg_rows, tick), note=_("Total: %(amount)s: %(words)s. A line with no session is its table's "
+            ("tips", _("Tips (staff's)"), "money"),
+        ), _listed(reg_rows, tick), note=_("Total: %(amount)s: %(words)s. Tips (mance), the staff's, apart from the "
+                   "total: %(tips)s (a blank tips cell: not counted). A line with no session is its table's "
                    "line, after its sessions': the count of its box and the amount carried (the higher of expected "
                    "and counted).") % {"amount": eur(register.total), "words": in_words(register.total_words_it,
-                                                                                       register.total_words_en)},
+                                                                                       register.total_words_en),
+                                       "tips": tips_said},
             # The day's line under the tables' (the XLSX's; the note says it in the PDF and CSV).
             total=[_("Total"), None, sum(s["coups"] for line in register.lines for s in line["sessions"]),
                    sum(line["expected"] for line in register.lines), sum(line["counted"] for line in register.lines),
-                   register.total]))  # fmt: skip
+                   register.total, register.tips_total]))  # fmt: skip
         facts += [
             (_("Control register total"), Money(register.total)),
             *words_facts(register.total_words_it, register.total_words_en),

@@ -1481,19 +1481,21 @@ def test_the_xlsx_has_the_register_total_row_and_the_summary_figures_as_numbers(
     # total the register's own (the signed figure), all numbers in the sheets' formats.
     ws = wb["Control register (art. 72)"]
     rows = list(ws.iter_rows(values_only=True))
-    assert rows[0] == ("Table", "Session (blank: table total)", "Coups", "Expected", "Counted", "Carried")
+    assert rows[0] == ("Table", "Session (blank: table total)", "Coups", "Expected", "Counted", "Carried",
+                       "Tips (staff's)")  # fmt: skip
     tables = [row for row in rows[1:-1] if row[1] is None]
     assert [row[0] for row in tables] == [1, 2]
     total = rows[-1]
     assert total[:2] == ("Total", None)
     assert total[2] == sum(row[2] for row in tables) == sum(s["coups"] for line in reg.lines for s in line["sessions"])
-    assert [Decimal(str(v)) for v in total[3:]] == [
+    assert [Decimal(str(v)) for v in total[3:6]] == [
         Decimal(sum(line[k] for line in reg.lines)).scaleb(-2) for k in ("expected", "counted", "carried")
     ]
+    assert total[6] is None and reg.tips_total is None  # no tips counted: a blank cell, as on the lines
     assert Decimal(str(total[5])) == Decimal(reg.total).scaleb(-2) == Decimal("51.20")
     last = ws[len(rows)]
-    assert [c.number_format for c in last[2:]] == [xlsx.INT_FORMAT] + [xlsx.EURO_FORMAT] * 3
-    assert all(c.font.b for c in last) and ws.auto_filter.ref == f"A1:F{len(rows) - 1}"
+    assert [c.number_format for c in last[2:6]] == [xlsx.INT_FORMAT] + [xlsx.EURO_FORMAT] * 3
+    assert all(c.font.b for c in last) and ws.auto_filter.ref == f"A1:G{len(rows) - 1}"
 
     # The Summary's figures are numbers: counts ints, amounts euros with the euro format.
     facts = {row[0].value: row[1] for row in wb["Summary"].iter_rows(max_col=2) if row[0].value}

@@ -311,3 +311,106 @@ def test_a_count_edited_before_the_build_and_put_back_is_named_by_the_reports_ve
     report = DayReport.objects.get(gaming_day=closed.day, version=3)
     assert report.status == "done", report.error
     assert api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == []
+
+
+REGISTER = "Control register (art. 72)"
+REGISTER_TIPS = "Tips (mance), the staff's, apart from the total: "
+
+
+def _signed_version_2(closed, direzione, direzione2, capture) -> DayReport:
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with capture(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    report = DayReport.objects.get(gaming_day=closed.day, version=2)
+    assert report.status == "done", report.error
+    return report
+
+
+def _register_sheet(report: DayReport) -> list[tuple]:
+    wb = openpyxl.load_workbook(io.BytesIO(_file(report, "xlsx").read_bytes()))
+    listing = {row[0]: row[1:] for row in wb["Summary"].iter_rows(values_only=True) if row and row[0]}
+    return list(wb[listing[REGISTER][0]].iter_rows(values_only=True))
+
+
+def _euros(value) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+def test_the_reports_control_register_gives_each_tables_tips_and_their_total_in_every_format(
+    closed, api, auditor, direzione, direzione2, tmp_path, django_capture_on_commit_callbacks
+):
+    """The register's section, as the counts' section: a tips column (CSV `tips_eur`, blank where
+    none were counted), the table's line with its tips, the sessions' lines none; the register's
+    tips total in its note and on the XLSX's total line, apart from the cagnotte total. The
+    report so built verifies."""
+    from tests.audit.test_exports import pdf_text
+
+    t1, t2 = closed.tables
+    e1, e2 = house(session__table=t1), house(session__table=t2)
+    c1 = registers.cagnotte_count_record(gaming_day=closed.day, table=t1, by=direzione, witness=direzione2,
+                                         counted=e1, tips=12_00)  # fmt: skip
+    registers.cagnotte_count_correct(count=c1, by=direzione, witness=direzione2, tips=12_50, note="recount")
+    registers.cagnotte_count_record(gaming_day=closed.day, table=t2, by=direzione, witness=direzione2,
+                                    counted=e2)  # fmt: skip
+    report = _signed_version_2(closed, direzione, direzione2, django_capture_on_commit_callbacks)
+
+    _preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
+    note, header, *rows = blocks[REGISTER]
+    assert header == ["table", "session", "coups", "expected_eur", "counted_eur", "carried_eur", "tips_eur"]
+    tips = {(row[0], row[1]): row[header.index("tips_eur")] for row in rows}
+    assert {key: said for key, said in tips.items() if key[1] == ""} == {("1", ""): "12.50", ("2", ""): ""}
+    # The sessions' lines: none (one box per table).
+    assert {said for key, said in tips.items() if key[1] != ""} == {""}
+    assert note[0].startswith(f"# Total: {Decimal(e1 + e2) / 100:.2f} EUR: ")
+    assert f"{REGISTER_TIPS}12.50 EUR (a blank tips cell: not counted)." in note[0]
+
+    sheet = _register_sheet(report)
+    assert sheet[0][-1] == "Tips (staff's)"
+    assert [_euros(row[-1]) for row in sheet[1:-1] if row[1] is None] == [Decimal("12.50"), None]
+    assert sheet[-1][0] == "Total" and _euros(sheet[-1][-1]) == Decimal("12.50")
+    assert _euros(sheet[-1][5]) == Decimal(e1 + e2) / 100  # the cagnotte's total, without the tips
+
+    text = pdf_text(_file(report, "pdf").read_bytes(), tmp_path, drawn_order=True)
+    if text is not None:
+        section = text[text.index(REGISTER_TIPS) :]
+        assert section.startswith(f"{REGISTER_TIPS}12.50 EUR (a blank tips cell: not counted).")
+        assert "Tips (staff's)" in section and "12.50" in section.split("Tips (staff's)", 1)[1]
+
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body["reasons"]
+
+
+def test_a_register_without_tips_gives_blank_cells_and_verifies(
+    closed, api, auditor, direzione, direzione2, tmp_path, django_capture_on_commit_callbacks
+):
+    """Counts without tips: the register's lines have no `tips` key and it has no tips total, as
+    one written before tips were recorded: the section says "not counted" in its note and leaves
+    the cells blank (no crash on the missing key); the report verifies."""
+    from tests.audit.test_exports import pdf_text
+
+    t1, t2 = closed.tables
+    for table in (t1, t2):
+        registers.cagnotte_count_record(gaming_day=closed.day, table=table, by=direzione, witness=direzione2,
+                                        counted=house(session__table=table))  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=closed.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    reg.refresh_from_db()
+    assert reg.tips_total is None and all("tips" not in line for line in reg.lines)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    report = DayReport.objects.get(gaming_day=closed.day, version=2)
+    assert report.status == "done", report.error
+
+    _preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
+    note, header, *rows = blocks[REGISTER]
+    assert header[-1] == "tips_eur" and {row[-1] for row in rows} == {""}
+    assert f"{REGISTER_TIPS}not counted (a blank tips cell: not counted)." in note[0]
+    sheet = _register_sheet(report)
+    assert sheet[0][-1] == "Tips (staff's)" and {row[-1] for row in sheet[1:]} == {None}
+    text = pdf_text(_file(report, "pdf").read_bytes(), tmp_path, drawn_order=True)
+    if text is not None:
+        assert f"{REGISTER_TIPS}not counted" in text
+
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body["reasons"]
