@@ -62,6 +62,10 @@ class Section:
     # leaves it out (a reader summing a column would count it twice), and the PDF as well:
     # there the note carries the total, as in the CSV.
     total: Sequence[Any] | None = None
+    # The XLSX's sheet name: a short title of its own, in the document's language, whole within
+    # Excel's 31 characters and none of []:*?/\ (a title cut there read "Offerte del banco,
+    # nell'" or "Patrons at or above"). Empty: the writer makes one from the title.
+    sheet: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The XLSX export: openpyxl in write-only mode, so rows go to disk as they come.
 
 Sheets, in order: "Summary" (title, facts, the list of sections with their row counts, and
-the charts), one sheet per section (header row frozen, with an autofilter, and the section's
+the charts), one sheet per section (named by the section's short title, Section.sheet, else
+by the gist of its title; header row frozen, with an autofilter, and the section's
 total row, if it has one, in bold under the rows and outside the filter; a section with no
 rows says so under its header, with its note, as the PDF does), and "Charts"
 (the data the native bar charts on the Summary read). A section longer than an Excel sheet
@@ -110,8 +111,11 @@ class _SheetNames:
             text = " ".join(words) or text[:31]
         return text
 
-    def take(self, wanted: str) -> str:
-        base = _SHEET_BAD.sub("_", self.short(wanted)).strip("'") or "Sheet"
+    def take(self, wanted: str, *, whole: bool = False) -> str:
+        """A unique name for `wanted`: as it is when `whole` (a section's own short title,
+        Section.sheet), else its gist (short); a name taken already gets " (2)", " (3)"..."""
+        text = " ".join(wanted.split()) if whole else self.short(wanted)
+        base = _SHEET_BAD.sub("_", text).strip("'") or "Sheet"
         name, n = base[:31], 1
         while name.casefold() in self._taken:
             n += 1
@@ -165,8 +169,12 @@ class _SectionWriter:
     def _open_sheet(self) -> None:
         self._close_sheet()
         part = len(self.sheets) + 1
-        title = self.section.title if part == 1 else f"{self.section.title} ({part})"
-        ws = self.wb.create_sheet(self.names.take(title))
+        if self.section.sheet:
+            # Its own short title, whole; a continuation is numbered after it, "Coups (2)" (take).
+            name = self.names.take(self.section.sheet, whole=True)
+        else:
+            name = self.names.take(self.section.title if part == 1 else f"{self.section.title} ({part})")
+        ws = self.wb.create_sheet(name)
         self.sheets.append(ws.title)
         for i, column in enumerate(self.columns, 1):
             width = column.width or _WIDTHS.get(column.kind, 28)

@@ -263,6 +263,40 @@ def _code_words() -> dict[str, dict[str, str] | None]:
             for column, codes in words.items()}  # fmt: skip
 
 
+def _sheet_names() -> dict[str, str]:
+    """Each section's short title, the name of its XLSX sheet, in the active language. Its own
+    words, not its title cut at Excel's 31 characters (which read "Offerte del banco, nell'",
+    "Patrons at or above"): at most 26 characters, so that a continuation sheet's " (2)" to
+    " (99)" fits too, unique in either language ignoring case, none of []:*?/\\."""
+    # The context a literal, for xgettext. Translators: an Excel sheet name, at most 26
+    # characters, none of []:*?/\, unique among them.
+    return {
+        "tables": pgettext("sheet name", "Tables"),
+        "sessions": pgettext("sheet name", "Cagnotte register"),
+        "interruptions": pgettext("sheet name", "Interruptions"),
+        "minimum_changes": pgettext("sheet name", "Minimum & maximum changes"),
+        "staff_changes": pgettext("sheet name", "Staff changes"),
+        "shoes": pgettext("sheet name", "Shoes used"),
+        "banks": pgettext("sheet name", "Bankers"),
+        "coups": pgettext("sheet name", "Coups"),
+        "annulled": pgettext("sheet name", "Coups annulled"),
+        "bets": pgettext("sheet name", "Bets"),
+        "patron_balances": pgettext("sheet name", "Patron balances"),
+        "non_conforming": pgettext("sheet name", "Non-conforming coups"),
+        "voided_cards": pgettext("sheet name", "Voided cards"),
+        "faux_tirage_bars": pgettext("sheet name", "Faux-tirage bars (art. 60)"),
+        "successions": pgettext("sheet name", "Successions of the bank"),
+        "succession_offers": pgettext("sheet name", "Offers of the bank"),
+        "auctions": pgettext("sheet name", "Auctions of the bank"),
+        "auction_bids": pgettext("sheet name", "Bids at the asta"),
+        "cagnotte_counts": pgettext("sheet name", "Cagnotte counts"),
+        "unclaimed": pgettext("sheet name", "Unclaimed deposits"),
+        "cash_exchanges": pgettext("sheet name", "Cash exchanges"),
+        "cash_aml": pgettext("sheet name", "AML threshold patrons"),
+        "control_register": pgettext("sheet name", "Control register (art. 72)"),
+    }
+
+
 def _italian() -> bool:
     return (translation.get_language() or "en").split("-")[0] == "it"
 
@@ -730,7 +764,8 @@ def _build_document(
                 reg_rows.append([line["number"], s["number"], s["coups"], s["expected_cagnotte"], None, None, None])
             reg_rows.append([line["number"], None, sum(s["coups"] for s in line["sessions"]), line["expected"],
                              line["counted"], line["carried"], _line_tips(line)])  # fmt: skip
-        tips_said = pgettext("tips", "not counted") if register.tips_total is None else eur(register.tips_total)
+        tips_total = register.tips_total
+        tips_said = pgettext("tips", "not counted") if tips_total is None else eur(tips_total)
         sections.append(Section("control_register", _("Control register (art. 72)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session (blank: table total)"), "int"), ("coups", _("Coups"), "int"),
             ("expected", _("Expected"), "money"), ("counted", _("Counted"), "money"), ("carried", _("Carried"), "money"),
@@ -780,6 +815,9 @@ def _build_document(
         + rs.bet_rows(gaming_day_id=day_id).count() + rs.patron_balance_rows(gaming_day_id=day_id).count()
         + total["non_conforming"]
     )
+    sheets = _sheet_names()
+    for section in sections:
+        section.sheet = sheets[section.key]  # every section has its own (KeyError: a new one without)
     document = ReportDocument(
         title=_("Chemin de Fer: end-of-day report, %(date)s") % {"date": day.date.isoformat()},
         subtitle=_("%(casino)s, gaming day %(day)s, version %(version)s")

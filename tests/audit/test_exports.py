@@ -306,6 +306,26 @@ def test_xlsx_sheet_names_are_legal_and_unique():
     ]
 
 
+def test_xlsx_names_a_section_by_its_own_short_title_whole(monkeypatch):
+    """A section with a short title of its own (Section.sheet) gets it as its sheet's name, whole,
+    whatever its title's length; its continuations are numbered after it; the characters Excel
+    forbids still become "_"."""
+    monkeypatch.setattr(xlsx, "MAX_SHEET_ROWS", 11)  # header + 10 rows
+    cols = [Column("x", "X", "int")]
+    long_title = "Offerte del banco, nell'ordine del diritto a esso"
+    sections = [
+        Section("offers", long_title, cols, Rows(1, lambda i: (i,)), sheet="Offerte del banco"),
+        Section("coups", "Colpi: il prelievo di ogni colpo", cols, Rows(25, lambda i: (i,)), sheet="Colpi"),
+        Section("odd", "Odd", cols, Rows(1, lambda i: (i,)), sheet="a/b: [c]?"),
+        Section("plain", long_title, cols, Rows(1, lambda i: (i,))),  # none: the gist of its title, as before
+    ]
+    wb = openpyxl.load_workbook(io.BytesIO(written(write_xlsx, ReportDocument("t", "", [], sections))))
+    assert wb.sheetnames == ["Summary", "Offerte del banco", "Colpi", "Colpi (2)", "Colpi (3)", "a_b_ _c__",
+                             "Offerte del banco, nell'ordine"]  # fmt: skip
+    listing = {row[0]: row[1] for row in wb["Summary"].iter_rows(values_only=True) if row and row[0]}
+    assert listing["Colpi: il prelievo di ogni colpo"] == "Colpi, Colpi (2), Colpi (3)"
+
+
 # -- PDF -----------------------------------------------------------------------------------
 
 

@@ -20,6 +20,8 @@ from audit.reports.builder import build_document
 from tables.models import Coup, Posting
 from tests.audit.test_exports import csv_blocks, pdf_text, written
 from tests.audit.test_reports import _file, close
+from tests.audit.test_reports import closed as closed
+from tests.audit.test_reports import direzione2 as direzione2
 from tests.audit.test_reports import media as media  # the fixtures of the day the reports test
 from tests.audit.test_reports import world as world
 
@@ -184,6 +186,78 @@ def test_the_verification_of_an_italian_report_still_names_a_levy_edited_before_
     path.write_bytes(path.read_bytes() + b"\0")
     body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
     assert {"code": "checksum_mismatch", "format": "xlsx"} in body["reasons"]
+
+
+# Each section's sheet: its own short title, in the report's language (never its title cut).
+SHEETS = {
+    "en": {
+        "tables": "Tables", "sessions": "Cagnotte register", "interruptions": "Interruptions",
+        "minimum_changes": "Minimum & maximum changes", "staff_changes": "Staff changes", "shoes": "Shoes used",
+        "banks": "Bankers", "coups": "Coups", "annulled": "Coups annulled", "bets": "Bets",
+        "patron_balances": "Patron balances", "non_conforming": "Non-conforming coups", "voided_cards": "Voided cards",
+        "faux_tirage_bars": "Faux-tirage bars (art. 60)", "successions": "Successions of the bank",
+        "succession_offers": "Offers of the bank", "auctions": "Auctions of the bank",
+        "auction_bids": "Bids at the asta", "cagnotte_counts": "Cagnotte counts", "unclaimed": "Unclaimed deposits",
+        "cash_exchanges": "Cash exchanges", "cash_aml": "AML threshold patrons",
+        "control_register": "Control register (art. 72)",
+    },
+    "it": {
+        "tables": "Tavoli", "sessions": "Registro della cagnotte", "interruptions": "Interruzioni e riprese",
+        "minimum_changes": "Modifiche minimo e massimo", "staff_changes": "Cambi del personale",
+        "shoes": "Sabot usati", "banks": "Banchieri", "coups": "Colpi", "annulled": "Colpi annullati",
+        "bets": "Puntate", "patron_balances": "Saldi dei clienti", "non_conforming": "Colpi non conformi",
+        "voided_cards": "Carte annullate", "faux_tirage_bars": "Esclusioni per faux tirage",
+        "successions": "Successioni del banco", "succession_offers": "Offerte del banco",
+        "auctions": "Aste del banco", "auction_bids": "Offerte all'asta", "cagnotte_counts": "Conteggi della cagnotte",
+        "unclaimed": "Somme non riscosse", "cash_exchanges": "Cambi di denaro ai tavoli",
+        "cash_aml": "Clienti alla soglia AML", "control_register": "Registro di controllo",
+    },
+}  # fmt: skip
+WRITERS_SHEETS = {"en": ("Summary", "Charts"), "it": ("Riepilogo", "Grafici")}
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_every_section_has_its_own_short_sheet_name_whole_in_both_languages(
+    closed, settings, direzione, direzione2, django_capture_on_commit_callbacks, language
+):
+    """Sheet names were the sections' titles cut at Excel's 31 characters: in Italian "Offerte
+    del banco, nell'", "Modifiche del minimo", "Clienti alla soglia" (the AML's), in English
+    "Patrons at or above". Each section has a short title of its own, translated: the XLSX of a
+    report with every section (version 2, with the signed register) names each sheet by it,
+    whole, unique, within Excel's limit (with room for a continuation's " (99)")."""
+    from audit.exports.xlsx import _DANGLING, _SHEET_BAD
+    from audit.reports import registers
+    from tests.audit.test_reports import _count_all
+
+    world = closed
+    _count_all(world, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=world.day, by=direzione)
+    reg = registers.control_register_sign(register=reg, by=direzione)
+    settings.REPORT_LANGUAGE = language  # the version the second signature requests
+    with django_capture_on_commit_callbacks(execute=True):
+        reg = registers.control_register_sign(register=reg, by=direzione2)
+    report = DayReport.objects.get(gaming_day=world.day, version=2)
+    assert report.status == DayReport.Status.DONE and report.language == language, report.error
+    document = build_document(day=world.day, version=2, seal=report.seal, streams=report.sealed_streams,
+                              register=reg, language=language).document  # fmt: skip
+    titles = {section.key: section.title for section in document.sections}
+    assert set(titles) == set(SHEETS[language])  # every section of the report
+
+    wb = openpyxl.load_workbook(io.BytesIO(_file(report, "xlsx").read_bytes()))
+    summary, charts = WRITERS_SHEETS[language]
+    assert wb.sheetnames == [summary, *SHEETS[language].values(), charts]
+    listing = {row[0]: row[1] for row in wb[summary].iter_rows(values_only=True) if row and row[0]}
+    names = set()
+    for key, title in titles.items():
+        name = listing[title]  # the Summary's list: the section's title, then its sheet
+        assert name == SHEETS[language][key], (key, name)
+        assert len(name) <= 26 and not _SHEET_BAD.search(name) and name == name.strip(" '"), name
+        assert name.casefold() not in names, name
+        names.add(name.casefold())
+        # Not a title cut: neither its first 31 characters nor ending on a dangling word or a comma.
+        assert name == title or name != title[:31].rstrip(), (name, title)
+        assert name.split()[-1].casefold() not in _DANGLING and name[-1] not in ",;:-'", name
+    assert not names & {summary.casefold(), charts.casefold()}
 
 
 # --------------------------------------------------------------------------- the writers alone
