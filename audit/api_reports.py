@@ -434,7 +434,12 @@ class ReportVerifyOutput(serializers.Serializer):
         "recorded it in the day's books stream, or has none: `count`, `table`, `recorded_in_trail`), "
         "`cash_mismatch` (a line of the changeur's register the report lists differs from its `cash.exchanged` and "
         "`cash.exchange_voided` events in its session's stream as of the build, or is on one side only: `exchange`, "
-        "`table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`).",
+        "`table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`), "
+        "`patron_mismatch` (a patron the report names, by his first and last name as the build read his row, or "
+        "whose document it held, differs from the identity his events in the `patrons` stream registered as of the "
+        "build: `patron`, `fields`, the names of the fields, never their values), `patron_not_as_recorded` (such a "
+        "patron's row, as it stands, is not the identity his events record, a later audited change included: "
+        "`patron`, `fields`, `in_books`).",
     )
 
 

@@ -142,6 +142,7 @@ class AuditBrokenEventOutput(serializers.Serializer):
             "report_seal_altered",
             "sealed_heads_altered",
             "report_summary_altered",
+            "patron_not_as_recorded",
         ]
     )
     message = serializers.CharField()

@@ -67,6 +67,10 @@ REPORT_MISSING = "report_missing"
 # day's floor stream) and the session's row is gone. A session deleted in SQL with its own
 # stream before its close left every stream the rows or a close name present.
 SESSION_MISSING = "session_missing"
+# The same run: a patron's row is not the identity (first and last name, document type and
+# number) his events in the `patrons` stream recorded: renamed or given another document in
+# SQL, which the reports would print (audit/reports/patrons.py).
+PATRON_NOT_AS_RECORDED = "patron_not_as_recorded"
 # Checked last on a whole-trail run: a report sealed a stream at [seq, hash], and the event
 # at that seq is gone (the tail deleted and the head moved back with it) or has another
 # hash (an event up to it rewritten and the chain rebuilt after it). Every chain can verify
@@ -850,6 +854,8 @@ def chain_verify(
         if broken is None and streams is None:
             broken = _missing_session()
         if broken is None and streams is None:
+            broken = _patron_not_as_recorded()
+        if broken is None and streams is None:
             broken = _sealed_head_problem()
     return VerifyResult(
         ok=broken is None,
@@ -999,6 +1005,24 @@ def _missing_session() -> BrokenEvent | None:
         f"table session {subject} was opened, its table_session.opened event says, and its row is gone: the "
         "session's rows were deleted",
     )  # fmt: skip
+
+
+def _patron_not_as_recorded() -> BrokenEvent | None:
+    """The first patron whose row is not the identity his events recorded (two queries,
+    streamed). Named by the patron's id and the fields, never their values: the document
+    number is not printed (floor.serializers, data minimisation)."""
+    from audit.reports.patrons import STREAM, first_not_as_recorded
+
+    found = first_not_as_recorded()
+    if found is None:
+        return None
+    patron, (seq, event_id) = found
+    if patron["in_books"]:
+        message = (f"patron {patron['patron']}: his row's {', '.join(patron['fields'])} differ from what his events "
+                   f"in the {STREAM} stream recorded: the row was edited behind the services")  # fmt: skip
+    else:
+        message = f"patron {patron['patron']}: his events in the {STREAM} stream registered him, and his row is gone"
+    return BrokenEvent(STREAM, seq, event_id, PATRON_NOT_AS_RECORDED, message)
 
 
 def _missing_report() -> BrokenEvent | None:

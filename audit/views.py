@@ -115,6 +115,21 @@ REASONS = {
         "Table %(table)s, cagnotte count %(count)s: the report lists it (its tips included) otherwise than the "
         "audit trail recorded it."
     ),
+    "patron_mismatch": gettext_lazy(
+        "Patron %(patron)s: the report names him otherwise than the audit trail registered him when the report "
+        "was built (%(fields)s)."
+    ),
+    "patron_not_as_recorded": gettext_lazy(
+        "Patron %(patron)s: his row is not the identity the audit trail registered (%(fields)s)."
+    ),
+}
+# A patron's identity fields, in a patron_mismatch or patron_not_as_recorded said in words
+# (the values are not said: the document number is not printed).
+PATRON_FIELDS = {
+    "first_name": gettext_lazy("first name"),
+    "last_name": gettext_lazy("last name"),
+    "document_type": gettext_lazy("document type"),
+    "document_number": gettext_lazy("document number"),
 }
 BREAKS = {
     "missing_event": gettext_lazy("an event is missing"),
@@ -147,6 +162,10 @@ BREAKS = {
     "report_missing": gettext_lazy(
         "the trail records a day's report built, and its row is gone or is another report now: the report's rows "
         "were deleted or rewritten"
+    ),
+    "patron_not_as_recorded": gettext_lazy(
+        "a patron's row is not the identity (name, document) his events in the patrons stream recorded: the row "
+        "was edited behind the services"
     ),
 }
 # A books_mismatch's second sentence, by its problem (audit.reports.registers.books_verify):
@@ -566,6 +585,8 @@ def _explain(result: dict) -> dict:
                                                      "report", "version", "deposit", "exchange", "line",
                                                      "count")},
             "figure": LEVY_FIGURES.get(reason.get("figure"), reason.get("figure", "")),
+            "patron": reason.get("patron", ""),
+            "fields": _patron_fields(reason.get("fields")) if code.startswith("patron_") else "",
             **{key: _euros(reason.get(key)) for key in ("in_report", "in_trail")},
         }
         details = {"record_mismatch": _record_words, "postings_mismatch": _postings_words,
@@ -588,6 +609,13 @@ def _explain(result: dict) -> dict:
             text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
+
+
+def _patron_fields(fields) -> str:
+    """A patron's fields that differ, in words: "first name, last name"."""
+    if not isinstance(fields, list):
+        return ""
+    return ", ".join(str(PATRON_FIELDS.get(f, f)) if isinstance(f, str) else str(f) for f in fields)
 
 
 def _books_words(reason: dict) -> str:

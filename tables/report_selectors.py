@@ -27,15 +27,20 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Concat
 
+from floor.models import Seat
+
 from .engine.coup import BANKER, PUNTA, TIE
 from .models import (
     Auction,
     Bank,
     Bet,
     Bid,
+    CashExchange,
     Coup,
     FauxTirageBar,
+    FirstBankPass,
     Posting,
+    RegolaMark,
     Shoe,
     ShoeCard,
     Succession,
@@ -429,3 +434,30 @@ def day_row_counts(*, gaming_day_id: int) -> dict[str, int]:
         "auctions": Auction.objects.filter(**day).count(),
         "bids": Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id).count(),
     }
+
+
+def day_named_patron_ids(*, gaming_day_id: int, also: tuple[QuerySet, ...] = ()) -> QuerySet:
+    """The ids of every patron the day's rows refer to, whom the report may name: a place, a
+    bank, a coup's punta, a bet, a posting, a Regola mark, a bar, a first bank declined, a
+    succession's outgoing banker, an offer, a bid, a line of the changeur's register; `also`:
+    more querysets of patron ids (the books' deposits). One query (a UNION), a superset of the
+    patrons the report prints: each is held to the identity the trail registered."""
+    day = {"session__gaming_day_id": gaming_day_id}
+    parts = [
+        qs.values_list(column, flat=True).order_by()
+        for qs, column in (
+            (Seat.objects.filter(**day), "patron_id"),
+            (Bank.objects.filter(**day), "banker_id"),
+            (Coup.objects.filter(**day, punta_id__isnull=False), "punta_id"),
+            (Bet.objects.filter(coup__session__gaming_day_id=gaming_day_id), "patron_id"),
+            (Posting.objects.filter(**day, patron_id__isnull=False), "patron_id"),
+            (RegolaMark.objects.filter(**day), "patron_id"),
+            (FauxTirageBar.objects.filter(**day), "patron_id"),
+            (FirstBankPass.objects.filter(**day), "patron_id"),
+            (Succession.objects.filter(**day), "outgoing_banker_id"),
+            (SuccessionOffer.objects.filter(succession__session__gaming_day_id=gaming_day_id), "patron_id"),
+            (Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id), "patron_id"),
+            (CashExchange.objects.filter(**day, patron_id__isnull=False), "patron_id"),
+        )
+    ]
+    return parts[0].union(*parts[1:], *also)  # UNION, not UNION ALL: each id once

@@ -48,7 +48,7 @@ from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
 from tables.wording import version_text, violations_text
 
-from . import cash, registers, unclaimed
+from . import cash, patrons, registers, unclaimed
 from .words import euros_en, euros_it
 
 if TYPE_CHECKING:
@@ -724,6 +724,12 @@ def _build_document(
           "table and session, buy-ins and cash-outs together, voided lines left out.") % {"threshold": eur(threshold)}
         + " " + (_("Patrons at or above it: %(count)s.") % {"count": len(aml)} if aml else _("No patron reached it."))
     )))  # fmt: skip
+
+    # Each patron the day's rows refer to, as the report names him (a digest per identity field)
+    # with the patrons stream's head: verification holds them to the identity the trail
+    # registered as of the build (`patron_mismatch`).
+    named = rs.day_named_patron_ids(gaming_day_id=day_id, also=unclaimed.day_deposit_patron_ids(gaming_day_id=day_id))
+    summary["patrons"] = patrons.named(named)
 
     facts = [
         (_("Gaming day"), f"{day.date.isoformat()} ({day.casino.name})"),

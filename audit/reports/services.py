@@ -46,7 +46,7 @@ from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
 from tables.models import CashExchange
 
-from . import cash, unclaimed
+from . import cash, patrons, unclaimed
 from .builder import build_document
 from .ledger import books_as_played
 from .registers import books_stream, books_verify, day_counts
@@ -730,6 +730,9 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             reasons += _unclaimed_as_built(report)
             reasons += _counts_as_built(report)
             reasons += _cash_as_built(report)
+        # The patrons it names, to the identity the trail registered (as of the build), and
+        # their rows as they stand to it (a rename since: the row, not the report).
+        reasons += patrons.as_named(report.summary)
         reasons += [
             {"code": "books_mismatch", "problem": problem.pop("code"), **problem}
             for problem in books_verify(gaming_day_id=report.gaming_day_id)

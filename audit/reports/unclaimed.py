@@ -90,6 +90,16 @@ def day_deposits(*, gaming_day_id: int) -> QuerySet[UnclaimedDeposit]:
     return deposit_list().filter(gaming_day_id=gaming_day_id)
 
 
+def day_deposit_patron_ids(*, gaming_day_id: int) -> tuple[QuerySet, ...]:
+    """The ids of the patrons the day's deposits name (whose stake it was, to whom handed
+    back), as querysets for a UNION (tables.report_selectors.day_named_patron_ids)."""
+    deposits = UnclaimedDeposit.objects.filter(gaming_day_id=gaming_day_id).order_by()
+    return (
+        deposits.filter(patron_id__isnull=False).values_list("patron_id", flat=True),
+        deposits.filter(returned_patron_id__isnull=False).values_list("returned_patron_id", flat=True),
+    )
+
+
 def day_totals(*, gaming_day_id: int) -> dict[str, int]:
     """The day's deposits in cents: all, by kind, outstanding and returned (one query)."""
     money = {
