@@ -74,6 +74,11 @@ class AuditEventQuerySet(models.QuerySet):
         )
         return clone
 
+    @property
+    def counts_by_heads(self) -> bool:
+        """Whether count() is read from the stream heads (counted_by_heads())."""
+        return self._counting_heads is not None
+
     def count(self) -> int:
         if self._counting_heads is None or self._result_cache is not None:
             return super().count()
