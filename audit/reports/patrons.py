@@ -31,6 +31,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.db import connection
 from django.db.models import TextField
 from django.db.models.functions import Cast, Collate
 
@@ -160,6 +161,12 @@ def not_as_recorded(ids: list[int], identities: dict[int, dict[str, Any]]) -> li
     return found
 
 
+def _byte_order() -> str:
+    """The collation that orders text by its bytes: PostgreSQL's "C", SQLite's "BINARY" (the
+    demo's database, where `audit_verify` runs too)."""
+    return "BINARY" if connection.vendor == "sqlite" else "C"
+
+
 def first_not_as_recorded() -> tuple[dict[str, Any], tuple[int, int]] | None:
     """The first patron (by id) whose row is not the identity his events in the `patrons`
     stream recorded, for `manage.py audit_verify`: ({"patron", "fields", "in_books"}, (seq, id)
@@ -167,12 +174,12 @@ def first_not_as_recorded() -> tuple[dict[str, Any], tuple[int, int]] | None:
     the same order (the ids as text, byte order): memory stays flat in the number of patrons."""
     events = (
         AuditEvent.objects.filter(stream__name=STREAM, subject_type=SUBJECT)
-        .order_by(Collate("subject_id", "C"), "seq")
+        .order_by(Collate("subject_id", _byte_order()), "seq")
         .values_list("subject_id", "seq", "pk", "payload_json")
         .iterator(chunk_size=CHUNK)
     )
     rows = (
-        Patron.objects.annotate(key=Collate(Cast("pk", TextField()), "C"))
+        Patron.objects.annotate(key=Collate(Cast("pk", TextField()), _byte_order()))
         .order_by("key")
         .values_list("key", *IDENTITY)
         .iterator(chunk_size=CHUNK)
