@@ -656,3 +656,73 @@ class CashExchange(models.Model):
     @property
     def voided(self) -> bool:
         return self.voided_at is not None
+
+
+class CashCount(models.Model):
+    """The count of a table session's cash drawer, once the session is closed (a casino counts
+    each table's drawer at the end of its session, before the supervisor, and records the
+    difference): the float the drawer started with (`float_issued`, from the float slip; 0 if
+    none), the cash found in it (`counted`), who counted and when.
+
+    `net` is the changeur's register's net cash taken (buy-ins less cash-outs, voided lines
+    left out, as tables.selectors.cash_exchange_totals computes it) and `expected` the float
+    plus that net, both computed by the service when the count is entered: the figures of
+    record whatever a screen showed. `difference` = counted - expected (a surplus > 0, a
+    shortfall < 0). A mistaken count is never edited: a correction is a new row with
+    `corrects` set and its reason in `note`; the corrected row stays (tables.services.cash_count),
+    as the cagnotte's counts (audit.models.CagnotteCount)."""
+
+    # No index of its own: the partial unique index (one original count per session) leads with it.
+    session = models.ForeignKey(
+        TableSession, on_delete=models.PROTECT, related_name="cash_counts", db_index=False
+    )
+    float_issued = models.BigIntegerField(
+        help_text="Cents: the cash float the drawer started with (0: none)."
+    )
+    net = models.BigIntegerField(
+        help_text="Cents: the register's net cash taken (buy-ins - cash-outs, no voids)."
+    )
+    expected = models.BigIntegerField(help_text="Cents: float_issued + net.")
+    counted = models.BigIntegerField(help_text="Cents: the cash found in the drawer.")
+    counted_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
+    counted_at = models.DateTimeField()
+    note = models.CharField(max_length=300, blank=True, help_text="A note; a correction's reason.")
+    corrects = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="corrected_by"
+    )
+
+    class Meta:
+        ordering = ["session_id", "counted_at", "id"]
+        constraints = [
+            # One original count per session; corrections chain from it, one each (the
+            # one-to-one `corrects`): so one count in force, the one no other corrects.
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(corrects__isnull=True),
+                name="tables_cash_count_one_per_session",
+            ),
+            models.CheckConstraint(
+                condition=Q(float_issued__gte=0, float_issued__lte=MAX_EXCHANGE_CENTS),
+                name="tables_cash_count_float_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(counted__gte=0, counted__lte=MAX_EXCHANGE_CENTS),
+                name="tables_cash_count_counted_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(expected=F("float_issued") + F("net")), name="tables_cash_count_expected_adds_up"
+            ),
+            # A correction says why.
+            models.CheckConstraint(
+                condition=Q(corrects__isnull=True) | ~Q(note=""),
+                name="tables_cash_count_correction_has_reason",
+            ),
+            models.CheckConstraint(condition=~Q(corrects=F("pk")), name="tables_cash_count_not_itself"),
+        ]
+
+    def __str__(self) -> str:
+        return f"drawer of session {self.session_id}: {self.counted} (expected {self.expected})"
+
+    @property
+    def difference(self) -> int:
+        return self.counted - self.expected

@@ -26,6 +26,7 @@ from .models import (
     Bank,
     Bet,
     Bid,
+    CashCount,
     CashExchange,
     Coup,
     FauxTirageBar,
@@ -728,3 +729,20 @@ def cash_exchange_totals(*, session: TableSession | int) -> dict[str, int]:
         "voided": row["voided"],
         "unnamed": row["unnamed"],
     }
+
+
+def cash_count_history(*, session: TableSession | int) -> list[CashCount]:
+    """Every count of the session's drawer, oldest first, corrected ones included, with who
+    counted (one query, however many corrections). The one in force is the last: each
+    correction refers to the count then in force (tables.services.cash_count)."""
+    session_id = session if isinstance(session, int) else session.pk
+    rows = list(
+        CashCount.objects.filter(session_id=session_id)
+        .select_related("counted_by")
+        .order_by("counted_at", "pk")
+    )
+    superseded = {row.corrects_id: row.pk for row in rows if row.corrects_id is not None}
+    for row in rows:
+        row.superseded_by_id = superseded.get(row.pk)
+        row.in_force = row.superseded_by_id is None
+    return rows

@@ -9,6 +9,9 @@
 - A void: the changeur who recorded the line while he serves the session, or the Commissario
   di Gioco (403 `permission_denied` for another role or table, `not_exchange_recorder` for
   the session's changeur voiding a line his predecessor recorded).
+- The drawer's count, once the session is closed (tables.services.cash_count): the Commissario
+  di Gioco or the Direzione Giochi counts and corrects (403 `permission_denied` for the
+  changeur, the Capo Partita, the auditor); whoever reads the register reads it.
 - Every POST requires an `Idempotency-Key` (floor/idempotency.py): money moves."""
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from floor.models import TableSession
 from floor.permissions import FLOOR_READERS, _session_of, check_session_readable
 from floor.roles import Role, has_role
 from tables import selectors, services
-from tables.models import MAX_EXCHANGE_CENTS, CashExchange
+from tables.models import MAX_EXCHANGE_CENTS, CashCount, CashExchange
 from tables.services import locked_session
 from tables.services.cash import VOIDS_ANY
+from tables.services.cash_count import COUNTS_DRAWER
 
 from .coups_serializers import PatronField
 
@@ -257,8 +261,176 @@ class CashVoidApi(_CashApi):
         return _answer(row, status.HTTP_200_OK)
 
 
+# --------------------------------------------------------------------------- the drawer's count
+
+
+class CashCountInput(StrictInput):
+    float_issued = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS,
+        help_text=f"Cents, 0 to {MAX_EXCHANGE_CENTS}: the cash float the drawer started with (the float slip; 0: none).",
+    )  # fmt: skip
+    counted = StrictIntegerField(
+        min_value=0,
+        max_value=MAX_EXCHANGE_CENTS,
+        help_text=f"Cents, 0 to {MAX_EXCHANGE_CENTS}: the cash found.",
+    )
+    note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+
+class CashCountCorrectInput(StrictInput):
+    float_issued = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text="The float, cents. Omitted or null: the corrected count's stands.",
+    )  # fmt: skip
+    counted = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text="The cash counted again, cents. Omitted or null: the corrected count's stands.",
+    )  # fmt: skip
+    reason = serializers.CharField(
+        max_length=300, help_text="Why the count is corrected (kept as its `note`)."
+    )
+
+
+class CashCountSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    session = serializers.IntegerField(source="session_id")
+    float_issued = serializers.IntegerField(help_text="Cents: the float the drawer started with.")
+    net = serializers.IntegerField(
+        help_text="Cents: the register's net cash taken when counted (voids left out)."
+    )
+    expected = serializers.IntegerField(help_text="Cents: float_issued + net.")
+    counted = serializers.IntegerField(help_text="Cents: the cash found in the drawer.")
+    difference = serializers.IntegerField(
+        help_text="Cents: counted - expected (a surplus > 0, a shortfall < 0)."
+    )
+    counted_by = serializers.IntegerField(source="counted_by_id")
+    counted_by_name = serializers.SerializerMethodField()
+    counted_at = serializers.DateTimeField()
+    note = serializers.CharField(help_text="A note; a correction's reason.")
+    corrects = serializers.IntegerField(
+        source="corrects_id", allow_null=True, help_text="The count it corrects."
+    )
+    corrected_by = serializers.IntegerField(
+        source="superseded_by_id", allow_null=True, help_text="The count that corrects it (null: in force)."
+    )
+    in_force = serializers.BooleanField()
+
+    def get_counted_by_name(self, row: CashCount) -> str:
+        return row.counted_by.get_full_name() or row.counted_by.get_username()
+
+
+class CashCountAnswerSerializer(serializers.Serializer):
+    session = serializers.IntegerField()
+    in_force = CashCountSerializer(allow_null=True, help_text="The count in force; null: not counted.")
+    history = CashCountSerializer(
+        many=True, help_text="Every count, oldest first, the corrected ones included."
+    )
+
+
+def count_data(session_id: int) -> dict:
+    history = selectors.cash_count_history(session=session_id)
+    in_force = next((row for row in history if row.in_force), None)
+    return CashCountAnswerSerializer({"session": session_id, "in_force": in_force, "history": history}).data
+
+
+class DrawerCountAccess(BasePermission):
+    """Reads: any floor role reaches the view, which then asks session_readable_by (whoever
+    reads the register). Writes: the Commissario di Gioco or the Direzione Giochi."""
+
+    message = "Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer."
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        if not hasattr(view, request.method.lower()):
+            return True
+        if request.method in SAFE_METHODS:
+            return has_role(user, *FLOOR_READERS)
+        return has_role(user, *COUNTS_DRAWER)
+
+
+COUNT_NOTE = (
+    "\n\nRequires an `Idempotency-Key`. The Commissario di Gioco or the Direzione Giochi only (403 "
+    "`permission_denied` for the changeur, the Capo Partita, the auditor). While the gaming day is open (409 "
+    "`gaming_day_closed`: its report holds the session as it stood). A figure that is not a whole number of "
+    f"cents from 0 to {MAX_EXCHANGE_CENTS} (the register's maximum) is a 400 `invalid_input` naming it."
+)
+
+
+class _DrawerApi(IdempotentMixin, GenericAPIView):
+    permission_classes = (DrawerCountAccess,)
+    idempotency_required = True
+
+
+class CashCountApi(_DrawerApi):
+    @extend_schema(
+        responses={200: CashCountAnswerSerializer, **READ_ERRORS},
+        summary="The count of a session's cash drawer: the count in force and its history",
+        description="Whoever reads the session's register reads it. `in_force` null: not counted (yet). A "
+        "constant number of queries, however many corrections.",
+    )
+    def get(self, request, pk: int):
+        check_session_readable(request.user, pk)
+        get_object_or_404(TableSession.objects.only("pk"), pk=pk)
+        return Response(count_data(pk))
+
+    @extend_schema(
+        request=CashCountInput,
+        responses={
+            201: CashCountAnswerSerializer,
+            **WRITE_ERRORS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="`session_not_closed`: the drawer is counted once the session is closed; "
+                "`already_counted`: one count per session (`details.in_force`: correct it); `gaming_day_closed`.",
+            ),
+        },
+        summary="Count a closed session's cash drawer (Commissario or Direzione)",
+        description="The float the drawer started with and the cash found in it; the server computes `net` "
+        "(the register's net cash taken, voided lines left out, as its totals), `expected` = float_issued + net "
+        "and `difference` = counted - expected (a surplus > 0, a shortfall < 0). Written with its event "
+        "`cash.drawer_counted` in the session's stream. Codes: `text_too_long`." + COUNT_NOTE,
+    )
+    def post(self, request, pk: int):
+        if not TableSession.objects.filter(pk=pk).exists():
+            raise NotFound()
+        data = CashCountInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.cash_count_record(session=pk, by=request.user, **data.validated_data)
+        return Response(count_data(pk), status=status.HTTP_201_CREATED)
+
+
+class CashCountCorrectApi(_DrawerApi):
+    @extend_schema(
+        request=CashCountCorrectInput,
+        responses={
+            201: CashCountAnswerSerializer,
+            **WRITE_ERRORS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="`already_corrected`: this count was corrected (`details.in_force`: correct that "
+                "one); `gaming_day_closed`.",
+            ),
+        },
+        summary="Correct a drawer's count: a new count that refers to it, with its reason",
+        description="Nothing is edited: the corrected count stays in the history, the new one is in force. A "
+        "figure not given is the corrected count's, restated; neither given, or both as they stand: 400 "
+        "`nothing_to_correct`. `reason` required (400 `reason_required` when blank). Written with its event "
+        "`cash.drawer_count_corrected` (the old and the new figures)." + COUNT_NOTE,
+    )
+    def post(self, request, pk: int):
+        count = get_object_or_404(CashCount.objects.only("pk", "session_id"), pk=pk)
+        data = CashCountCorrectInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        new = services.cash_count_correct(count=count, by=request.user, **data.validated_data)
+        return Response(count_data(new.session_id), status=status.HTTP_201_CREATED)
+
+
 urlpatterns = [
     path("sessions/<int:pk>/cash-exchanges/", CashExchangeListApi.as_view(), name="session-cash-exchanges"),
     path("sessions/<int:pk>/cash-exchanges/totals/", CashTotalsApi.as_view(), name="session-cash-totals"),
     path("cash-exchanges/<int:pk>/void/", CashVoidApi.as_view(), name="cash-exchange-void"),
+    path("sessions/<int:pk>/cash-count/", CashCountApi.as_view(), name="session-cash-count"),
+    path("cash-counts/<int:pk>/correct/", CashCountCorrectApi.as_view(), name="cash-count-correct"),
 ]

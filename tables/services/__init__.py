@@ -4,6 +4,7 @@ first, the rules from tables.engine, the audit event inside). See each module.""
 from ._common import locked_session
 from .bank import bank_end_for_session_close, bank_open, bank_raise, bank_withdraw, first_bank_pass
 from .cash import cash_exchange_record, cash_exchange_void, cash_totals_for_session_close
+from .cash_count import cash_count_correct, cash_count_record
 from .coup import (
     banco_call,
     banker_decide,
@@ -36,6 +37,8 @@ __all__ = [
     "bet_withdraw",
     "card_deal",
     "card_void",
+    "cash_count_correct",
+    "cash_count_record",
     "cash_exchange_record",
     "cash_exchange_void",
     "cash_totals_for_session_close",

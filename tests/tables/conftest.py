@@ -125,6 +125,7 @@ TABLE_MODELS = (
     "regolamark",
     "fauxtiragebar",
     "cashexchange",
+    "cashcount",
 )
 
 

@@ -1,0 +1,193 @@
+"""The count of a table session's cash drawer, once the session is closed: the changeur's
+register (tables.services.cash) says what cash the table took; the drawer is counted against
+it, as a casino counts each table's drawer at the end of its session, before the supervisor,
+and records the difference (a missing or an extra banknote is on record, never absorbed).
+
+Who: the Commissario di Gioco or the Direzione Giochi (COUNTS_DRAWER). Not the changeur,
+whose drawer it is, nor the Capo Partita (segregation of duties, floor.roles), nor the
+auditor, who writes nothing.
+
+When: once the session is closed (its register takes no more lines, so the net it is held to
+is final; `session_not_closed` before), and while its gaming day is open (`gaming_day_closed`
+after): the count's events go into the session's stream, which the day's report seals at the
+close (a later event there would stand outside the report that lists the session).
+
+What: `float_issued` (the float slip's cash, 0 if none) and `counted`, cents, >= 0, at most
+the register's maximum (MAX_EXCHANGE_CENTS); the service computes `net` (the register's,
+voided lines left out, exactly as the totals) and `expected` = float_issued + net, and the
+difference is counted - expected. One original count per session (`already_counted`); a
+mistake is corrected by a new count that refers to the one in force, with its reason (the
+corrected one stays, `already_corrected` for it), as the cagnotte's counts (audit.reports.
+registers). Each count and correction writes its event in the session's stream in the same
+transaction (`cash.drawer_counted`, `cash.drawer_count_corrected`), with every figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
+from config.transactions import service_atomic
+from floor.models import GamingDay, TableSession
+from floor.roles import Role, has_role
+
+from ..models import MAX_EXCHANGE_CENTS, CashCount
+from ._common import User, audit, now
+
+# Who counts a closed session's drawer, and corrects its count.
+COUNTS_DRAWER = (Role.COMMISSARIO, Role.DIREZIONE)
+COUNTED, CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
+FIGURES = ("float_issued", "counted")
+
+
+def count_payload(count: CashCount) -> dict[str, Any]:
+    """What a count's event records of it (the end-of-day report keeps it of each count it
+    lists, and the verification holds the rows to it: `drawer_mismatch`)."""
+    return {
+        "count": count.pk,
+        "session": count.session_id,
+        "float_issued": count.float_issued,
+        "net": count.net,
+        "expected": count.expected,
+        "counted": count.counted,
+        "difference": count.difference,
+        "counted_by": count.counted_by_id,
+        "counted_at": count.counted_at.isoformat(),  # the row's time (the event has its own)
+        "note": count.note,
+        "corrects": count.corrects_id,
+    }
+
+
+def _check_counter(by: User) -> None:
+    # The API refuses first (tables.api.cash); the service holds the rule for any caller.
+    if not has_role(by, *COUNTS_DRAWER):
+        raise NotAllowed(
+            "permission_denied",
+            "Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer.",
+        )
+
+
+def _check_figure(field: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ApplicationError(
+            "invalid_amount", "A drawer's figure is a whole number of cents, >= 0.", details={"field": field}
+        )
+    if value > MAX_EXCHANGE_CENTS:
+        raise ApplicationError(
+            "amount_above_maximum",
+            "A drawer's figure is at most the register's maximum.",
+            details={"field": field, "maximum": MAX_EXCHANGE_CENTS},
+        )
+
+
+def _lock_closed_session(session_id: int) -> TableSession:
+    """The lock order (ARCHITECTURE.md): the gaming day, then the session."""
+    day_id = TableSession.objects.values_list("gaming_day_id", flat=True).get(pk=session_id)
+    day = GamingDay.objects.select_for_update().get(pk=day_id)
+    session = TableSession.objects.select_for_update(of=("self",)).get(pk=session_id)
+    if not session.is_closed:
+        raise Conflict(
+            "session_not_closed",
+            "The session is still in play: its drawer is counted once it is closed.",
+            details={"session": session.pk, "status": session.status},
+        )
+    if not day.is_open:
+        raise Conflict(
+            "gaming_day_closed",
+            "The gaming day is closed: its report holds the session's drawer as it stood.",
+            details={"gaming_day": day.pk, "session": session.pk},
+        )
+    return session
+
+
+def _net(session: TableSession) -> int:
+    from ..selectors import cash_exchange_totals
+
+    return cash_exchange_totals(session=session)["net"]
+
+
+@service_atomic
+def cash_count_record(
+    *, session: TableSession | int, by: User, float_issued: int, counted: int, note: str = ""
+) -> CashCount:
+    """Count the drawer of a closed session: the float it started with, the cash found. The
+    expected cash and the difference are computed here, from the register."""
+    _check_counter(by)
+    for field, value in (("float_issued", float_issued), ("counted", counted)):
+        _check_figure(field, value)
+    note = clean_text(note, CashCount, "note")
+    session = _lock_closed_session(session if isinstance(session, int) else session.pk)
+    existing = (
+        CashCount.objects.filter(session=session, corrects__isnull=True).values_list("pk", flat=True).first()
+    )
+    if existing is not None:
+        raise Conflict(
+            "already_counted",
+            "This session's drawer is counted already; enter a correction of the count in force.",
+            details={"count": existing, "in_force": cash_count_in_force_id(session.pk)},
+        )
+    net = _net(session)
+    try:
+        with transaction.atomic():  # the partial unique index is the backstop of a race
+            count = CashCount.objects.create(
+                session=session, float_issued=float_issued, net=net, expected=float_issued + net, counted=counted,
+                counted_by=by, counted_at=now(), note=note,
+            )  # fmt: skip
+    except IntegrityError:
+        raise Conflict("already_counted", "This session's drawer is counted already.") from None
+    audit(session, by, COUNTED, count, {"old": None, "new": count_payload(count)})
+    return count
+
+
+@service_atomic
+def cash_count_correct(
+    *, count: CashCount, by: User, reason: str, float_issued: int | None = None, counted: int | None = None
+) -> CashCount:
+    """A correction is a new count that refers to the one it corrects, with its reason;
+    nothing is edited. A figure not given (None) is the corrected count's, restated; neither
+    given, or both as they stand: `nothing_to_correct`."""
+    _check_counter(by)
+    given = {"float_issued": float_issued, "counted": counted}
+    if all(value is None for value in given.values()):
+        raise ApplicationError("nothing_to_correct", "Give the float issued, the cash counted, or both.")
+    for field, value in given.items():
+        if value is not None:
+            _check_figure(field, value)
+    reason = clean_text(reason, CashCount, "note")
+    if not reason:
+        raise ApplicationError("reason_required", "Say why the count is corrected.")
+    session = _lock_closed_session(count.session_id)
+    old = CashCount.objects.select_for_update().get(pk=count.pk)
+    newer = CashCount.objects.filter(corrects=old).values_list("pk", flat=True).first()
+    if newer is not None:
+        raise Conflict(
+            "already_corrected",
+            "This count was corrected already; correct the count in force.",
+            details={"count": old.pk, "correction": newer, "in_force": cash_count_in_force_id(session.pk)},
+        )
+    figures = {field: getattr(old, field) if value is None else value for field, value in given.items()}
+    if all(figures[field] == getattr(old, field) for field in FIGURES):
+        raise ApplicationError(
+            "nothing_to_correct",
+            "The figures given are the count's own: nothing to correct.",
+            details={"count": old.pk, **figures},
+        )
+    net = _net(session)
+    new = CashCount.objects.create(
+        session=session, float_issued=figures["float_issued"], net=net, expected=figures["float_issued"] + net,
+        counted=figures["counted"], counted_by=by, counted_at=now(), note=reason, corrects=old,
+    )  # fmt: skip
+    audit(
+        session, by, CORRECTED, new, {"old": count_payload(old), "new": count_payload(new), "reason": reason}
+    )
+    return new
+
+
+def cash_count_in_force_id(session_id: int) -> int | None:
+    """The count no other corrects (one per counted session: a chain of corrections)."""
+    return (
+        CashCount.objects.filter(session_id=session_id, corrected_by__isnull=True)
+        .values_list("pk", flat=True)
+        .first()
+    )
