@@ -36,7 +36,9 @@ def correct_url(count_id: int) -> str:
 def events(game, action: str) -> list[dict]:
     return [
         e.payload
-        for e in AuditEvent.objects.filter(stream__name=game.session.audit_stream, action=action).order_by("seq")
+        for e in AuditEvent.objects.filter(stream__name=game.session.audit_stream, action=action).order_by(
+            "seq"
+        )
     ]
 
 
@@ -48,7 +50,9 @@ def register(game, changeur) -> None:
     tablet.post(cash, {"direction": "buy_in", "amount": 300_00})
     tablet.post(cash, {"direction": "cash_out", "amount": 250_00})
     wrong = tablet.post(cash, {"direction": "buy_in", "amount": 90_00}).json()["exchange"]
-    assert tablet.post(f"/api/cash-exchanges/{wrong['id']}/void/", {"reason": "typed twice"}).status_code == 200
+    assert (
+        tablet.post(f"/api/cash-exchanges/{wrong['id']}/void/", {"reason": "typed twice"}).status_code == 200
+    )
 
 
 @pytest.fixture
@@ -61,8 +65,12 @@ def closed(game, changeur, commissario):
 # --------------------------------------------------------------------------- the happy path
 
 
-def test_the_commissario_counts_the_drawer_with_the_exact_figures_and_its_event(closed, commissario, changeur):
-    r = Tablet(commissario).post(url(closed), {"float_issued": 2_000_00, "counted": 2_740_50, "note": "slip 17"})
+def test_the_commissario_counts_the_drawer_with_the_exact_figures_and_its_event(
+    closed, commissario, changeur
+):
+    r = Tablet(commissario).post(
+        url(closed), {"float_issued": 2_000_00, "counted": 2_740_50, "note": "slip 17"}
+    )
     assert r.status_code == 201, r.json()
     body = r.json()
     count = body["in_force"]
@@ -98,20 +106,38 @@ def test_the_direzione_counts_a_drawer_without_a_float_and_finds_a_surplus(close
 def test_a_session_with_no_exchange_expects_its_float(game, commissario):
     floor_services.table_session_close(session=game.session, by=commissario)
     r = Tablet(commissario).post(url(game), {"float_issued": 500_00, "counted": 500_00})
-    assert r.status_code == 201 and r.json()["in_force"]["net"] == 0 and r.json()["in_force"]["difference"] == 0
+    assert (
+        r.status_code == 201 and r.json()["in_force"]["net"] == 0 and r.json()["in_force"]["difference"] == 0
+    )
 
 
 def test_a_correction_supersedes_the_count_in_force_and_keeps_it(closed, commissario, direzione, auditor):
     first = Tablet(commissario).post(url(closed), {"float_issued": 2_000_00, "counted": 2_740_50}).json()
     first_id = first["in_force"]["id"]
-    r = Tablet(direzione).post(correct_url(first_id), {"counted": 2_750_00, "reason": "a 10 found under the tray"})
+    r = Tablet(direzione).post(
+        correct_url(first_id), {"counted": 2_750_00, "reason": "a 10 found under the tray"}
+    )
     assert r.status_code == 201, r.json()
     body = r.json()
     new = body["in_force"]
-    assert (new["float_issued"], new["expected"], new["counted"], new["difference"]) == (2_000_00, 2_750_00, 2_750_00, 0)
-    assert (new["corrects"], new["note"], new["counted_by"]) == (first_id, "a 10 found under the tray", direzione.pk)
+    assert (new["float_issued"], new["expected"], new["counted"], new["difference"]) == (
+        2_000_00,
+        2_750_00,
+        2_750_00,
+        0,
+    )
+    assert (new["corrects"], new["note"], new["counted_by"]) == (
+        first_id,
+        "a 10 found under the tray",
+        direzione.pk,
+    )
     old = body["history"][0]
-    assert (old["id"], old["counted"], old["in_force"], old["corrected_by"]) == (first_id, 2_740_50, False, new["id"])
+    assert (old["id"], old["counted"], old["in_force"], old["corrected_by"]) == (
+        first_id,
+        2_740_50,
+        False,
+        new["id"],
+    )
     assert [c["id"] for c in body["history"]] == [first_id, new["id"]]
     assert CashCount.objects.count() == 2  # the first row kept, unchanged
     assert CashCount.objects.get(pk=first_id).counted == 2_740_50
@@ -205,8 +231,10 @@ def test_bad_figures_are_refused_naming_the_field(closed, commissario, field, va
     assert field in error["details"]
 
 
-@pytest.mark.parametrize("body", [{"counted": 1}, {"float_issued": 0}, {}, [], "x", {"float_issued": 0, "counted": 1,
-                                                                                     "difference": 0}])
+@pytest.mark.parametrize(
+    "body",
+    [{"counted": 1}, {"float_issued": 0}, {}, [], "x", {"float_issued": 0, "counted": 1, "difference": 0}],
+)
 def test_a_missing_figure_or_a_strange_body_is_refused(closed, commissario, body, refused_api):
     refused_api(400, "invalid_input", lambda: Tablet(commissario).post(url(closed), body))
 
@@ -221,7 +249,12 @@ def test_the_service_refuses_bad_figures_too(closed, commissario, refused):
 
 
 def test_an_unknown_session_or_count_is_a_404(commissario, auditor):
-    assert Tablet(commissario).post("/api/sessions/999999/cash-count/", {"float_issued": 0, "counted": 0}).status_code == 404
+    assert (
+        Tablet(commissario)
+        .post("/api/sessions/999999/cash-count/", {"float_issued": 0, "counted": 0})
+        .status_code
+        == 404
+    )
     assert Tablet(auditor).get("/api/sessions/999999/cash-count/").status_code == 404
     assert Tablet(commissario).post(correct_url(999999), {"counted": 0, "reason": "x"}).status_code == 404
     assert CashCount.objects.count() == 0
@@ -256,7 +289,9 @@ def test_a_corrected_count_is_not_corrected_again(closed, commissario, refused_a
 
 def test_no_count_nor_correction_once_the_day_is_closed(closed, commissario, refused_api):
     count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
-    floor_services.gaming_day_close(gaming_day=closed.session.gaming_day, by=commissario, open_sessions="refuse")
+    floor_services.gaming_day_close(
+        gaming_day=closed.session.gaming_day, by=commissario, open_sessions="refuse"
+    )
     refused_api(409, "gaming_day_closed",
                 lambda: Tablet(commissario).post(correct_url(count.pk), {"counted": 1, "reason": "x"}))  # fmt: skip
 
@@ -270,7 +305,11 @@ def test_a_note_too_long_is_refused(closed, commissario, refused_api):
 
 
 def test_a_session_not_counted_reads_null(closed, auditor):
-    assert Tablet(auditor).get(url(closed)).json() == {"session": closed.session.pk, "in_force": None, "history": []}
+    assert Tablet(auditor).get(url(closed)).json() == {
+        "session": closed.session.pk,
+        "in_force": None,
+        "history": [],
+    }
 
 
 def test_another_tables_changeur_does_not_read_it(closed, make_game, make_user):
@@ -286,7 +325,9 @@ def test_the_read_takes_the_same_queries_however_many_corrections(closed, commis
     with CaptureQueriesContext(connection) as one:
         assert client.get(url(closed)).status_code == 200
     for n in range(5):
-        count = services.cash_count_correct(count=count, by=commissario, counted=701_00 + 100 * n, reason=f"recount {n}")
+        count = services.cash_count_correct(
+            count=count, by=commissario, counted=701_00 + 100 * n, reason=f"recount {n}"
+        )
     with CaptureQueriesContext(connection) as six:
         body = client.get(url(closed)).json()
     assert len(body["history"]) == 6 and body["in_force"]["counted"] == 705_00
