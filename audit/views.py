@@ -122,6 +122,14 @@ REASONS = {
     "patron_not_as_recorded": gettext_lazy(
         "Patron %(patron)s: his row is not the identity the audit trail registered (%(fields)s)."
     ),
+    "drawer_mismatch": gettext_lazy(
+        "Table %(table)s, session %(session)s, cash drawer count %(count)s: the report lists it otherwise than the "
+        "audit trail recorded it when the report was built."
+    ),
+    "drawer_not_as_recorded": gettext_lazy(
+        "Table %(table)s, session %(session)s, cash drawer count %(count)s: the count in the books differs from "
+        "what the audit trail recorded for it."
+    ),
 }
 # A patron's identity fields, in a patron_mismatch or patron_not_as_recorded said in words
 # (the values are not said: the document number is not printed).

@@ -35,6 +35,7 @@ from .models import (
     Bank,
     Bet,
     Bid,
+    CashCount,
     CashExchange,
     Coup,
     FauxTirageBar,
@@ -461,3 +462,20 @@ def day_named_patron_ids(*, gaming_day_id: int, also: tuple[QuerySet, ...] = ())
         )
     ]
     return parts[0].union(*parts[1:], *also)  # UNION, not UNION ALL: each id once
+def cash_count_payload(count: CashCount) -> dict[str, Any]:
+    """What a drawer count's event records of it (tables.services.cash_count): the end-of-day
+    report keeps it of each count it lists, and the verification holds the rows to it
+    (`drawer_mismatch`, `drawer_not_as_recorded`)."""
+    return {
+        "count": count.pk,
+        "session": count.session_id,
+        "float_issued": count.float_issued,
+        "net": count.net,
+        "expected": count.expected,
+        "counted": count.counted,
+        "difference": count.difference,
+        "counted_by": count.counted_by_id,
+        "counted_at": count.counted_at.isoformat(),  # the row's time (the event has its own)
+        "note": count.note,
+        "corrects": count.corrects_id,
+    }

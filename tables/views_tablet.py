@@ -25,16 +25,23 @@ from django.views.decorators.http import require_GET
 
 from config.errors import ApplicationError
 from config.htmx import refusal
-from floor.models import Patron, TableSession
+from floor.models import GamingDay, Patron, TableSession
 from floor.permissions import readable_sessions, session_readable_by, session_writable_by
 from floor.roles import Role, has_role
 from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
 from tables.engine.profiles import BancoSuivi, TieRule
-from tables.models import Auction, Bank, Bet, CashExchange, Coup, Succession
-from tables.selectors import cash_exchange_list, cash_exchange_totals, coup_list, session_game_state
+from tables.models import Auction, Bank, Bet, CashCount, CashExchange, Coup, Succession
+from tables.selectors import (
+    cash_count_history,
+    cash_exchange_list,
+    cash_exchange_totals,
+    coup_list,
+    session_game_state,
+)
 from tables.services.cash import VOIDS_ANY
+from tables.services.cash_count import COUNTS_DRAWER
 from tables.services.coup import ANNULS_STARTED
 
 from .templatetags.chemin_ui import card_text, euros
@@ -176,6 +183,9 @@ DIREZIONE_ACTIONS = frozenset({"coup-annul"})
 # The changeur's register (tables.services.cash): its changeur records and voids his lines; the
 # Commissario voids any.
 CASH_ACTIONS = frozenset({"cash-exchange", "cash-void"})
+# The drawer of a closed session (tables.services.cash_count): counted, and a count corrected, by
+# the Commissario or the Direzione.
+DRAWER_ACTIONS = frozenset({"cash-count", "cash-count-correct"})
 # The register's quick amounts: these multiples of the table minimum (the bet form's quick
 # buttons are the minimum and the bank's open part; a changeur changes round sums).
 CASH_QUICK_MULTIPLES = (1, 2, 5, 10, 20)
@@ -410,12 +420,34 @@ def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum:
         "writable": writable,
         "rows": rows,
         "totals": totals,
+        "drawer": _drawer_panel(session, viewer, totals) if closed else None,
         "threshold": threshold,
         # what unnamed exchanges may still come to, together, before each names its patron
         "unnamed_left": max(threshold - totals["unnamed"], 0),
         "places": places,
         "linked": sorted(linked.values(), key=lambda e: (-e["total"], e["name"])),
         "quick": [minimum * m for m in CASH_QUICK_MULTIPLES],
+    }
+
+
+def _drawer_panel(session: TableSession, viewer: Any, totals: dict) -> dict:
+    """A closed session's drawer, counted against the register: the count in force (float,
+    the register's net, expected, counted, difference) and its history, for every reader of
+    the register; the count form, or the correction's, for the Commissario and the Direzione
+    while the gaming day is open (tables.services.cash_count)."""
+    history = cash_count_history(session=session)
+    in_force = next((row for row in history if row.in_force), None)
+    counts = has_role(viewer, *COUNTS_DRAWER) and GamingDay.objects.filter(
+        pk=session.gaming_day_id, closed_at__isnull=True
+    ).exists()
+    return {
+        "in_force": in_force,
+        "history": history,
+        "corrected": [row for row in history if not row.in_force],
+        "can_count": counts and in_force is None,
+        "can_correct": counts and in_force is not None,
+        # what the drawer should hold with no float: the register's net, shown before the count
+        "net": totals["net"],
     }
 
 
@@ -836,6 +868,40 @@ def act_cash_void(request, session, user):
         "number": row.number, "amount": euros(row.amount)}
 
 
+def _drawer_words(count: CashCount) -> str:
+    words = {"expected": euros(count.expected), "counted": euros(count.counted), "difference": euros(abs(count.difference))}
+    if count.difference > 0:
+        return _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.") % words
+    if count.difference < 0:
+        return _("Expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.") % words
+    return _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.") % words
+
+
+def act_cash_count(request, session, user):
+    count = services.cash_count_record(
+        session=session,
+        by=user,
+        float_issued=euros_to_cents(request.POST.get("float_issued") or "0", field="float_issued"),
+        counted=euros_to_cents(request.POST.get("counted"), field="counted"),
+        note=request.POST.get("note", ""),
+    )
+    return _("Drawer counted.") + " " + _drawer_words(count)
+
+
+def act_cash_count_correct(request, session, user):
+    pk = int_field(request.POST.get("count"), field="count")
+    count = CashCount.objects.filter(pk=pk, session=session).first()
+    if count is None:
+        raise BadForm("unknown_count", _("This count is not of this table's drawer."), details={"count": pk})
+    figures = {
+        field: euros_to_cents(raw, field=field)
+        for field in ("float_issued", "counted")
+        if (raw := (request.POST.get(field) or "").strip())
+    }
+    new = services.cash_count_correct(count=count, by=user, reason=request.POST.get("reason", ""), **figures)
+    return _("Count corrected.") + " " + _drawer_words(new)
+
+
 def _succession(request: HttpRequest, session: TableSession) -> Succession:
     pk = int_field(request.POST.get("succession"), field="succession")
     succ = Succession.objects.filter(pk=pk, session=session).first()
@@ -937,6 +1003,8 @@ ACTIONS: dict[str, Callable] = {
     "auction-close": act_auction_close,
     "cash-exchange": act_cash_exchange,
     "cash-void": act_cash_void,
+    "cash-count": act_cash_count,
+    "cash-count-correct": act_cash_count_correct,
 }
 
 
@@ -959,6 +1027,12 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     cash = action in CASH_ACTIONS and (
         _serves_as_changeur(request.user, session) or (action == "cash-void" and has_role(request.user, *VOIDS_ANY))
     )
+    # The drawer of a closed session: the Commissario or the Direzione (the service answers a
+    # session still in play with 409); anyone else is refused here, its Capo Partita included.
+    drawer = action in DRAWER_ACTIONS and has_role(request.user, *COUNTS_DRAWER)
+    if action in DRAWER_ACTIONS and not drawer:
+        return forbidden(request, _("Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer."))
+    cash = cash or drawer
     # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
     closed_to_its_capo = (
         session.is_closed and session.capo_partita_id == request.user.pk and has_role(request.user, Role.CAPO_PARTITA)

@@ -258,6 +258,9 @@ def _code_words() -> dict[str, dict[str, str] | None]:
                            "cash_out": pgettext("cash direction", "cash_out")},
         "interrupted_as": {"commissario": pgettext("interrupted as", "commissario"),
                            "direzione": pgettext("interrupted as", "direzione")},
+        "drawer_state": {"in_force": pgettext("drawer count", "in_force"),
+                         "corrected": pgettext("drawer count", "corrected"),
+                         "not_counted": pgettext("drawer count", "not_counted")},
     }  # fmt: skip
     return {column: None if all(code == word for code, word in codes.items()) else codes
             for column, codes in words.items()}  # fmt: skip
@@ -293,6 +296,7 @@ def _sheet_names() -> dict[str, str]:
         "unclaimed": pgettext("sheet name", "Unclaimed deposits"),
         "cash_exchanges": pgettext("sheet name", "Cash exchanges"),
         "cash_aml": pgettext("sheet name", "AML threshold patrons"),
+        "cash_drawers": pgettext("sheet name", "Cash drawers"),
         "control_register": pgettext("sheet name", "Control register (art. 72)"),
     }
 
@@ -731,6 +735,68 @@ def _build_document(
     named = rs.day_named_patron_ids(gaming_day_id=day_id, also=unclaimed.day_deposit_patron_ids(gaming_day_id=day_id))
     summary["patrons"] = patrons.named(named)
 
+    # Each session's cash drawer, counted against its register (tables.services.cash_count):
+    # every count, a corrected one with its correction; a session closed without a count is
+    # named, never read as a zero.
+    net_by_session: dict[int, int] = {}
+    for x in standing:
+        net_by_session[x.session_id] = net_by_session.get(x.session_id, 0) + (
+            x.amount if x.direction == x.Direction.BUY_IN else -x.amount
+        )
+    drawer_counts = list(cash.day_cash_counts(gaming_day_id=day_id))
+    superseded_by = {c.corrects_id: c.pk for c in drawer_counts if c.corrects_id is not None}
+    counts_by_session: dict[int, list] = {}
+    for c in drawer_counts:
+        counts_by_session.setdefault(c.session_id, []).append(c)
+    drawer_rows, not_counted, in_force = [], [], []
+    for s in sessions:
+        listed_counts = counts_by_session.get(s.pk)
+        if not listed_counts:
+            not_counted.append(s)
+            drawer_rows.append([s.table.number, s.number, None, None, net_by_session.get(s.pk, 0), None, None, None,
+                                None, None, "not_counted", None, None, ""])  # fmt: skip
+            continue
+        for c in listed_counts:
+            state = "corrected" if c.pk in superseded_by else "in_force"
+            if state == "in_force":
+                in_force.append(c)
+            drawer_rows.append([s.table.number, s.number, c.pk, c.float_issued, c.net, c.expected, c.counted,
+                                c.difference, _who(c.counted_by), c.counted_at, state, c.corrects_id,
+                                superseded_by.get(c.pk), c.note])  # fmt: skip
+    drawer_difference = sum(c.difference for c in in_force) if in_force else None
+    not_counted_words = ", ".join(
+        _("table %(table)s session %(session)s") % {"table": s.table.number, "session": s.number} for s in not_counted
+    )
+    # Each count listed, as its payload's digest: verification holds the rows the report printed
+    # to the session streams' events as of the build (`drawer_mismatch`).
+    summary["drawers"] = {
+        "counted": len(in_force), "difference": drawer_difference,
+        "surplus": sum(c.difference for c in in_force if c.difference > 0),
+        "shortfall": -sum(c.difference for c in in_force if c.difference < 0),
+        "not_counted": [{"table": s.table.number, "session": s.number} for s in not_counted],
+        "as_recorded": {str(c.pk): unclaimed.payload_digest(rs.cash_count_payload(c)) for c in drawer_counts},
+    }  # fmt: skip
+    sections.append(Section("cash_drawers", _("Cash drawers counted at the end of each session"), _cols(
+        ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("count", _("Count"), "int"),
+        ("float_issued", _("Float issued"), "money"), ("net", _("Register's net"), "money"),
+        ("expected", pgettext("drawer", "Expected"), "money"), ("counted", pgettext("drawer", "Counted"), "money"),
+        ("difference", _("Difference (counted less expected)"), "money"), ("counted_by", _("Counted by"), "text"),
+        ("counted_at", _("At"), "datetime"), ("state", _("State"), "text", None, codes["drawer_state"]),
+        ("corrects", _("Corrects count"), "int"), ("corrected_by", _("Corrected by count"), "int"),
+        ("note", _("Note (a correction's reason)"), "text"),
+    ), _listed(drawer_rows, tick), note=(
+        _("Expected: the float issued plus the register's net cash taken (voided lines left out); difference: "
+          "counted less expected (a surplus above 0, a shortfall below). A corrected count stays, with its "
+          "correction.") + " " + (
+            _("Counts in force: %(count)s, difference %(difference)s.")
+            % {"count": len(in_force), "difference": eur(drawer_difference)} if in_force else
+            _("No drawer was counted.")
+        ) + " " + (
+            _("Sessions closed without a drawer count: %(sessions)s.") % {"sessions": not_counted_words}
+            if not_counted else _("Every session's drawer was counted.")
+        )
+    )))  # fmt: skip
+
     facts = [
         (_("Gaming day"), f"{day.date.isoformat()} ({day.casino.name})"),
         (_("Report version"), version),
@@ -755,6 +821,11 @@ def _build_document(
         (_("Cash exchanged, net (buy-ins less cash-outs)"), Money(exchanged["net"])),
         (_("Cash exchanges voided"), exchanged["voided"]),
         (_("Patrons at or above the AML threshold"), len(aml)),
+        (_("Cash drawers counted"), len(in_force)),
+        (_("Cash drawers' difference (counted less expected, counts in force)"),
+         pgettext("drawer", "not counted") if drawer_difference is None else Money(drawer_difference)),
+        (_("Sessions closed without a drawer count"),
+         not_counted_words or pgettext("sessions not counted", "none")),
         (_("Tables flagged (banker's win rate outside 95%)"), ", ".join(map(str, summary["flagged_tables"])) or pgettext("tables flagged", "none")),
         (_("Audit seal (SHA-256 over the day's stream heads)"), seal),
         (_("Sealed streams"), len(streams)),
@@ -811,7 +882,7 @@ def _build_document(
               [per_table[n]["coups"] for n in numbers]),
     ]  # fmt: skip
     rows = (
-        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows)
+        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows) + len(drawer_rows)
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()

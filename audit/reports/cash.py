@@ -7,7 +7,12 @@ that appear to be linked; the register itself links them within a session only).
 Each exchange the report lists is kept in its summary as one digest of what the events
 record of it (`exchange_payload`), so the verification holds the rows it printed to the
 session streams' `cash.exchanged` and `cash.exchange_voided` events up to the sealed heads
-(`trail_payloads`, `cash_mismatch` in audit/reports/services.py)."""
+(`trail_payloads`, `cash_mismatch` in audit/reports/services.py).
+
+The drawers' counts (tables.services.cash_count) likewise: each count listed is kept as the
+digest of its payload, held to the `cash.drawer_counted` and `cash.drawer_count_corrected`
+events of its session's stream as of the build (`drawer_mismatch`), and each row as it stands
+to the last event about it (`drawer_not_as_recorded`)."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from audit.models import AuditEvent
-from tables.models import CashExchange
+from tables.models import CashCount, CashExchange
 
 EXCHANGED, VOIDED = "cash.exchanged", "cash.exchange_voided"
 
@@ -85,6 +90,45 @@ def trail_payloads(heads: dict[str, int]) -> dict[str, dict[str, Any]]:
                 trail[subject].update(voided_at=data["at"], voided_by=actor, void_reason=data["reason"])
             else:
                 trail[subject] = {"exchange": subject, "voided_at": data["at"]}  # a void of no recorded line
+        except (ValueError, KeyError, TypeError):
+            continue
+    return trail
+
+
+# --------------------------------------------------------------------------- the drawers' counts
+
+DRAWER_COUNTED, DRAWER_CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
+
+
+def day_cash_counts(*, gaming_day_id: int) -> QuerySet[CashCount]:
+    """Every count of the day's drawers, corrected ones included, by table, session and time,
+    with what the report prints of them (one query)."""
+    return (
+        CashCount.objects.filter(session__gaming_day_id=gaming_day_id)
+        .select_related("session__table", "counted_by")
+        .order_by("session__table__number", "session__number", "counted_at", "pk")
+    )
+
+
+def drawer_trail(streams: dict[str, int | None]) -> dict[str, Any]:
+    """The drawers' counts as the session streams' events said them, keyed by the count's id
+    (text), each the `new` of its event (tables.services.cash_count.count_payload's shape): up
+    to each stream's seq (None: every event of it). An event whose payload is not what the
+    service writes is skipped (the chain check names it; its count then differs)."""
+    trail: dict[str, Any] = {}
+    if not streams:
+        return trail
+    events = (
+        AuditEvent.objects.filter(stream__name__in=list(streams), action__in=(DRAWER_COUNTED, DRAWER_CORRECTED))
+        .order_by("stream_id", "seq")
+        .values_list("stream__name", "seq", "subject_id", "payload_json")
+    )
+    for stream, seq, subject, doc in events.iterator(chunk_size=2000):
+        head = streams[stream]
+        if head is not None and seq > head:
+            continue  # after the build: a later event, not what the report listed
+        try:
+            trail[subject] = json.loads(doc)["new"]
         except (ValueError, KeyError, TypeError):
             continue
     return trail

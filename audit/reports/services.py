@@ -44,6 +44,7 @@ from audit.selectors import (
 from audit.services import record
 from config.errors import ApplicationError, Conflict
 from floor import selectors as floor_selectors
+from tables import report_selectors as rs
 from tables.models import CashExchange
 
 from . import cash, patrons, unclaimed
@@ -680,6 +681,48 @@ def _cash_as_built(report: DayReport) -> list[dict[str, Any]]:
     return reasons
 
 
+def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
+    """The drawers' counts the report lists against the `cash.drawer_counted` and
+    `cash.drawer_count_corrected` events of the day's session streams as of the build (their
+    sealed heads). The summary keeps each listed count as its payload's digest; the rows have
+    no chain: a count edited in SQL before the build went into the report and, put back since,
+    leaves nothing else to say so. Each count listed otherwise than the trail then said, or on
+    one side only: `drawer_mismatch` (`count`, `table`, `session`, `listed_in_report`,
+    `recorded_in_trail`). And each count as it stands now against the last event about it
+    (`drawer_not_as_recorded`: a row edited, written or deleted in SQL after the build)."""
+    held = (report.summary or {}).get("drawers")
+    listed = held.get("as_recorded") if isinstance(held, dict) else None
+    if not isinstance(listed, dict):
+        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
+    heads = {name: seq for name, seq, _ in report.sealed_heads or [] if name.startswith("table_session:")}
+    then = cash.drawer_trail(heads)
+    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in then.items()}
+    sessions = {s.pk: s for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
+    rows = {str(c.pk): c for c in cash.day_cash_counts(gaming_day_id=report.gaming_day_id)}
+
+    def where(pk: str, said: Any) -> dict[str, Any]:
+        session_id = said.get("session") if isinstance(said, dict) else None
+        if not isinstance(session_id, int) and pk in rows:
+            session_id = rows[pk].session_id
+        session = sessions.get(session_id)
+        return {"count": _whole(pk), "table": None if session is None else session.table.number,
+                "session": None if session is None else session.number}  # fmt: skip
+
+    reasons = [
+        {"code": "drawer_mismatch", **where(pk, then.get(pk)), "listed_in_report": pk in listed,
+         "recorded_in_trail": pk in recorded}
+        for pk in sorted(set(listed) | set(recorded), key=lambda pk: (len(pk), pk))
+        if listed.get(pk) != recorded.get(pk)
+    ]  # fmt: skip
+    now = cash.drawer_trail(dict.fromkeys((s.audit_stream for s in sessions.values()), None))
+    for pk in sorted(set(rows) | set(now), key=lambda pk: (len(pk), pk)):
+        row = rows.get(pk)
+        if (None if row is None else json.loads(json.dumps(rs.cash_count_payload(row)))) != now.get(pk):
+            reasons.append({"code": "drawer_not_as_recorded", **where(pk, now.get(pk)), "in_books": row is not None,
+                            "recorded_in_trail": pk in now})  # fmt: skip
+    return reasons
+
+
 def report_verify(*, report: DayReport) -> dict[str, Any]:
     """Recompute each stored file's SHA-256 and the day's seal over the sealed streams, and
     verify those chains. Writes nothing (a read-only transaction)."""
@@ -730,6 +773,7 @@ def report_verify(*, report: DayReport) -> dict[str, Any]:
             reasons += _unclaimed_as_built(report)
             reasons += _counts_as_built(report)
             reasons += _cash_as_built(report)
+            reasons += _drawers_as_built(report)
         # The patrons it names, to the identity the trail registered (as of the build), and
         # their rows as they stand to it (a rename since: the row, not the report).
         reasons += patrons.as_named(report.summary)

@@ -33,30 +33,13 @@ from floor.models import GamingDay, TableSession
 from floor.roles import Role, has_role
 
 from ..models import MAX_EXCHANGE_CENTS, CashCount
+from ..report_selectors import cash_count_payload as count_payload
 from ._common import User, audit, now
 
 # Who counts a closed session's drawer, and corrects its count.
 COUNTS_DRAWER = (Role.COMMISSARIO, Role.DIREZIONE)
 COUNTED, CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
 FIGURES = ("float_issued", "counted")
-
-
-def count_payload(count: CashCount) -> dict[str, Any]:
-    """What a count's event records of it (the end-of-day report keeps it of each count it
-    lists, and the verification holds the rows to it: `drawer_mismatch`)."""
-    return {
-        "count": count.pk,
-        "session": count.session_id,
-        "float_issued": count.float_issued,
-        "net": count.net,
-        "expected": count.expected,
-        "counted": count.counted,
-        "difference": count.difference,
-        "counted_by": count.counted_by_id,
-        "counted_at": count.counted_at.isoformat(),  # the row's time (the event has its own)
-        "note": count.note,
-        "corrects": count.corrects_id,
-    }
 
 
 def _check_counter(by: User) -> None:
@@ -71,11 +54,11 @@ def _check_counter(by: User) -> None:
 def _check_figure(field: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ApplicationError(
-            "invalid_amount", "A drawer's figure is a whole number of cents, >= 0.", details={"field": field}
+            "bad_figure", "A drawer's figure is a whole number of cents, >= 0.", details={"field": field}
         )
     if value > MAX_EXCHANGE_CENTS:
         raise ApplicationError(
-            "amount_above_maximum",
+            "figure_above_maximum",
             "A drawer's figure is at most the register's maximum.",
             details={"field": field, "maximum": MAX_EXCHANGE_CENTS},
         )

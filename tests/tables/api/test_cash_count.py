@@ -240,11 +240,11 @@ def test_a_missing_figure_or_a_strange_body_is_refused(closed, commissario, body
 
 
 def test_the_service_refuses_bad_figures_too(closed, commissario, refused):
-    refused("invalid_amount", services.cash_count_record, session=closed.session, by=commissario, float_issued=-1,
+    refused("bad_figure", services.cash_count_record, session=closed.session, by=commissario, float_issued=-1,
             counted=0)  # fmt: skip
-    refused("invalid_amount", services.cash_count_record, session=closed.session, by=commissario, float_issued=0,
+    refused("bad_figure", services.cash_count_record, session=closed.session, by=commissario, float_issued=0,
             counted="10")  # fmt: skip
-    refused("amount_above_maximum", services.cash_count_record, session=closed.session, by=commissario,
+    refused("figure_above_maximum", services.cash_count_record, session=closed.session, by=commissario,
             float_issued=0, counted=1_000_000_01)  # fmt: skip
 
 

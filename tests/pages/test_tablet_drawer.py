@@ -1,0 +1,140 @@
+"""The drawer of a closed session on its page (tables.services.cash_count): the Commissario
+counts it (float issued and cash counted in euros, a note) and sees the count in force with the
+expected cash and the difference; a correction with its reason; the changeur, the Capo Partita
+and the auditor get no form and are refused; the floor dashboard names the closed sessions and
+whether their drawers are counted; the whole of it in Italian."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from audit.models import AuditEvent
+from floor import services as floor_services
+from tables import services
+from tables.models import CashCount
+from tests.pages.test_italian import Evening
+
+pytestmark = pytest.mark.django_db
+
+FORM = 'name="counted"'
+
+
+def post(client, game, action: str, **data):
+    data.setdefault("idempotency_key", str(uuid.uuid4()))
+    return client.post(f"/tablet/sessions/{game.session.pk}/{action}/", data)
+
+
+def page(client, game) -> str:
+    r = client.get(f"/tablet/sessions/{game.session.pk}/")
+    assert r.status_code == 200
+    return r.content.decode()
+
+
+@pytest.fixture
+def closed(game, changeur, commissario):
+    """Buy-ins 900.00, a cash-out 150.00: the register's net 750.00; the session closed."""
+    services.cash_exchange_record(session=game.session, by=changeur, direction="buy_in", amount=900_00)
+    services.cash_exchange_record(session=game.session, by=changeur, direction="cash_out", amount=150_00)
+    floor_services.table_session_close(session=game.session, by=commissario)
+    return game
+
+
+def test_the_commissario_counts_the_drawer_on_the_closed_sessions_page(closed, client_for, commissario):
+    client = client_for(commissario)
+    html = page(client, closed)
+    assert "The drawer is not counted yet." in html and FORM in html and "€ +750" in html
+    r = post(client, closed, "cash-count", float_issued="1.000", counted="1 745,50", note="slip 12")
+    assert r.status_code == 400 and not CashCount.objects.exists()  # "1.000" on an English page: refused
+    r = post(client, closed, "cash-count", float_issued="1,000", counted="1745.50", note="slip 12")
+    assert r.status_code == 200, r.content.decode()
+    said = r.content.decode()
+    assert "Drawer counted. Expected € 1\u202f750, counted € 1\u202f745.50: a shortfall of € 4.50." in said
+    count = CashCount.objects.get()
+    assert (count.float_issued, count.net, count.expected, count.counted, count.note, count.counted_by_id) == (
+        1_000_00, 750_00, 1_750_00, 1_745_50, "slip 12", commissario.pk
+    )  # fmt: skip
+    assert AuditEvent.objects.filter(stream__name=closed.session.audit_stream, action="cash.drawer_counted").count() == 1
+    html = page(client, closed)
+    drawer = html.split('id="drawer-title"', 1)[1].split("</dl>", 1)[0]
+    assert "1\u202f000" in drawer and "+750" in drawer and "+1\u202f750" in drawer and "1\u202f745.50" in drawer
+    assert "−4.50" in drawer or "-4.50" in drawer
+    assert FORM not in html.split('id="drawer-title"', 1)[1].split("Correct this count", 1)[0]
+    # the second count is refused: the page offers the correction instead
+    r = post(client, closed, "cash-count", float_issued="0", counted="1")
+    assert r.status_code == 409 and CashCount.objects.count() == 1
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="1750", reason="")
+    assert r.status_code == 400 and CashCount.objects.count() == 1
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="1750", reason="a fiver in the tray")
+    assert r.status_code == 200 and "the drawer is exact" in r.content.decode()
+    new = CashCount.objects.get(corrects=count)
+    assert (new.float_issued, new.counted, new.note) == (1_000_00, 1_750_00, "a fiver in the tray")
+    html = page(client, closed)
+    assert "Counts corrected since" in html and "<del>1\u202f745.50</del>" in html
+
+
+def test_a_blank_float_is_none_and_bad_figures_write_nothing(closed, client_for, direzione):
+    client = client_for(direzione)
+    for fields in ({"float_issued": "-5", "counted": "10"}, {"counted": ""}, {"counted": "abc"},
+                   {"counted": "20000000"}):  # fmt: skip
+        events = AuditEvent.objects.count()
+        r = post(client, closed, "cash-count", **fields)
+        assert r.status_code == 400, (fields, r.status_code)
+        assert not CashCount.objects.exists() and AuditEvent.objects.count() == events
+    r = post(client, closed, "cash-count", float_issued="", counted="750")
+    assert r.status_code == 200 and CashCount.objects.get().float_issued == 0
+
+
+@pytest.mark.parametrize("who", ["changeur", "capo_partita", "auditor"])
+def test_no_one_else_is_offered_the_form_nor_may_post_it(closed, client_for, who, request, commissario):
+    user = request.getfixturevalue(who)
+    client = client_for(user)
+    if who != "capo_partita":  # (the Capo Partita's page shows no register at all)
+        html = page(client, closed)
+        assert "The drawer is not counted yet." in html and FORM not in html
+    r = post(client, closed, "cash-count", float_issued="0", counted="750")
+    assert r.status_code == 403 and not CashCount.objects.exists()
+    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="1", reason="x")
+    assert r.status_code == 403 and CashCount.objects.count() == 1
+
+
+def test_a_session_in_play_offers_no_count(game, client_for, commissario):
+    client = client_for(commissario)
+    assert 'id="drawer-title"' not in page(client, game)
+    r = post(client, game, "cash-count", float_issued="0", counted="0")
+    assert r.status_code == 409 and not CashCount.objects.exists()
+
+
+def test_the_dashboard_names_the_closed_sessions_drawers(closed, client_for, commissario):
+    client = client_for(commissario)
+    html = client.get("/floor/").content.decode()
+    assert "Closed sessions: the changeur's drawers" in html
+    section = html.split("Closed sessions: the changeur's drawers", 1)[1].split("</section>", 1)[0]
+    assert f"/tablet/sessions/{closed.session.pk}/#drawer-title" in section and "drawer not counted" in section
+    services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    section = client.get("/floor/").content.decode().split("Closed sessions: the changeur's drawers", 1)[1]
+    assert "drawer counted" in section.split("</section>", 1)[0]
+
+
+def test_the_drawer_in_italian_is_all_italian(closed, commissario, changeur):
+    evening = Evening()
+    boss = evening.client(commissario)
+    tablet = f"/tablet/sessions/{closed.session.pk}/"
+    html = evening.get(boss, tablet).content.decode()
+    assert "Il cassetto non è ancora contato." in html and "Fondo cassa consegnato" in html
+    evening.post(boss, tablet + "cash-count/", float_issued="-1", counted="10")
+    evening.post(boss, tablet + "cash-count/", float_issued="1.000", counted="1.745,50", note="distinta 12")
+    evening.post(boss, tablet + "cash-count/", float_issued="0", counted="1")
+    count = CashCount.objects.get()
+    assert (count.float_issued, count.counted) == (1_000_00, 1_745_50)
+    evening.post(boss, tablet + "cash-count-correct/", count=str(count.pk), reason="ricontato")
+    r = evening.post(boss, tablet + "cash-count-correct/", count=str(count.pk), counted="1750", reason="ricontato")
+    assert "il cassetto è esatto" in r.content.decode()
+    html = evening.get(boss, tablet).content.decode()
+    assert "Conteggio del cassetto" in html and "differenza" in html
+    evening.get(boss, "/floor/")
+    evening.post(evening.client(changeur), tablet + "cash-count/", float_issued="0", counted="1")
+    evening.get(evening.client(changeur), tablet)
+    assert evening.problems == []
