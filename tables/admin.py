@@ -11,6 +11,7 @@ from .models import (
     Bank,
     Bet,
     Bid,
+    CashCount,
     CashExchange,
     Coup,
     FauxTirageBar,
@@ -168,3 +169,10 @@ class CashExchangeAdmin(ReadOnlyAdmin):
                     "by", "voided_at")  # fmt: skip
     list_filter = ("direction", "identification_required")
     list_select_related = ("session", "patron", "by")
+
+
+@admin.register(CashCount)
+class CashCountAdmin(ReadOnlyAdmin):
+    list_display = ("id", "session", "float_issued", "net", "expected", "counted", "counted_by", "counted_at",
+                    "corrects")  # fmt: skip
+    list_select_related = ("session", "counted_by")

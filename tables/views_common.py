@@ -173,9 +173,6 @@ REFUSALS = {
     "exchange_above_maximum": gettext_lazy("This amount is above what one exchange may be."),
     "bad_direction": gettext_lazy("Choose cash for chips or chips for cash."),
     # the drawer's count (tables.services.cash_count)
-    "session_not_closed": gettext_lazy("The session is still in play: its drawer is counted once it is closed."),
-    "already_counted": gettext_lazy("This drawer is counted already: correct the count in force."),
-    "nothing_to_correct": gettext_lazy("Give a float or a cash counted other than the count's."),
     "bad_figure": gettext_lazy("A drawer's figure is an amount of at least 0 euro."),
     "figure_above_maximum": gettext_lazy("This amount is above what a drawer's figure may be."),
 }

@@ -868,6 +868,25 @@ def act_cash_void(request, session, user):
         "number": row.number, "amount": euros(row.amount)}
 
 
+# The drawer's refusals whose codes the other books use too (the cagnotte's count on the desk):
+# said here in the drawer's words, not in the floor's common ones for the code.
+DRAWER_REFUSALS = {
+    "session_not_closed": gettext_lazy("The session is still in play: its drawer is counted once it is closed."),
+    "already_counted": gettext_lazy("This drawer is counted already: correct the count in force."),
+    "nothing_to_correct": gettext_lazy("Give a float or a cash counted other than the count's."),
+}
+
+
+def _drawer_service(service: Callable, **kwargs) -> CashCount:
+    try:
+        return service(**kwargs)
+    except ApplicationError as exc:
+        if exc.code in DRAWER_REFUSALS:
+            raise BadForm(exc.code, str(DRAWER_REFUSALS[exc.code]), details=exc.details,
+                          status_code=exc.status_code) from None  # fmt: skip
+        raise
+
+
 def _drawer_words(count: CashCount) -> str:
     words = {"expected": euros(count.expected), "counted": euros(count.counted), "difference": euros(abs(count.difference))}
     if count.difference > 0:
@@ -878,7 +897,8 @@ def _drawer_words(count: CashCount) -> str:
 
 
 def act_cash_count(request, session, user):
-    count = services.cash_count_record(
+    count = _drawer_service(
+        services.cash_count_record,
         session=session,
         by=user,
         float_issued=euros_to_cents(request.POST.get("float_issued") or "0", field="float_issued"),
@@ -898,7 +918,9 @@ def act_cash_count_correct(request, session, user):
         for field in ("float_issued", "counted")
         if (raw := (request.POST.get(field) or "").strip())
     }
-    new = services.cash_count_correct(count=count, by=user, reason=request.POST.get("reason", ""), **figures)
+    new = _drawer_service(
+        services.cash_count_correct, count=count, by=user, reason=request.POST.get("reason", ""), **figures
+    )
     return _("Count corrected.") + " " + _drawer_words(new)
 
 

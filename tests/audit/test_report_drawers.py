@@ -48,7 +48,7 @@ def _counted(world):
 def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     world, media, tmp_path, django_capture_on_commit_callbacks
 ):
-    s2, first, second = _counted(world)
+    _s2, first, second = _counted(world)
     close(world, django_capture_on_commit_callbacks)
     report = DayReport.objects.get(gaming_day=world.day, version=1)
     assert report.status == "done", report.error
@@ -85,11 +85,13 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     sheet, count, listing = _xlsx(files["xlsx"], SECTION)
     assert count == 3 and sheet[0][:8] == ("Table", "Session", "Count", "Float issued", "Register's net", "Expected",
                                            "Counted", "Difference (counted less expected)")  # fmt: skip
-    assert [Decimal(str(v)) for v in sheet[3][3:8]] == [Decimal(x) for x in ("500", "800", "1300", "1305", "5")]
+    assert [Decimal(str(v)) for v in sheet[3][3:8]] == [
+        Decimal(x) for x in ("500", "800", "1300", "1305", "5")
+    ]
     assert sheet[1][3] is None and sheet[1][5] is None  # not counted: blank, never 0
-    assert Decimal(str(listing["Cash drawers' difference (counted less expected, counts in force)"][0])) == Decimal(
-        "5.00"
-    )
+    assert Decimal(
+        str(listing["Cash drawers' difference (counted less expected, counts in force)"][0])
+    ) == Decimal("5.00")
 
     text = pdf_text(files["pdf"], tmp_path)
     if text is not None:
@@ -133,7 +135,9 @@ def test_an_italian_report_says_the_drawers_in_italian_with_the_same_keys(
     assert sheet[0][3:7] == ("Fondo cassa consegnato", "Netto del registro", "Atteso", "Contato")
 
 
-def test_an_honest_day_with_drawer_counts_verifies(world, media, api, auditor, django_capture_on_commit_callbacks):
+def test_an_honest_day_with_drawer_counts_verifies(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
     _counted(world)
     close(world, django_capture_on_commit_callbacks)
     report = DayReport.objects.get(gaming_day=world.day, version=1)
@@ -148,8 +152,10 @@ def test_a_count_edited_in_sql_is_named_by_the_verification(
     Edited after the build: the row no longer holds what its event recorded (`drawer_not_as_recorded`)."""
     from audit.views import _explain
 
-    s2, first, second = _counted(world)
-    raw_sql("UPDATE tables_cashcount SET counted = 1400000, expected = 50000 + net WHERE id = %s", (second.pk,))
+    _s2, first, second = _counted(world)
+    raw_sql(
+        "UPDATE tables_cashcount SET counted = 1400000, expected = 50000 + net WHERE id = %s", (second.pk,)
+    )
     close(world, django_capture_on_commit_callbacks)
     report = DayReport.objects.get(gaming_day=world.day, version=1)
     assert report.summary["drawers"]["difference"] == 1400000 - 1300_00  # as the row said at the build

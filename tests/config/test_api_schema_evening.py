@@ -230,6 +230,8 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     answer(cash.post(void, {"reason": "typed twice"}), "void", 200)
     answer(com.post(void, {"reason": "again"}), "void twice", 409, "exchange_already_voided")
     answer(com.post("/api/cash-exchanges/999999/void/", {"reason": "x"}), "void of no line", 404, "not_found")
+    answer(com.post(f"/api/sessions/{sid}/cash-count/", {"float_issued": 0, "counted": 0}), "drawer in play", 409,
+           "session_not_closed")  # fmt: skip
     answer(com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 200_00, "reason": "late"}), "minimum", 200)
     # an optional key honoured when sent: the retry is the first answer, replayed
     raised = com.post(f"/api/sessions/{sid}/minimum/", {"minimum": 150_00, "reason": "retry"}, key="min-1")
@@ -419,6 +421,19 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
     )
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close", 200)
     answer(com.post(f"/api/sessions/{sid}/close/"), "session close again", 409, "session_closed")
+    # -- the closed session's drawer, counted against the register, and a miscount corrected --
+    drawer = f"/api/sessions/{sid}/cash-count/"
+    answer(cash.post(drawer, {"float_issued": 0, "counted": 300_00}), "changeur counts", 403, "permission_denied")
+    answer(com.post(drawer, {"float_issued": -1, "counted": 300_00}), "negative float", 400, "invalid_input")
+    answer(aud.get(drawer), "drawer not counted", 200)
+    counted = answer(com.post(drawer, {"float_issued": 1_000_00, "counted": 795_00}), "drawer count", 201)
+    answer(dire.post(drawer, {"float_issued": 0, "counted": 1}), "drawer counted twice", 409, "already_counted")
+    fix = f"/api/cash-counts/{counted['in_force']['id']}/correct/"
+    answer(com.post(fix, {"reason": "x"}), "nothing to correct", 400, "nothing_to_correct")
+    answer(dire.post(fix, {"counted": 800_00, "reason": "a fiver under the tray"}), "drawer correction", 201)
+    answer(com.post(fix, {"counted": 1, "reason": "again"}), "correct the corrected", 409, "already_corrected")
+    answer(com.post("/api/cash-counts/999999/correct/", {"counted": 1, "reason": "x"}), "no count", 404, "not_found")
+    answer(cash.get(drawer), "drawer read by its changeur", 200)
     with django_capture_on_commit_callbacks(execute=True):
         answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close", 200)
     answer(com.post(f"/api/gaming-days/{day['id']}/close/"), "day close again", 409, "gaming_day_closed")

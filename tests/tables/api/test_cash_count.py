@@ -332,3 +332,16 @@ def test_the_read_takes_the_same_queries_however_many_corrections(closed, commis
         body = client.get(url(closed)).json()
     assert len(body["history"]) == 6 and body["in_force"]["counted"] == 705_00
     assert len(six) == len(one), [q["sql"] for q in six.captured_queries]
+
+
+def test_the_schema_documents_the_drawer_endpoints(auditor):
+    schema = Tablet(auditor).client.get("/api/schema/", {"format": "json"}).json()
+    count = schema["paths"]["/api/sessions/{id}/cash-count/"]
+    assert {"401", "403", "404"} <= set(count["get"]["responses"])
+    for op in (count["post"], schema["paths"]["/api/cash-counts/{id}/correct/"]["post"]):
+        headers = [p for p in op.get("parameters", []) if p["in"] == "header"]
+        assert [(h["name"], h["required"]) for h in headers] == [("Idempotency-Key", True)]
+        assert {"400", "401", "403", "404", "409"} <= set(op["responses"])
+    assert "`session_not_closed`" in count["post"]["responses"]["409"]["description"]
+    assert "`already_counted`" in count["post"]["responses"]["409"]["description"]
+    assert "`nothing_to_correct`" in schema["paths"]["/api/cash-counts/{id}/correct/"]["post"]["description"]
