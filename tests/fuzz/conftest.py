@@ -47,6 +47,8 @@ class FuzzFloor:
     control_register: object
     unclaimed_deposit: object
     cash_exchange: object
+    cash_count: object
+    drawer_session: TableSession
     capos: dict[str, object]  # the Capo Partita of the succession's table and of the asta's (one table each)
 
 
@@ -128,6 +130,14 @@ def fuzz_floor(
     exchange = table_services.cash_exchange_record(
         session=main.session, by=changeur, direction="buy_in", amount=500_00, patron=main.seat(2)
     )
+    # Two closed sessions of the open day: one whose drawer is counted (the corrections'), one
+    # not yet (the counts': a valid body reaches the service and is written).
+    counted = make_game("venezia", seated=2, standing=0, min_seats_to_start=2)
+    floor_services.table_session_close(session=counted.session, by=commissario)
+    cash_count = table_services.cash_count_record(session=counted.session, by=commissario, float_issued=100_00,
+                                                  counted=100_00)  # fmt: skip
+    uncounted = make_game("venezia", seated=2, standing=0, min_seats_to_start=2)
+    floor_services.table_session_close(session=uncounted.session, by=commissario)
 
     return FuzzFloor(
         open_day=gaming_day,
@@ -147,5 +157,7 @@ def fuzz_floor(
         control_register=register,
         unclaimed_deposit=deposit,
         cash_exchange=exchange,
+        cash_count=cash_count,
+        drawer_session=uncounted.session,
         capos={"capo_seguito": offered.capo, "capo_asta": asta.capo},
     )

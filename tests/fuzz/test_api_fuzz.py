@@ -91,6 +91,7 @@ def known_ids(floor: FuzzFloor) -> dict[str, list[int]]:
         "/api/auctions/": [floor.auction.pk],
         "/api/banks/": [floor.bank.pk],
         "/api/cagnotte-counts/": [floor.cagnotte_count.pk],
+        "/api/cash-counts/": [floor.cash_count.pk],
         "/api/cash-exchanges/": [floor.cash_exchange.pk],
         "/api/control-registers/": [floor.control_register.pk],
         "/api/coups/": [floor.coup.pk],
@@ -109,6 +110,7 @@ def known_ids(floor: FuzzFloor) -> dict[str, list[int]]:
 SESSION_OVERRIDES = {
     "/api/sessions/{id}/succession/": "succession_session",
     "/api/sessions/{id}/auctions/": "auction_session",
+    "/api/sessions/{id}/cash-count/": "drawer_session",
 }
 
 
