@@ -888,7 +888,11 @@ def _drawer_service(service: Callable, **kwargs) -> CashCount:
 
 
 def _drawer_words(count: CashCount) -> str:
-    words = {"expected": euros(count.expected), "counted": euros(count.counted), "difference": euros(abs(count.difference))}
+    words = {
+        "expected": euros(count.expected),
+        "counted": euros(count.counted),
+        "difference": euros(abs(count.difference)),
+    }
     if count.difference > 0:
         return _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.") % words
     if count.difference < 0:
@@ -1053,7 +1057,9 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     # session still in play with 409); anyone else is refused here, its Capo Partita included.
     drawer = action in DRAWER_ACTIONS and has_role(request.user, *COUNTS_DRAWER)
     if action in DRAWER_ACTIONS and not drawer:
-        return forbidden(request, _("Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer."))
+        return forbidden(
+            request, _("Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer.")
+        )
     cash = cash or drawer
     # Its own Capo Partita, once the session is closed: told so (409), as the API tells him.
     closed_to_its_capo = (

@@ -882,7 +882,8 @@ def _build_document(
               [per_table[n]["coups"] for n in numbers]),
     ]  # fmt: skip
     rows = (
-        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows) + len(drawer_rows)
+        len(table_rows) + len(session_rows) + len(count_rows) + len(deposit_rows) + len(cash_rows) + len(aml_rows)
+        + len(drawer_rows)
         + (len(register.lines) + sum(len(line["sessions"]) for line in register.lines) if register else 0)
         + floor_selectors.day_interruption_rows(gaming_day_id=day_id).count()
         + floor_selectors.day_minimum_change_rows(gaming_day_id=day_id).count()

@@ -119,7 +119,9 @@ def drawer_trail(streams: dict[str, int | None]) -> dict[str, Any]:
     if not streams:
         return trail
     events = (
-        AuditEvent.objects.filter(stream__name__in=list(streams), action__in=(DRAWER_COUNTED, DRAWER_CORRECTED))
+        AuditEvent.objects.filter(
+            stream__name__in=list(streams), action__in=(DRAWER_COUNTED, DRAWER_CORRECTED)
+        )
         .order_by("stream_id", "seq")
         .values_list("stream__name", "seq", "subject_id", "payload_json")
     )
