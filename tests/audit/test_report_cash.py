@@ -86,7 +86,7 @@ def test_the_report_lists_the_days_exchanges_and_the_patrons_at_the_threshold_al
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "count": 4, "buy_ins": 1500_00, "cash_outs": 1000_00, "net": 500_00, "voided": 1, "threshold": 2_000_00,
         "aml": [{"patron": x.pk, "total": 2100_00, "count": 2}]}  # fmt: skip
-    assert sorted(held["as_recorded"], key=int) == sorted(str(line.pk) for line in lines)
+    assert sorted(held["as_recorded"], key=int) == sorted((str(line.pk) for line in lines), key=int)
 
     boss, c2, c3 = world.commissario.username, s2.changeur.username, s3.changeur.username
     # By table, session and line: table 1's new session first, then table 2's four lines.
