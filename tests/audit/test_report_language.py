@@ -199,7 +199,7 @@ SHEETS = {
         "succession_offers": "Offers of the bank", "auctions": "Auctions of the bank",
         "auction_bids": "Bids at the asta", "cagnotte_counts": "Cagnotte counts", "unclaimed": "Unclaimed deposits",
         "cash_exchanges": "Cash exchanges", "cash_aml": "AML threshold patrons",
-        "control_register": "Control register (art. 72)",
+        "cash_drawers": "Cash drawers", "control_register": "Control register (art. 72)",
     },
     "it": {
         "tables": "Tavoli", "sessions": "Registro della cagnotte", "interruptions": "Interruzioni e riprese",
@@ -210,7 +210,8 @@ SHEETS = {
         "successions": "Successioni del banco", "succession_offers": "Offerte del banco",
         "auctions": "Aste del banco", "auction_bids": "Offerte all'asta", "cagnotte_counts": "Conteggi della cagnotte",
         "unclaimed": "Somme non riscosse", "cash_exchanges": "Cambi di denaro ai tavoli",
-        "cash_aml": "Clienti alla soglia AML", "control_register": "Registro di controllo",
+        "cash_aml": "Clienti alla soglia AML", "cash_drawers": "Cassetti del cambio",
+        "control_register": "Registro di controllo",
     },
 }  # fmt: skip
 WRITERS_SHEETS = {"en": ("Summary", "Charts"), "it": ("Riepilogo", "Grafici")}
