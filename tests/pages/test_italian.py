@@ -89,6 +89,8 @@ ENGLISH = re.compile(
     re.IGNORECASE,
 )
 FRENCH = ("avec la table",)
+# The seat map's initials of a patron's first and last name, a text of their own.
+INITIALS = re.compile(r"[A-ZÀ-ÖØ-Þ]{1,3}")
 # Italian said wrongly: a count of one with a plural ("1 uscite", "Tavolo 1: 1 posti occupati"),
 # a time given as a date ("chiusa alle 2026-12-02 12:19"), a man's participle after any
 # patron's name ("Alessia Oliboni si è ritirato.", "Dolores Parini è escluso dal tenere..."), the
@@ -157,6 +159,8 @@ class Evening:
             text = re.sub(r"\{\w+\}", "", line)  # (chemin.js's placeholders: {card}, {entry})
             for term in FRENCH:
                 text = text.replace(term, "")
+            if INITIALS.fullmatch(text):
+                continue  # a seat's initials ("IS": Ilaria Serra, a random patron), not a word
             if ENGLISH.search(text) or WRONG.search(text):
                 self.problems.append(f"{what}: {line}")
         return response
