@@ -25,12 +25,13 @@ from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 from rest_framework.throttling import ScopedRateThrottle
 
 from config.errors import REDIS_UNAVAILABLE, ApplicationError
@@ -39,7 +40,16 @@ from floor import selectors as floor_selectors
 from floor.roles import Role, cache_roles, has_role
 from tables import report_selectors
 from tables.templatetags.chemin_ui import euros_exact
-from tables.views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+from tables.views_common import (
+    BadForm,
+    Outcome,
+    euros_to_cents,
+    forbidden,
+    form_post,
+    int_field,
+    is_htmx,
+    post_only,
+)
 from tables.wording import version_text, violations_text
 
 if TYPE_CHECKING:
@@ -901,8 +911,23 @@ def _broken_words(broken: dict) -> str:
     }
 
 
+def _day_page_url(pk: int) -> str:
+    return reverse("desk-day", args=[pk])
+
+
+def _day_of(model):
+    """The address of the day page that shows the `model` row `pk` (its form's page), or the
+    desk's when there is no such row: a GET on its form's action goes there (post_only)."""
+
+    def page(pk: int) -> str:
+        day = model.objects.filter(pk=pk).values_list("gaming_day_id", flat=True).first()
+        return reverse("desk") if day is None else _day_page_url(day)
+
+    return page
+
+
 @login_required
-@require_POST
+@post_only(_day_of(DayReport))
 def report_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Recompute the files' SHA-256, the day's seal and its chains. Writes nothing."""
     if not _readable(request):
@@ -985,7 +1010,7 @@ def _writer(request: HttpRequest) -> HttpResponse | None:
 
 
 @login_required
-@require_POST
+@post_only(_day_page_url)
 def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
@@ -1010,7 +1035,7 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_day_of(CagnotteCount))
 def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
     """A miscount corrected: a new count, with a witness and the reason, that refers to the
     one in force (the first is kept, as the API does)."""
@@ -1036,7 +1061,7 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_day_page_url)
 def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
@@ -1050,7 +1075,7 @@ def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_day_of(ControlRegister))
 def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
@@ -1065,7 +1090,7 @@ def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_day_of(ControlRegister))
 def register_sign(request: HttpRequest, pk: int) -> HttpResponse:
     if (refusal := _writer(request)) is not None:
         return refusal
@@ -1089,7 +1114,7 @@ def _optional_int(request: HttpRequest, field: str) -> int | None:
 
 
 @login_required
-@require_POST
+@post_only(_day_page_url)
 def unclaimed_deposit(request: HttpRequest, pk: int) -> HttpResponse:
     """The Commissario records a stake or winnings left unclaimed and deposited (RULES.md §6)."""
     if not has_role(request.user, *unclaimed.DEPOSIT_ROLES):
@@ -1129,7 +1154,7 @@ def unclaimed_deposit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_day_of(UnclaimedDeposit))
 def unclaimed_return(request: HttpRequest, pk: int) -> HttpResponse:
     """A patron comes back for what he left: the Commissario or the Direzione hands it back."""
     if not has_role(request.user, *unclaimed.RETURN_ROLES):

@@ -9,6 +9,7 @@ outcome back and writes nothing."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect, QueryDict
 from django.http.request import RawPostDataException
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
@@ -236,6 +237,26 @@ class Outcome:
     def __post_init__(self) -> None:
         if not self.ok and not self.localized and self.code in REFUSALS:
             self.message = _refusal_message(self.code, self.details or {})
+
+
+def post_only(page: Callable[[int], str]) -> Callable:
+    """A form's action that answers a GET with the page the form is on (`page(pk)`, its
+    address), where require_POST answered an empty 405. A form posted without htmx leaves the
+    browser at the action's address: the language switch (which reloads the address it is
+    on), a reload or a bookmark then opened it as a page."""
+
+    def decorate(view: Callable) -> Callable:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, pk: int, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method == "GET":
+                return HttpResponseRedirect(page(pk))
+            if request.method != "POST":
+                return HttpResponseNotAllowed(["POST"])
+            return view(request, pk, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 class BadForm(ApplicationError):

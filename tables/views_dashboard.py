@@ -20,9 +20,10 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from config.errors import Conflict
 from floor import selectors as floor_selectors
@@ -34,12 +35,27 @@ from tables.models import CashCount, Coup
 from tables.selectors import session_game_states
 
 from .templatetags.chemin_ui import euros
-from .views_common import BadForm, Outcome, euros_to_cents, forbidden, form_post, int_field, is_htmx
+from .views_common import (
+    BadForm,
+    Outcome,
+    euros_to_cents,
+    forbidden,
+    form_post,
+    int_field,
+    is_htmx,
+    post_only,
+)
 
 READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
 # who may suspend and resume play: the API's rule (floor.permissions.SuspendsPlay), one list
 SUSPENDERS = SuspendsPlay.write_roles
 SUSPEND_ACTIONS = frozenset({"interrupt", "resume"})
+
+
+def _floor_page(_pk: int) -> str:
+    """Where a GET on a floor form's action goes (post_only): the floor, whose form it is."""
+    return reverse("floor-dashboard")
+
 
 # The drawing (viewBox 0 0 400 256): the Capo Partita at the hollow of the kidney, the seats
 # round its outer edge, seat 1 on his right (the left of the drawing as he faces the players).
@@ -453,7 +469,7 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
 
 
 @login_required
-@require_POST
+@post_only(_floor_page)
 def table_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if not has_role(request.user, Role.COMMISSARIO) and not (
         action in SUSPEND_ACTIONS and has_role(request.user, *SUSPENDERS)
@@ -468,7 +484,7 @@ def table_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_floor_page)
 def gaming_day_open(request: HttpRequest, pk: int) -> HttpResponse:
     if not has_role(request.user, Role.COMMISSARIO):
         return forbidden(request, _("Only the Commissario di Gioco may do this."))
@@ -489,7 +505,7 @@ def gaming_day_open(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only(_floor_page)
 def gaming_day_close(request: HttpRequest, pk: int) -> HttpResponse:
     """The Commissario closes the gaming day (its sessions closed first: refused otherwise, as
     by the API); the end-of-day report is then built (Celery)."""
