@@ -182,6 +182,7 @@ REFUSALS = {
 # details carry it (money in cents, shown in euros).
 DETAILED_REFUSALS = {
     "not_enough_players": (gettext_lazy("The game starts when at least {needed} seats are taken."), ("needed",), ()),
+    "bet_over_bank": (gettext_lazy("The bets would exceed the bank: € {open} of it is still open."), (), ("open",)),
     "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, € {minimum}."), (), ("minimum",)),
     "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, € {maximum}."), (), ("maximum",)),
     "bank_raise_not_higher": (gettext_lazy("A raise puts the bank above its amount, € {bank}."), (), ("bank",)),

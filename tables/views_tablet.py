@@ -204,6 +204,10 @@ def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | H
         if session.capo_partita_id == request.user.pk and session.status == TableSession.Status.CLOSED:
             # His own table, closed: the reason is the close, not someone else's assignment.
             message = _("This table session is closed: its tablet takes no more entries.")
+        elif has_role(request.user, Role.CHANGEUR) and not has_role(request.user, Role.CAPO_PARTITA):
+            # A changeur follows his own table's page: told of the Capo Partita, he would look
+            # for one to ask rather than for his table.
+            message = _("Only the changeur assigned to this table session follows its play here.")
         else:
             message = _("Only the Capo Partita assigned to this table session may use its tablet.")
         return forbidden(request, message, queue=f"{request.user.pk}:{session.pk}")
@@ -588,6 +592,9 @@ def _context(
         # The asta may be opened and closed by a Commissario too (tables.services.succession).
         "floor_writable": (writable or floor_writable) and playable and session.is_open,
         "cash": _cash_panel(session, viewer, [] if closed else places, state["session"]["minimum"]),
+        # The tablet's list of tables (/tablet/) is the table staff's; a supervisor reading a
+        # table's page goes back to the floor, whose card led him here, not to a refusal.
+        "back_to_floor": viewer is not None and not has_role(viewer, Role.CAPO_PARTITA, Role.CHANGEUR),
     }
 
 

@@ -10,6 +10,9 @@ import pytest
 
 from audit.models import AuditEvent
 from floor import services as floor_services
+from floor.roles import Role
+from tables import services
+from tables.models import Bet, Coup
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +69,61 @@ def test_a_desk_form_s_address_opened_as_a_page_leads_to_its_day(client_for, clo
     assert client.get("/desk/registers/999999/sign/")["Location"] == "/desk/"
     assert AuditEvent.objects.count() == before
     assert client.get(f"{day_page}cagnotte/", follow=True).status_code == 200
+
+
+# --------------------------------------------------------------------------- the tablet
+
+
+def test_a_supervisor_reading_a_table_s_tablet_page_goes_back_to_the_floor(
+    client_for, game, direzione, auditor
+):
+    """The floor's cards lead the Commissario, the Direzione and the auditors to a table's
+    tablet page; its "Your tables" led them to /tablet/, which refuses them (the table staff's)."""
+    url = f"/tablet/sessions/{game.session.pk}/"
+    for user in (game.commissario, direzione, auditor):
+        html = client_for(user).get(url).content.decode()
+        assert '<p class="crumbs"><a href="/floor/">The floor</a></p>' in html, user
+        assert client_for(user).get("/floor/").status_code == 200
+    html = client_for(game.capo).get(url).content.decode()
+    assert '<p class="crumbs"><a href="/tablet/">Your tables</a></p>' in html
+    italian = client_for(auditor).get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert '<a href="/floor/">La sala</a>' in italian
+
+
+def test_a_bet_over_the_bank_says_how_much_is_open(client_for, game):
+    client = client_for(game.capo)
+    coup = services.coup_open(session=game.session, by=game.capo)
+    services.bet_place(coup=coup, by=game.capo, patron=game.seat(2), amount=600_00)
+    data = {
+        "coup": coup.pk,
+        "patron": game.seat(3).pk,
+        "quick": "custom",
+        "amount": "500",
+        "idempotency_key": key(),
+    }
+    response = client.post(f"/tablet/sessions/{game.session.pk}/bet/", data)
+    assert response.status_code == 400
+    assert "The bets would exceed the bank: € 400 of it is still open." in response.content.decode()
+    assert Bet.objects.filter(coup=coup).count() == 1
+    data["idempotency_key"] = key()
+    html = client.post(
+        f"/tablet/sessions/{game.session.pk}/bet/", data, HTTP_ACCEPT_LANGUAGE="it"
+    ).content.decode()
+    assert "Le puntate supererebbero il banco: ne restano scoperti € 400." in html
+    assert Coup.objects.get(pk=coup.pk).state == Coup.State.BETTING
+
+
+def test_a_table_with_nobody_seated_says_so_not_that_everyone_declined(client_for, make_game):
+    game = make_game("venezia", seated=0, standing=0, bank=None)
+    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    assert "No player is seated at this table yet: the Commissario seats the players from the floor." in html
+    assert "Every seated player has declined the first bank." not in html
+
+
+def test_a_changeur_of_another_table_is_told_it_is_not_his(client_for, game, make_user):
+    other = make_user("changeur_other", Role.CHANGEUR)
+    response = client_for(other).get(f"/tablet/sessions/{game.session.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert "Only the changeur assigned to this table session follows its play here." in html
+    assert "Capo Partita" not in html.split("<main", 1)[1]

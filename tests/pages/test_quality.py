@@ -93,7 +93,7 @@ def test_a_refusal_is_said_in_italian(client_for, game):
          "idempotency_key": str(uuid.uuid4())},
     )
     assert response.status_code == 400
-    assert "Le puntate supererebbero il banco." in response.content.decode()
+    assert "Le puntate supererebbero il banco: ne restano scoperti € 1\u202f000." in response.content.decode()
     # the play's own refusals too (a card before rien ne va plus)
     response = client.post(
         f"/tablet/sessions/{game.session.pk}/card/",
