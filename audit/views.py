@@ -526,7 +526,7 @@ def _unclaimed(day: GamingDay, user, sessions: list) -> dict:
 
 
 def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None = None,
-              verified: dict | None = None) -> HttpResponse:  # fmt: skip
+              verified: dict | None = None, typed: dict | None = None) -> HttpResponse:  # fmt: skip
     can_write = has_role(request.user, Role.DIREZIONE)
     sessions = list(floor_selectors.day_sessions(gaming_day_id=day.pk))
     limits = floor_selectors.day_session_limits(gaming_day_id=day.pk, sessions=sessions)
@@ -536,6 +536,8 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         # Every minimum and maximum each session had, as the report's session lines give them.
         "sessions": [{"session": s, "limits": limits[s.pk]} for s in sessions],
         "outcome": outcome,
+        # A refused form's posted values, shown again in it (chemin_ui's typed tag).
+        "typed": typed if outcome is not None and not outcome.ok else None,
         "verified": verified,
         "can_write": can_write,
         # The books: the Direzione keeps them here; the other readers (the auditors) see them
@@ -980,7 +982,8 @@ DEPOSIT_REFUSALS = {
 }
 
 
-def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None = None) -> HttpResponse:
+def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None = None, *,
+                form: str = "", row="") -> HttpResponse:  # fmt: skip
     def guarded() -> str:
         try:
             return run()
@@ -995,7 +998,9 @@ def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None
 
     outcome = form_post(request, guarded)
     day = floor_selectors.gaming_day_get(pk=day.pk)
-    return _day_page(request, day, outcome=outcome)
+    # `form` names the form (and `row` its row) whose typing a refusal gives back to it.
+    typed = {"form": form, "pk": str(row), "values": request.POST} if form else None
+    return _day_page(request, day, outcome=outcome, typed=typed)
 
 
 def _optional_euros(request: HttpRequest, field: str) -> int | None:
@@ -1031,7 +1036,7 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
         return _("Cagnotte of table %(number)s counted: € %(amount)s; tips € %(tips)s.") % {
             "number": table.number, "amount": euros_exact(count.counted), "tips": euros_exact(count.tips)}  # fmt: skip
 
-    return _books_post(request, day, run)
+    return _books_post(request, day, run, form="count", row=request.POST.get("table", ""))
 
 
 @login_required
@@ -1057,7 +1062,7 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
         return _("Count of table %(number)s corrected: € %(amount)s; tips € %(tips)s.") % {
             "number": count.table.number, "amount": euros_exact(new.counted), "tips": euros_exact(new.tips)}  # fmt: skip
 
-    return _books_post(request, day, run)
+    return _books_post(request, day, run, form="recount", row=count.pk)
 
 
 @login_required
@@ -1150,7 +1155,7 @@ def unclaimed_deposit(request: HttpRequest, pk: int) -> HttpResponse:
         return _("Deposit recorded: € %(amount)s, table %(number)s.") % {
             "amount": euros_exact(deposit.amount), "number": session.table.number}  # fmt: skip
 
-    return _books_post(request, day, run, DEPOSIT_REFUSALS)
+    return _books_post(request, day, run, DEPOSIT_REFUSALS, form="deposit")
 
 
 @login_required

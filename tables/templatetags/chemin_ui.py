@@ -24,6 +24,18 @@ def idempotency_field() -> str:
     return format_html('<input type="hidden" name="idempotency_key" value="{}">', uuid.uuid4())
 
 
+@register.simple_tag(takes_context=True)
+def typed(context, form: str, field: str, pk="") -> str:
+    """What was typed in `field` of the form `form` (of the row `pk`) when the page answers
+    that form's refusal (the view's `typed`: its name, row and posted values), else "": a
+    refused form is shown again as it was sent, to correct the one figure the reason names."""
+    kept = context.get("typed")
+    if not kept or kept["form"] != form or kept["pk"] != str(pk):
+        return ""
+    value = kept["values"].get(field) or ""
+    return "" if "\x00" in value else value[:1000]
+
+
 def _amount(cents, *, always_cents: bool) -> str:
     """Thousands grouped by a narrow no-break space (read alike in both languages, and by
     euros_to_cents), the decimal mark the page's language's: '1 234.50', '1 234,50'."""

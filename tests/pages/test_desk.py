@@ -621,7 +621,7 @@ def test_the_desk_counts_the_tips_with_the_cagnotte_and_shows_them(client_for, c
     table = day.sessions.get().table
     client = client_for(direzione)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
-    assert f'id="tips-{table.pk}" name="tips" type="text" inputmode="decimal" required>' in html
+    assert f'id="tips-{table.pk}" name="tips" type="text" inputmode="decimal" value="" required>' in html
     assert "Tips (staff's)" in html
     events = AuditEvent.objects.count()
     data = {"table": table.pk, "counted": "0", "witness": auditor.pk, "note": "", "idempotency_key": str(uuid.uuid4())}

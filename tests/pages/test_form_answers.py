@@ -4,11 +4,13 @@ from a table's tablet page, and refusals that say what to do."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
+from django.utils.html import escape
 
-from audit.models import AuditEvent
+from audit.models import AuditEvent, CagnotteCount, UnclaimedDeposit
 from floor import services as floor_services
 from floor.roles import Role
 from tables import services
@@ -69,6 +71,50 @@ def test_a_desk_form_s_address_opened_as_a_page_leads_to_its_day(client_for, clo
     assert client.get("/desk/registers/999999/sign/")["Location"] == "/desk/"
     assert AuditEvent.objects.count() == before
     assert client.get(f"{day_page}cagnotte/", follow=True).status_code == 200
+
+
+# --------------------------------------------------------------------------- a refused form, as it was sent
+
+
+def test_a_refused_count_is_shown_again_as_it_was_typed(client_for, closed_day, direzione, auditor):
+    """The Direzione's count is a plain form: refused (a bad figure), the page came back with
+    every field empty, the witness unchosen; now with what was typed, to correct one figure."""
+    client = client_for(direzione)
+    table = closed_day.sessions.get().table
+    data = {"table": table.pk, "counted": "-5", "tips": "12,50", "witness": auditor.pk, "note": "box <b>sealed</b>",
+            "idempotency_key": key()}  # fmt: skip
+    response = client.post(f"/desk/days/{closed_day.pk}/cagnotte/", data)
+    html = response.content.decode()
+    assert response.status_code == 400 and not CagnotteCount.objects.exists()
+    assert f'id="counted-{table.pk}" name="counted" type="text" inputmode="decimal" value="-5"' in html
+    assert f'id="tips-{table.pk}" name="tips" type="text" inputmode="decimal" value="12,50"' in html
+    assert f'<option value="{auditor.pk}" selected>' in html
+    assert f'value="{escape("box <b>sealed</b>")}"' in html  # escaped, as any value
+    # entered: the next form is empty again
+    data.update(counted="55", idempotency_key=key())
+    html = client.post(f"/desk/days/{closed_day.pk}/cagnotte/", data).content.decode()
+    assert (
+        CagnotteCount.objects.count() == 1 and " selected>" not in html.split('name="witness"', 1)[1][:2000]
+    )
+
+
+def test_a_refused_deposit_is_shown_again_as_it_was_typed(client_for, game):
+    client = client_for(game.commissario)
+    day = game.session.gaming_day
+    data = {"session": game.session.pk, "kind": "winnings", "amount": "0", "coup": "", "patron": game.seat(3).pk,
+            "deposited_in": "envelope 12", "note": "left on the table", "idempotency_key": key()}  # fmt: skip
+    response = client.post(f"/desk/days/{day.pk}/unclaimed/", data)
+    html = response.content.decode()
+    assert response.status_code == 400 and not UnclaimedDeposit.objects.exists()
+    assert re.search(r'<details class="tool" open>\s*<summary>Record a deposit', html)
+    assert f'<option value="{game.session.pk}" selected>' in html
+    assert '<option value="winnings" selected>' in html
+    assert f'<option value="{game.seat(3).pk}" selected>' in html
+    assert (
+        'value="envelope 12"' in html
+        and 'value="left on the table"' in html
+        and 'name="amount" type="text" inputmode="decimal" value="0"' in html
+    )
 
 
 # --------------------------------------------------------------------------- the tablet

@@ -1008,6 +1008,38 @@
     }
   });
 
+  // A refused form (a 4xx: the panel or the card comes back with the reason) keeps what was
+  // typed or chosen in it: the new panel's twin of each field (same id) takes it back, and the
+  // tool it was in stays open, so the croupier or the Commissario corrects the one figure the
+  // reason names instead of typing it all again (a bank refused above the maximum came back
+  // showing the minimum: one more tap opened that). A success leaves the server's new form.
+  var refused = null;
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    // (detail.elt is the swap's target here: the form that was sent is the request's)
+    var xhr = evt.detail.xhr, form = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    refused = null;
+    if (!xhr || xhr.status < 400 || xhr.status >= 500 || !form || form.tagName !== "FORM") { return; }
+    refused = [];
+    Array.prototype.forEach.call(form.querySelectorAll("input[id], select[id], textarea[id]"), function (el) {
+      if (el.type === "hidden" || el.type === "checkbox" || el.type === "radio" || !changed(el)) { return; }
+      refused.push({ id: el.id, name: el.name, tag: el.tagName, value: el.value });
+    });
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var kept = refused;
+    refused = null;
+    (kept || []).forEach(function (field) {
+      var twin = document.getElementById(field.id);
+      if (!twin || twin.name !== field.name || twin.tagName !== field.tag) { return; }
+      if (twin.tagName === "SELECT" && !Array.prototype.some.call(twin.options, function (o) {
+        return o.value === field.value;
+      })) { return; }  // no longer offered: the new form's choice stands
+      twin.value = field.value;
+      var tool = twin.closest("details");
+      if (tool) { tool.open = true; }
+    });
+  });
+
   // Links inside <svg> seat maps and elements marked data-autosubmit submit their form on change.
   document.addEventListener("change", function (evt) {
     var el = evt.target;
