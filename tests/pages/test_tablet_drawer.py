@@ -64,8 +64,10 @@ def test_the_commissario_counts_the_drawer_on_the_closed_sessions_page(closed, c
     html = page(client, closed)
     drawer = html.split('id="drawer-title"', 1)[1].split("</dl>", 1)[0]
     assert (
-        "1\u202f000" in drawer and "+750" in drawer and "+1\u202f750" in drawer and "1\u202f745.50" in drawer
+        "1\u202f000" in drawer and "+750" in drawer and "1\u202f745.50" in drawer
     )
+    # the net taken is signed (cash may go out); what the drawer should hold is an amount
+    assert "<dd>€ 1\u202f750</dd>" in drawer and "+1\u202f750" not in drawer
     assert "-4.50 (shortfall)" in drawer
     assert FORM not in html.split('id="drawer-title"', 1)[1].split("Correct this count", 1)[0]
     # the second count is refused: the page offers the correction instead
