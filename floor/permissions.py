@@ -34,7 +34,7 @@ SESSION_READERS = (Role.COMMISSARIO, Role.DIREZIONE, Role.AUDITOR)
 SESSION_READ_REFUSED = "Table staff read only the table sessions they work or worked at."
 
 
-class _RolePermission(BasePermission):
+class RolePermission(BasePermission):
     """Reads need any floor role; writes need one of `write_roles`."""
 
     read_roles: tuple[str, ...] = FLOOR_READERS
@@ -51,23 +51,23 @@ class _RolePermission(BasePermission):
         return has_role(request.user, *roles)
 
 
-class CanReadFloor(_RolePermission):
+class CanReadFloor(RolePermission):
     """Read-only endpoints: any staff role; writes are refused whoever asks."""
 
     message = "Reading the floor needs a staff role."
 
 
-class CommissarioWrites(_RolePermission):
+class CommissarioWrites(RolePermission):
     message = "Only the Commissario di Gioco may do this."
     write_roles = (Role.COMMISSARIO,)
 
 
-class DirezioneWrites(_RolePermission):
+class DirezioneWrites(RolePermission):
     message = "Only the Direzione Giochi may do this."
     write_roles = (Role.DIREZIONE,)
 
 
-class SuspendsPlay(_RolePermission):
+class SuspendsPlay(RolePermission):
     """Interrupting and resuming play: the Commissario, and the Direzione Giochi, whose right it
     is to suspend play at any moment of the day (RULES.md §6; seed 001: "È facoltà della
     Direzione sospendere la partita in qualsiasi momento della giornata"). Which suspension
@@ -77,7 +77,7 @@ class SuspendsPlay(_RolePermission):
     write_roles = (Role.COMMISSARIO, Role.DIREZIONE)
 
 
-class IsCommissario(_RolePermission):
+class IsCommissario(RolePermission):
     """Commissario only, whatever the method."""
 
     message = "Only the Commissario di Gioco may do this."

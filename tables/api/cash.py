@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from config.api import READ_ERRORS, WRITE_ERRORS, ErrorSerializer, StrictInput, StrictIntegerField
 from floor.idempotency import IdempotentMixin
 from floor.models import TableSession
-from floor.permissions import FLOOR_READERS, _session_of, check_session_readable
+from floor.permissions import FLOOR_READERS, RolePermission, _session_of, check_session_readable
 from floor.roles import Role, has_role
 from tables import selectors, services
 from tables.models import MAX_EXCHANGE_CENTS, CashCount, CashExchange
@@ -333,21 +333,12 @@ def count_data(session_id: int) -> dict:
     return CashCountAnswerSerializer({"session": session_id, "in_force": in_force, "history": history}).data
 
 
-class DrawerCountAccess(BasePermission):
+class DrawerCountAccess(RolePermission):
     """Reads: any floor role reaches the view, which then asks session_readable_by (whoever
     reads the register). Writes: the Commissario di Gioco or the Direzione Giochi."""
 
     message = "Only the Commissario di Gioco or the Direzione Giochi counts a table's drawer."
-
-    def has_permission(self, request, view) -> bool:
-        user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        if not hasattr(view, request.method.lower()):
-            return True
-        if request.method in SAFE_METHODS:
-            return has_role(user, *FLOOR_READERS)
-        return has_role(user, *COUNTS_DRAWER)
+    write_roles = COUNTS_DRAWER
 
 
 COUNT_NOTE = (
