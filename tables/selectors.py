@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from config import prepared
@@ -746,3 +746,20 @@ def cash_count_history(*, session: TableSession | int) -> list[CashCount]:
         row.superseded_by_id = superseded.get(row.pk)
         row.in_force = row.superseded_by_id is None
     return rows
+
+
+def closed_sessions_with_drawer(day_ids: list[int]) -> dict[int, list[TableSession]]:
+    """The open days' closed sessions, each with whether its drawer is counted
+    (tables.services.cash_count), by day: one query however many."""
+    if not day_ids:
+        return {}
+    sessions = (
+        TableSession.objects.filter(gaming_day_id__in=day_ids, status=TableSession.Status.CLOSED)
+        .select_related("table")
+        .annotate(drawer_counted=Exists(CashCount.objects.filter(session=OuterRef("pk"))))
+        .order_by("table__number", "number")
+    )
+    out: dict[int, list[TableSession]] = {}
+    for session in sessions:
+        out.setdefault(session.gaming_day_id, []).append(session)
+    return out

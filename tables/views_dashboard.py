@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -31,8 +31,8 @@ from floor import services as floor_services
 from floor.models import Casino, GamingDay, Patron, Seat, SessionInterruption, Table, TableSession
 from floor.permissions import SuspendsPlay
 from floor.roles import Role, has_role
-from tables.models import CashCount, Coup
-from tables.selectors import session_game_states
+from tables.models import Coup
+from tables.selectors import closed_sessions_with_drawer, session_game_states
 
 from .templatetags.chemin_ui import euros
 from .views_common import (
@@ -249,7 +249,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     all_casinos = list(floor_selectors.casino_list())
     days = floor_selectors.gaming_days_open(casinos=all_casinos)
     next_dates = floor_selectors.next_gaming_day_dates(casinos=[c for c in all_casinos if c.pk not in days])
-    drawers = _closed_drawers([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
+    drawers = closed_sessions_with_drawer([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
     casinos = [
         {
             "casino": casino,
@@ -266,23 +266,6 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
         {"casinos": casinos, "outcome": outcome, **_common(request)},
         status=outcome.status if outcome else 200,
     )
-
-
-def _closed_drawers(day_ids: list[int]) -> dict[int, list[TableSession]]:
-    """The open days' closed sessions, each with whether its drawer is counted
-    (tables.services.cash_count), by day: one query however many."""
-    if not day_ids:
-        return {}
-    sessions = (
-        TableSession.objects.filter(gaming_day_id__in=day_ids, status=TableSession.Status.CLOSED)
-        .select_related("table")
-        .annotate(drawer_counted=Exists(CashCount.objects.filter(session=OuterRef("pk"))))
-        .order_by("table__number", "number")
-    )
-    out: dict[int, list[TableSession]] = {}
-    for session in sessions:
-        out.setdefault(session.gaming_day_id, []).append(session)
-    return out
 
 
 @never_cache
