@@ -215,6 +215,11 @@ def _refusal_message(code: str, details: dict[str, Any]) -> str:
                 "table": table,
             }
         return _("The patron stands at table %(table)s; release his place first.") % {"table": table}
+    if code == "shoe_number_mismatch" and isinstance(details.get("session_shoe_number"), str):
+        # Which one: the Capo Partita has the sabot in front of him, not the session's record.
+        return _("The first sabot is the one assigned to the session: %(number)s.") % {
+            "number": details["session_shoe_number"]
+        }
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]
         values = {name: details.get(name) for name in (*counts, *amounts)}

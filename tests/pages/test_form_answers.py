@@ -173,3 +173,20 @@ def test_a_changeur_of_another_table_is_told_it_is_not_his(client_for, game, mak
     assert response.status_code == 403
     assert "Only the changeur assigned to this table session follows its play here." in html
     assert "Capo Partita" not in html.split("<main", 1)[1]
+
+
+def test_a_wrong_first_sabot_is_told_which_one_the_session_was_assigned(client_for, make_game):
+    """The first sabot of a session is the one the Commissario assigned at its opening: a
+    refusal that did not name it left the Capo Partita to guess which number to type."""
+    from tables.models import Shoe
+
+    game = make_game("venezia", bank=None, shoe=False)
+    assigned = game.session.shoe_number
+    client = client_for(game.capo)
+    url = f"/tablet/sessions/{game.session.pk}/shoe-load/"
+    response = client.post(url, {"number": "X-999", "idempotency_key": key()})
+    assert response.status_code == 400
+    assert f"The first sabot is the one assigned to the session: {assigned}." in response.content.decode()
+    html = client.post(url, {"number": "X-999", "idempotency_key": key()}, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert f"Il primo sabot è quello assegnato alla sessione: {escape(assigned)}." in html
+    assert not Shoe.objects.filter(session=game.session).exists()
