@@ -558,6 +558,29 @@ def _levies_as_played(report: DayReport) -> list[dict[str, Any]]:
     return reasons
 
 
+def _listed_as_recorded(report: DayReport, key: str) -> dict[str, str] | None:
+    """The rows a report listed under `summary[key]["as_recorded"]` (id -> its payload's
+    digest); None for a report built before it listed them (or reshaped: summary_mismatch
+    says it)."""
+    held = (report.summary or {}).get(key)
+    listed = held.get("as_recorded") if isinstance(held, dict) else None
+    return listed if isinstance(listed, dict) else None
+
+
+def _differing(listed: dict[str, str], trail: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """The trail's payloads as digests, and the ids listed otherwise than the trail said, or
+    on one side only, in id order."""
+    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in trail.items()}
+    differ = sorted((pk for pk in set(listed) | set(recorded) if listed.get(pk) != recorded.get(pk)),
+                    key=lambda pk: (len(pk), pk))  # fmt: skip
+    return recorded, differ
+
+
+def _session_heads(report: DayReport) -> dict[str, int]:
+    """The heads the report sealed of the day's session streams."""
+    return {name: seq for name, seq, _ in report.sealed_heads or [] if name.startswith("table_session:")}
+
+
 def _unclaimed_as_built(report: DayReport) -> list[dict[str, Any]]:
     """The unclaimed deposits the report lists against the `unclaimed.deposited` and
     `unclaimed.returned` events of the day's books stream as of the build (its sealed head;
@@ -568,10 +591,9 @@ def _unclaimed_as_built(report: DayReport) -> list[dict[str, Any]]:
     listed otherwise than the trail then said, or on one side only: `unclaimed_mismatch`
     (`deposit`, `table`, `listed_in_report`, `recorded_in_trail`). A return recorded
     after the build is a later event, not a difference."""
-    held = (report.summary or {}).get("unclaimed")
-    listed = held.get("as_recorded") if isinstance(held, dict) else None
-    if not isinstance(listed, dict):
-        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
+    listed = _listed_as_recorded(report, "unclaimed")
+    if listed is None:
+        return []
     stream = books_stream(report.gaming_day_id)
     head = next((seq for name, seq, _ in report.sealed_heads or [] if name == stream), None)
     trail: dict[str, Any] = {}
@@ -584,9 +606,7 @@ def _unclaimed_as_built(report: DayReport) -> list[dict[str, Any]]:
                 trail[subject] = json.loads(doc)["new"]
             except (ValueError, KeyError, TypeError):
                 continue  # rewritten: the chain check names the event; its deposit differs here
-    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in trail.items()}
-    differ = sorted((pk for pk in set(listed) | set(recorded) if listed.get(pk) != recorded.get(pk)),
-                    key=lambda pk: (len(pk), pk))  # fmt: skip
+    recorded, differ = _differing(listed, trail)
     if not differ:
         return []
     sessions = {s.pk: s.table.number for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
@@ -647,15 +667,11 @@ def _cash_as_built(report: DayReport) -> list[dict[str, Any]]:
     `table`, `session`, `line`, `listed_in_report`, `recorded_in_trail`). A void after the
     build cannot be (a closed session takes none); it would be a later event, not a
     difference."""
-    held = (report.summary or {}).get("cash")
-    listed = held.get("as_recorded") if isinstance(held, dict) else None
-    if not isinstance(listed, dict):
-        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
-    heads = {name: seq for name, seq, _ in report.sealed_heads or [] if name.startswith("table_session:")}
-    trail = cash.trail_payloads(heads)
-    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in trail.items()}
-    differ = sorted((pk for pk in set(listed) | set(recorded) if listed.get(pk) != recorded.get(pk)),
-                    key=lambda pk: (len(pk), pk))  # fmt: skip
+    listed = _listed_as_recorded(report, "cash")
+    if listed is None:
+        return []
+    trail = cash.trail_payloads(_session_heads(report))
+    recorded, differ = _differing(listed, trail)
     if not differ:
         return []
     sessions = {s.pk: s for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
@@ -690,13 +706,11 @@ def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
     one side only: `drawer_mismatch` (`count`, `table`, `session`, `listed_in_report`,
     `recorded_in_trail`). And each count as it stands now against the last event about it
     (`drawer_not_as_recorded`: a row edited, written or deleted in SQL after the build)."""
-    held = (report.summary or {}).get("drawers")
-    listed = held.get("as_recorded") if isinstance(held, dict) else None
-    if not isinstance(listed, dict):
-        return []  # built before the report listed them (or reshaped: summary_mismatch says it)
-    heads = {name: seq for name, seq, _ in report.sealed_heads or [] if name.startswith("table_session:")}
-    then = cash.drawer_trail(heads)
-    recorded = {pk: unclaimed.payload_digest(payload) for pk, payload in then.items()}
+    listed = _listed_as_recorded(report, "drawers")
+    if listed is None:
+        return []
+    then = cash.drawer_trail(_session_heads(report))
+    recorded, differ = _differing(listed, then)
     sessions = {s.pk: s for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
     rows = {str(c.pk): c for c in cash.day_cash_counts(gaming_day_id=report.gaming_day_id)}
 
@@ -711,8 +725,7 @@ def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
     reasons = [
         {"code": "drawer_mismatch", **where(pk, then.get(pk)), "listed_in_report": pk in listed,
          "recorded_in_trail": pk in recorded}
-        for pk in sorted(set(listed) | set(recorded), key=lambda pk: (len(pk), pk))
-        if listed.get(pk) != recorded.get(pk)
+        for pk in differ
     ]  # fmt: skip
     now = cash.drawer_trail(dict.fromkeys((s.audit_stream for s in sessions.values()), None))
     for pk in sorted(set(rows) | set(now), key=lambda pk: (len(pk), pk)):
