@@ -179,6 +179,14 @@ def _live_sessions() -> dict[int, TableSession]:
     return {s.table_id: s for s in live}
 
 
+def in_play(live: dict[int, TableSession], day: GamingDay) -> list[int]:
+    """The numbers of the tables whose session of the day is not closed (open or interrupted,
+    whoever suspended it), in order: the close of the day is refused while any is (floor.services.gaming_day_close, the
+    page's policy "refuse"), so the close form names them instead of offering the close. Read
+    from the live sessions the page has already (each with its table): no query of its own."""
+    return sorted(s.table.number for s in live.values() if s.gaming_day_id == day.pk)
+
+
 def _staff(role: Role):
     return get_user_model().objects.filter(groups__name=role, is_active=True).order_by("username")
 
@@ -254,6 +262,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
         {
             "casino": casino,
             "day": days.get(casino.pk),
+            "in_play": in_play(live, days[casino.pk]) if casino.pk in days else [],
             "drawers": drawers.get(days[casino.pk].pk, []) if casino.pk in days else [],
             "next_date": next_dates.get(casino.pk),
             "cards": [card for card in cards if card["table"].casino_id == casino.pk],
@@ -426,6 +435,8 @@ ACTIONS: dict[str, Callable] = {
 # Actions that take staff from the free lists or give it back: every table's open form and
 # relief offer only those with no table, so the other cards change with them.
 STAFF_ACTIONS = frozenset({"open", "close", "staff"})
+# Actions that change whether the gaming day may close: its close form changes with them.
+DAY_CLOSE_ACTIONS = frozenset({"open", "close"})
 
 
 def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action: str = "") -> HttpResponse:
@@ -447,6 +458,14 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
             for other in _table_cards(others, live):
                 context = {"c": other, "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
+        day = None
+        if outcome.ok and action in DAY_CLOSE_ACTIONS and common["can_write"]:
+            day = floor_selectors.gaming_days_open(casinos=[table.casino]).get(table.casino_id)
+        if day is not None:
+            # the close of the day, swapped in place too: offered once the last session closes,
+            # withdrawn (naming the table) once one opens, without reloading the page
+            g = {"casino": table.casino, "day": day, "in_play": in_play(live, day)}
+            response.content += render(request, "tables/_floor_day_close.html", {"g": g, "oob": True}).content
         return response
     return _page(request, outcome)
 

@@ -376,7 +376,10 @@ def test_close_the_gaming_day_from_the_floor(client_for, game, auditor):
     day = game.session.gaming_day
     client = client_for(game.commissario)
     page = client.get("/floor/").content.decode()
-    assert f"/floor/days/{day.pk}/close/" in page and "Close the gaming day" in page
+    # a table in play: the page names it and offers no box saying every session is closed
+    number = game.session.table.number
+    assert f"Table {number} is still in play: close its session before closing the gaming day." in page
+    assert f"/floor/days/{day.pk}/close/" not in page and "every table's session is closed" not in page
 
     def close(who, **data):
         return who.post(f"/floor/days/{day.pk}/close/", {"idempotency_key": str(uuid.uuid4()), **data})
@@ -389,11 +392,33 @@ def test_close_the_gaming_day_from_the_floor(client_for, game, auditor):
     day.refresh_from_db()
     assert day.closed_at is None
     floor_services.table_session_close(session=game.session, by=game.commissario)
+    page = client.get("/floor/").content.decode()
+    assert "still in play" not in page and f"/floor/days/{day.pk}/close/" in page
+    assert "I confirm every table's session is closed: close the gaming day" in page
     closed = close(client, confirm="yes")
     assert closed.status_code == 200 and "closed: the end-of-day report" in closed.content.decode()
     day.refresh_from_db()
     assert day.closed_at is not None
     assert "Open the gaming day" in client.get("/floor/").content.decode()
+
+
+def test_the_close_of_the_day_names_every_table_in_play_and_follows_the_htmx_close(client_for, game, make_game):
+    """An interrupted session holds the day open too (the service refuses the close while any
+    session is not closed); closing the last one on its card offers the close of the day at
+    once, without reloading the page."""
+    other = make_game("venezia")
+    client = client_for(game.commissario)
+    floor_services.table_session_interrupt(session=other.session, by=game.commissario, reason="dealer change")
+    numbers = sorted([game.session.table.number, other.session.table.number])
+    page = client.get("/floor/").content.decode()
+    assert f"Tables {numbers[0]}, {numbers[1]} are still in play" in page
+    floor_services.table_session_close(session=other.session, by=game.commissario)
+    answer = client.post(f"/floor/tables/{game.session.table.pk}/close/",
+                         {"session": game.session.pk, "confirm": "yes", "idempotency_key": str(uuid.uuid4())},
+                         HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    casino = game.session.table.casino_id
+    assert f'id="day-close-{casino}" class="day-close" hx-swap-oob="true"' in answer
+    assert f"/floor/days/{game.session.gaming_day_id}/close/" in answer and "still in play" not in answer
 
 
 @pytest.mark.parametrize("typed", ["2 000, 5", "2\u202f000. 5", "1 500, 50"])
