@@ -44,7 +44,7 @@ from tables.services.cash import VOIDS_ANY
 from tables.services.cash_count import COUNTS_DRAWER
 from tables.services.coup import ANNULS_STARTED
 
-from .templatetags.chemin_ui import card_text, euros
+from .templatetags.chemin_ui import card_text, euros, euros_exact
 from .views_common import (
     BadForm,
     Outcome,
@@ -690,10 +690,36 @@ def act_shoe_load(request, session, user):
     return _("Sabot %(number)s loaded.") % {"number": shoe.number}
 
 
-def act_bank_open(request, session, user):
-    bank = services.bank_open(
-        session=session, by=user, patron=_patron(request), amount=euros_to_cents(request.POST.get("amount"))
+# A typed bank or bid this many times the table minimum, or more, is asked again before it is
+# entered. A bank has no upper bound where the house sets no maximum (RULES.md §2.1), so the
+# services and the API take € 30,000,000 at a € 1,000 table; on the tablet such a figure is far
+# likelier a slip of the finger (two zeros too many make exactly 100 times a bank at the
+# minimum) than a bank. 100, not 10: a new bank is put up at or near the minimum, and a banker
+# who opens at ten times it is no rarity; one extra zero is left to the figure the answer shows.
+LARGE_AMOUNT_TIMES = 100
+LARGE_AMOUNT_UNCONFIRMED = "large_amount_unconfirmed"
+
+
+def _confirm_large(request: HttpRequest, session: TableSession, amount: int, question: str) -> None:
+    """Refuse (writing nothing but the form's stored answer) a typed amount of at least
+    LARGE_AMOUNT_TIMES the table minimum unless the form says `confirm_large`: the panel then
+    shows `question` and a form to send the same entry again, confirmed, with a new key."""
+    minimum = session.minimum
+    if request.POST.get("confirm_large") == "yes" or minimum <= 0 or amount < LARGE_AMOUNT_TIMES * minimum:
+        return
+    times = amount // minimum
+    raise BadForm(
+        LARGE_AMOUNT_UNCONFIRMED,
+        question % {"amount": euros_exact(amount), "times": euros(times * 100)},
+        details={"amount": amount, "minimum": minimum, "times": times},
+        status_code=409,
     )
+
+
+def act_bank_open(request, session, user):
+    patron, amount = _patron(request), euros_to_cents(request.POST.get("amount"))
+    _confirm_large(request, session, amount, _("Open a bank of € %(amount)s? That is %(times)s times the minimum."))
+    bank = services.bank_open(session=session, by=user, patron=patron, amount=amount)
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
 
 
@@ -992,9 +1018,10 @@ def act_auction_open(request, session, user):
 def act_auction_bid(request, session, user):
     auction, patron = _auction(request, session), _patron(request)
     field = {"minimum": "amount_minimum", "raise": "amount_raise"}.get(request.POST.get("quick", ""), "amount")
-    bid = services.auction_bid(
-        auction=auction, by=user, patron=patron, amount=euros_to_cents(request.POST.get(field))
-    )
+    amount = euros_to_cents(request.POST.get(field))
+    if field == "amount":  # typed (the quick bids' figures are the page's own)
+        _confirm_large(request, session, amount, _("Bid € %(amount)s? That is %(times)s times the minimum."))
+    bid = services.auction_bid(auction=auction, by=user, patron=patron, amount=amount)
     return _("Bid %(seq)s: %(name)s, € %(amount)s.") % {
         "seq": bid.seq, "name": patron.full_name, "amount": euros(bid.amount)}
 
@@ -1039,6 +1066,16 @@ ACTIONS: dict[str, Callable] = {
     "cash-count": act_cash_count,
     "cash-count-correct": act_cash_count_correct,
 }
+
+
+# The actions whose typed amount is asked again when large (_confirm_large), with the button
+# that sends it confirmed; and the fields that button does not send again: its form has its
+# own CSRF token and a new key (a new entry: the first post's key holds the question).
+CONFIRMS_LARGE = {
+    "bank-open": gettext_lazy("Yes, open this bank"),
+    "auction-bid": gettext_lazy("Yes, bid this amount"),
+}
+NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
 
 
 @login_required
@@ -1100,6 +1137,15 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         outcome.message = _succession_refusal(outcome.code, outcome.details or {})
     session.refresh_from_db()
     context = _context(session, writable, outcome, viewer=request.user, **_floor_powers(request))
+    if not outcome.ok and action in CONFIRMS_LARGE:
+        # the refused form's figures, shown again (without htmx, whose script keeps them)
+        context["typed"] = {"form": action, "pk": "", "values": request.POST}
+        if outcome.code == LARGE_AMOUNT_UNCONFIRMED:
+            context["confirm_large"] = {
+                "url": request.path,
+                "fields": [(k, v) for k, v in request.POST.items() if k not in NOT_RESENT],
+                "button": CONFIRMS_LARGE[action],
+            }
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, context, status=outcome.status)

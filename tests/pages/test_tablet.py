@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from floor.models import TableSession
-from tables.models import Bet, Coup, RegolaMark
+from tables.models import Bet, Coup, RegolaMark, Succession
 from tests.factories import PatronFactory, UserFactory
 from tests.pages.repeated_hour import MOMENTS
 
@@ -1310,3 +1310,69 @@ def test_the_regola_badge_says_its_meaning_without_a_pointer(client_for, game):
     for inside in badges:
         assert '<span aria-hidden="true">R</span>' in inside
         assert '<span class="visually-hidden">plays alla Regola</span>' in inside
+
+
+def _confirm_form(html: str) -> dict[str, str]:
+    """The fields of the panel's confirmation of a large amount (hidden ones: it sends them back)."""
+    form = re.search(r'<form[^>]*class="card confirm-large">(.*?)</form>', html, re.S)
+    assert form, html
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.group(1)))
+
+
+def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(client_for, make_game):
+    """No maximum: any bank is the house's to take (RULES.md §2.1), but € 30,000,000 at a
+    € 1,000 table is a slip of the finger far likelier than a bank: the tablet asks again,
+    writing nothing, and opens it only on the confirmed post (a new entry, a new key)."""
+    from audit.models import AuditEvent
+    from tables.models import Bank
+
+    game = make_game("venezia", bank=None, minimum=1000_00)
+    client = client_for(game.capo)
+    before = AuditEvent.objects.count()
+    key = str(uuid.uuid4())
+    asked = post(client, game.session, "bank-open", key=key, patron=game.seat(1).pk, amount="30,000,000")
+    html = asked.content.decode()
+    assert asked.status_code == 409
+    assert "Open a bank of € 30\u202f000\u202f000.00? That is 30\u202f000 times the minimum." in html
+    assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
+    # the amount is kept in the form, and the confirmation carries it under a new key
+    assert re.search(r'id="bank-amount" name="amount" type="text" inputmode="decimal" value="30,000,000"', html)
+    fields = _confirm_form(html)
+    assert fields["amount"] == "30,000,000" and fields["patron"] == str(game.seat(1).pk)
+    assert fields["confirm_large"] == "yes" and fields["idempotency_key"] != key
+    again = post(client, game.session, "bank-open", key=key, patron=game.seat(1).pk, amount="30,000,000")
+    assert again.status_code == 409 and not Bank.objects.filter(session=game.session).exists()
+    confirmed = client.post(f"/tablet/sessions/{game.session.pk}/bank-open/", fields)
+    assert confirmed.status_code == 200, confirmed.content.decode()
+    assert Bank.objects.get(session=game.session).amount == 30_000_000_00
+    assert AuditEvent.objects.filter(action="bank.opened").count() == 1
+
+
+def test_a_bank_below_a_hundred_times_the_minimum_opens_at_once(client_for, make_game):
+    from tables.models import Bank
+
+    game = make_game("venezia", bank=None, minimum=1000_00)
+    opened = post(client_for(game.capo), game.session, "bank-open", patron=game.seat(1).pk, amount="99,999.99")
+    assert opened.status_code == 200 and "confirm-large" not in opened.content.decode()
+    assert Bank.objects.get(session=game.session).amount == 99_999_99
+
+
+def test_a_typed_bid_a_hundred_times_the_minimum_is_asked_again_in_italian(client_for, game):
+    from tables import services
+
+    services.coup_record(session=game.session, by=game.capo, cards=["7H", "6S", "KH", "KD"], punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    succession = Succession.objects.get(session=game.session)
+    for n in range(2, 9):
+        services.offer_pass(succession=succession, by=game.capo, patron=game.seat(n))
+    auction = services.auction_open(session=game.session, by=game.capo)
+    client = client_for(game.capo)
+    data = {"idempotency_key": str(uuid.uuid4()), "auction": auction.pk, "patron": game.seat(3).pk,
+            "quick": "custom", "amount": "10.000"}  # fmt: skip
+    url = f"/tablet/sessions/{game.session.pk}/auction-bid/"
+    asked = client.post(url, data, HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
+    html = asked.content.decode()
+    assert asked.status_code == 409 and "Offrire € 10\u202f000,00? Sono 100 volte il minimo." in html
+    assert not auction.bids.exists()
+    confirmed = client.post(url, _confirm_form(html), HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
+    assert confirmed.status_code == 200 and auction.bids.get().amount == 10_000_00
