@@ -15,7 +15,7 @@ def _tablet_in_italian(make_game, page_for):
     page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
     page.get_by_label("Language").select_option("it")
     page.get_by_role("button", name="Change").click()
-    expect(page.get_by_role("button", name="Aprire il colpo")).to_be_visible()
+    expect(page.get_by_role("button", name="Apri il colpo")).to_be_visible()
     return page
 
 

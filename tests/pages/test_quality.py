@@ -75,11 +75,11 @@ def test_italian_by_the_language_switch(client_for, game):
     assert response.status_code == 302 and response["Location"] == "/tablet/"
     html = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert 'lang="it"' in html
-    assert "Aprire il colpo" in html and "Giocatori" in html
+    assert "Apri il colpo" in html and "Giocatori" in html
     # the tablet's queue says its entries in Italian too (chemin.js reads them from #pending)
     assert "{entry}: inviato, in attesa della risposta del server. Non reinserirlo" in html
     html = client_for(game.commissario).get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert "Cambiare i limiti" in html
+    assert "Cambia i limiti" in html
 
 
 def test_a_refusal_is_said_in_italian(client_for, game):
