@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -32,7 +32,7 @@ from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
 from tables.engine.profiles import BancoSuivi, TieRule
-from tables.models import Auction, Bank, Bet, CashCount, CashExchange, Coup, Succession
+from tables.models import Auction, Bank, Bet, CashCount, CashExchange, Coup, Succession, SuccessionOffer
 from tables.selectors import (
     cash_count_history,
     cash_exchange_list,
@@ -690,7 +690,8 @@ def act_shoe_load(request, session, user):
     return _("Sabot %(number)s loaded.") % {"number": shoe.number}
 
 
-# A typed bank or bid this many times the table minimum, or more, is asked again before it is
+# A typed bank or bid this many times the table minimum (or the least the entry may be: a
+# continuation's floor, the best bid at the asta), or more, is asked again before it is
 # entered. A bank has no upper bound where the house sets no maximum (RULES.md §2.1), so the
 # services and the API take € 30,000,000 at a € 1,000 table; on the tablet such a figure is far
 # likelier a slip of the finger (two zeros too many make exactly 100 times a bank at the
@@ -700,25 +701,26 @@ LARGE_AMOUNT_TIMES = 100
 LARGE_AMOUNT_UNCONFIRMED = "large_amount_unconfirmed"
 
 
-def _confirm_large(request: HttpRequest, session: TableSession, amount: int, question: str) -> None:
+def _confirm_large(request: HttpRequest, amount: int, least: int, question: str) -> None:
     """Refuse (writing nothing but the form's stored answer) a typed amount of at least
-    LARGE_AMOUNT_TIMES the table minimum unless the form says `confirm_large`: the panel then
-    shows `question` and a form to send the same entry again, confirmed, with a new key."""
-    minimum = session.minimum
-    if request.POST.get("confirm_large") == "yes" or minimum <= 0 or amount < LARGE_AMOUNT_TIMES * minimum:
+    LARGE_AMOUNT_TIMES `least` (the table minimum, or the least the form's entry may be)
+    unless the form says `confirm_large`: the panel then shows `question` and a form to send
+    the same entry again, confirmed, with a new key."""
+    if request.POST.get("confirm_large") == "yes" or least <= 0 or amount < LARGE_AMOUNT_TIMES * least:
         return
-    times = amount // minimum
+    times = amount // least
     raise BadForm(
         LARGE_AMOUNT_UNCONFIRMED,
         question % {"amount": euros_exact(amount), "times": euros(times * 100)},
-        details={"amount": amount, "minimum": minimum, "times": times},
+        details={"amount": amount, "least": least, "times": times},
         status_code=409,
     )
 
 
 def act_bank_open(request, session, user):
     patron, amount = _patron(request), euros_to_cents(request.POST.get("amount"))
-    _confirm_large(request, session, amount, _("Open a bank of € %(amount)s? That is %(times)s times the minimum."))
+    question = _("Open a bank of € %(amount)s? That is %(times)s times the minimum.")
+    _confirm_large(request, amount, session.minimum, question)
     bank = services.bank_open(session=session, by=user, patron=patron, amount=amount)
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
 
@@ -993,6 +995,14 @@ def _after_answer(succ: Succession) -> str:
 def act_offer_accept(request, session, user):
     succ, patron = _succession(request, session), _patron(request)
     amount = euros_to_cents(request.POST.get("amount"))
+    # the least his offer takes: a new bank's, today's minimum (as the service reads it); a
+    # continuation's, its floor (a large bank carried on is no slip)
+    offer = succ.offers.filter(patron=patron, status=SuccessionOffer.Status.PENDING).order_by("order").first()
+    if offer is not None:
+        new_bank = offer.round in (SuccessionOffer.Round.NEW_BANK, SuccessionOffer.Round.MINIMUM)
+        least = session.minimum if new_bank else offer.amount_min
+        question = _("Take the bank at € %(amount)s? That is %(times)s times the least this offer takes.")
+        _confirm_large(request, amount, least, question)
     services.offer_accept(succession=succ, by=user, patron=patron, amount=amount)
     after = _after_answer(succ)
     if succ.status == Succession.Status.TAKEN:  # the new bank says it all
@@ -1020,7 +1030,13 @@ def act_auction_bid(request, session, user):
     field = {"minimum": "amount_minimum", "raise": "amount_raise"}.get(request.POST.get("quick", ""), "amount")
     amount = euros_to_cents(request.POST.get(field))
     if field == "amount":  # typed (the quick bids' figures are the page's own)
-        _confirm_large(request, session, amount, _("Bid € %(amount)s? That is %(times)s times the minimum."))
+        # measured against the going price: a bid far above the best one is the slip, not a
+        # bid that meets a large one confirmed before it
+        best = auction.bids.aggregate(best=Max("amount"))["best"] or 0
+        if best > session.minimum:
+            _confirm_large(request, amount, best, _("Bid € %(amount)s? That is %(times)s times the best bid."))
+        else:
+            _confirm_large(request, amount, session.minimum, _("Bid € %(amount)s? That is %(times)s times the minimum."))
     bid = services.auction_bid(auction=auction, by=user, patron=patron, amount=amount)
     return _("Bid %(seq)s: %(name)s, € %(amount)s.") % {
         "seq": bid.seq, "name": patron.full_name, "amount": euros(bid.amount)}
@@ -1074,6 +1090,7 @@ ACTIONS: dict[str, Callable] = {
 CONFIRMS_LARGE = {
     "bank-open": gettext_lazy("Yes, open this bank"),
     "auction-bid": gettext_lazy("Yes, bid this amount"),
+    "offer-accept": gettext_lazy("Yes, take the bank at this amount"),
 }
 NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
 

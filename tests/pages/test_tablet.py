@@ -1348,6 +1348,17 @@ def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(clien
     assert AuditEvent.objects.filter(action="bank.opened").count() == 1
 
 
+def test_the_api_takes_a_bank_of_any_amount_at_a_table_with_no_maximum(api_client_for, make_game):
+    """The confirmation is the page's: the API (a tablet's client, a script) is unchanged."""
+    game = make_game("venezia", bank=None, minimum=1000_00)
+    answer = api_client_for(game.capo).post(
+        f"/api/sessions/{game.session.pk}/banks/", {"patron": game.seat(1).pk, "amount": 30_000_000_00}, format="json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+    )
+    assert answer.status_code == 201, answer.content
+    assert game.session.banks.get().amount == 30_000_000_00
+
+
 def test_a_bank_below_a_hundred_times_the_minimum_opens_at_once(client_for, make_game):
     from tables.models import Bank
 
@@ -1376,3 +1387,27 @@ def test_a_typed_bid_a_hundred_times_the_minimum_is_asked_again_in_italian(clien
     assert not auction.bids.exists()
     confirmed = client.post(url, _confirm_form(html), HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     assert confirmed.status_code == 200 and auction.bids.get().amount == 10_000_00
+    # measured against the best bid now: meeting a large bid confirmed before is no slip
+    data.update(idempotency_key=str(uuid.uuid4()), patron=game.seat(4).pk, amount="12.000")
+    outbid = client.post(url, data, HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
+    assert outbid.status_code == 200 and auction.bids.count() == 2
+
+
+def test_a_new_bank_taken_in_succession_is_asked_again_when_large(client_for, game):
+    """The least an offer takes is the measure: a new bank's, the table minimum."""
+    from tables import services
+
+    services.coup_record(session=game.session, by=game.capo, cards=["7H", "6S", "KH", "KD"], punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    succession = Succession.objects.get(session=game.session)
+    offer = succession.offers.get(status="pending", order=1)
+    assert offer.round == "new_bank" and game.session.minimum == 100_00
+    client = client_for(game.capo)
+    asked = post(client, game.session, "offer-accept", succession=succession.pk, patron=offer.patron_id,
+                 amount="10,000")  # fmt: skip
+    html = asked.content.decode()
+    assert asked.status_code == 409 and "That is 100 times the least this offer takes." in html
+    assert not game.session.banks.filter(ended_at__isnull=True).exists()
+    confirmed = client.post(f"/tablet/sessions/{game.session.pk}/offer-accept/", _confirm_form(html))
+    assert confirmed.status_code == 200, confirmed.content.decode()
+    assert game.session.banks.get(ended_at__isnull=True).amount == 10_000_00
