@@ -16,7 +16,7 @@ from config import prepared
 from config.prepared import Prepared
 
 from .hashing import canonical_json, event_hash
-from .models import GENESIS_HASH, AuditEvent, AuditStream
+from .models import GENESIS_HASH, AuditEvent, AuditStream, ControlRegister
 from .seals import head_seal
 
 _NAME_MAX = AuditStream._meta.get_field("name").max_length
@@ -153,6 +153,29 @@ def record(
     _seal(head)
     AuditStream.objects.filter(pk=head.pk).update(seq=head.seq, head_hash=head.head_hash, head_seal=head.head_seal)
     return event
+
+
+def books_stream(gaming_day_id: int) -> str:
+    """The stream of a closed day's books (audit.reports.registers): what is entered for the
+    day after its close (the cagnotte's counts, the control register, a drawer counted late)
+    goes there, not to the day's or its sessions' streams, which the day's first report seals."""
+    return f"day_books:{gaming_day_id}"
+
+
+def books_signed_register(*, gaming_day_id: int) -> int | None:
+    """The day's control register in force (the last of its chain of corrections), when it
+    carries both signatures: its id; else None (none yet, one signature, or a correction
+    awaiting its own two). Once it is signed by both the day's books are final: the report
+    version its signature asked for holds them. For the other apps (a drawer counted late,
+    tables.services.cash_count), which read the register through here; the caller holds the
+    day's lock, which a signature and a correction take too."""
+    reg = (
+        ControlRegister.objects.filter(gaming_day_id=gaming_day_id, corrected_by__isnull=True)
+        .order_by("-pk")
+        .values_list("pk", "second_signer_id")
+        .first()
+    )
+    return reg[0] if reg is not None and reg[1] is not None else None
 
 
 def _seal(head: AuditStream) -> None:

@@ -39,6 +39,7 @@ from config.htmx import current_page
 from floor import selectors as floor_selectors
 from floor.roles import Role, cache_roles, has_role
 from tables import report_selectors
+from tables.selectors import closed_sessions_with_drawer
 from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import (
     BadForm,
@@ -530,11 +531,15 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
     can_write = has_role(request.user, Role.DIREZIONE)
     sessions = list(floor_selectors.day_sessions(gaming_day_id=day.pk))
     limits = floor_selectors.day_session_limits(gaming_day_id=day.pk, sessions=sessions)
+    # Each closed session's drawer, counted or not, linked to the session's page where the
+    # Commissario or the Direzione counts it: after the close too, until the control register
+    # is signed by both (tables.services.cash_count). One query however many sessions.
+    drawers = {s.pk: s.drawer_counted for s in closed_sessions_with_drawer([day.pk]).get(day.pk, [])}
     context = {
         "day": day,
         "cards": [_report_card(r) for r in _reports().filter(gaming_day=day)],
         # Every minimum and maximum each session had, as the report's session lines give them.
-        "sessions": [{"session": s, "limits": limits[s.pk]} for s in sessions],
+        "sessions": [{"session": s, "limits": limits[s.pk], "drawer_counted": drawers.get(s.pk)} for s in sessions],
         "outcome": outcome,
         # A refused form's posted values, shown again in it (chemin_ui's typed tag).
         "typed": typed if outcome is not None and not outcome.ok else None,

@@ -12,9 +12,10 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
+from audit.services import books_signed_register
 from config import prepared
 from config.prepared import Prepared
-from floor.models import Patron, Seat, TableSession
+from floor.models import GamingDay, Patron, Seat, TableSession
 from tables.engine import EngineError, get_profile, live
 from tables.engine import Shoe as EngineShoe
 from tables.engine import succession as succession_rules
@@ -748,9 +749,21 @@ def cash_count_history(*, session: TableSession | int) -> list[CashCount]:
     return rows
 
 
+def drawer_count_window(*, session: TableSession) -> str:
+    """When a closed session's drawer may be counted (tables.services.cash_count): "open"
+    while its gaming day is (the count's event goes to the session's stream), "late" once
+    the day is closed and until its control register in force is signed by both (the event
+    goes to the day's books stream), "books_signed" after (refused). Two queries at most."""
+    if GamingDay.objects.filter(pk=session.gaming_day_id, closed_at__isnull=True).exists():
+        return "open"
+    return "late" if books_signed_register(gaming_day_id=session.gaming_day_id) is None else "books_signed"
+
+
 def closed_sessions_with_drawer(day_ids: list[int]) -> dict[int, list[TableSession]]:
-    """The open days' closed sessions, each with whether its drawer is counted
-    (tables.services.cash_count), by day: one query however many."""
+    """The days' closed sessions, each with whether its drawer is counted
+    (tables.services.cash_count), by day: one query however many. (The floor's dashboard asks
+    it of the open days; the desk's page of a day, of that day, open or closed: a drawer is
+    counted late after the close.)"""
     if not day_ids:
         return {}
     sessions = (

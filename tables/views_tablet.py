@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 
 from config.errors import ApplicationError
 from config.htmx import refusal
-from floor.models import GamingDay, Patron, TableSession
+from floor.models import Patron, TableSession
 from floor.permissions import readable_sessions, session_readable_by, session_writable_by
 from floor.roles import Role, has_role
 from tables import services
@@ -38,6 +38,7 @@ from tables.selectors import (
     cash_exchange_list,
     cash_exchange_totals,
     coup_list,
+    drawer_count_window,
     session_game_state,
 )
 from tables.services.cash import VOIDS_ANY
@@ -438,18 +439,21 @@ def _drawer_panel(session: TableSession, viewer: Any, totals: dict) -> dict:
     """A closed session's drawer, counted against the register: the count in force (float,
     the register's net, expected, counted, difference) and its history, for every reader of
     the register; the count form, or the correction's, for the Commissario and the Direzione
-    while the gaming day is open (tables.services.cash_count)."""
+    while the gaming day is open, and after its close until its control register is signed by
+    both (a late count, into the day's books: tables.services.cash_count)."""
     history = cash_count_history(session=session)
     in_force = next((row for row in history if row.in_force), None)
-    counts = has_role(viewer, *COUNTS_DRAWER) and GamingDay.objects.filter(
-        pk=session.gaming_day_id, closed_at__isnull=True
-    ).exists()
+    window = drawer_count_window(session=session) if has_role(viewer, *COUNTS_DRAWER) else None
+    counts = window in ("open", "late")
     return {
         "in_force": in_force,
         "history": history,
         "corrected": [row for row in history if not row.in_force],
         "can_count": counts and in_force is None,
         "can_correct": counts and in_force is not None,
+        # Told to whoever may count: a count now goes into the closed day's books; or no more.
+        "late": window == "late",
+        "books_signed": window == "books_signed",
         # what the drawer should hold with no float: the register's net, shown before the count
         "net": totals["net"],
     }
@@ -909,6 +913,9 @@ DRAWER_REFUSALS = {
     "session_not_closed": gettext_lazy("The session is still in play: its drawer is counted once it is closed."),
     "already_counted": gettext_lazy("This drawer is counted already: correct the count in force."),
     "nothing_to_correct": gettext_lazy("Give a float or a cash counted other than the count's."),
+    "books_signed": gettext_lazy(
+        "The day's control register is signed by both: its books are final, the drawer is no longer counted."
+    ),
 }
 
 

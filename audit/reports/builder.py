@@ -768,7 +768,8 @@ def _build_document(
         _("table %(table)s session %(session)s") % {"table": s.table.number, "session": s.number} for s in not_counted
     )
     # Each count listed, as its payload's digest: verification holds the rows the report printed
-    # to the session streams' events as of the build (`drawer_mismatch`).
+    # to their events as of the build (`drawer_mismatch`): the session's stream's, or the day's
+    # books stream's for a drawer counted after the close (tables.services.cash_count).
     summary["drawers"] = {
         "counted": len(in_force), "difference": drawer_difference,
         "surplus": sum(c.difference for c in in_force if c.difference > 0),

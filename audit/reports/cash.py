@@ -11,8 +11,10 @@ session streams' `cash.exchanged` and `cash.exchange_voided` events up to the se
 
 The drawers' counts (tables.services.cash_count) likewise: each count listed is kept as the
 digest of its payload, held to the `cash.drawer_counted` and `cash.drawer_count_corrected`
-events of its session's stream as of the build (`drawer_mismatch`), and each row as it stands
-to the last event about it (`drawer_not_as_recorded`)."""
+event that recorded it as of the build (`drawer_mismatch`), and each row as it stands to the
+last event about it (`drawer_not_as_recorded`). A count's event is in its session's stream
+when the day was open, in the day's books stream when the drawer was counted after the close:
+both are read, in one query."""
 
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ def trail_payloads(heads: dict[str, int]) -> dict[str, dict[str, Any]]:
 # --------------------------------------------------------------------------- the drawers' counts
 
 DRAWER_COUNTED, DRAWER_CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
+DRAWER_ACTIONS = (DRAWER_COUNTED, DRAWER_CORRECTED)
 
 
 def day_cash_counts(*, gaming_day_id: int) -> QuerySet[CashCount]:
@@ -111,16 +114,18 @@ def day_cash_counts(*, gaming_day_id: int) -> QuerySet[CashCount]:
 
 
 def drawer_trail(streams: dict[str, int | None]) -> dict[str, Any]:
-    """The drawers' counts as the session streams' events said them, keyed by the count's id
+    """The drawers' counts as the events of `streams` said them (the day's session streams,
+    and its books stream for the counts made after the close), keyed by the count's id
     (text), each the `new` of its event (tables.services.cash_count.count_payload's shape): up
-    to each stream's seq (None: every event of it). An event whose payload is not what the
-    service writes is skipped (the chain check names it; its count then differs)."""
+    to each stream's seq (None: every event of it). One query, however many streams. An event
+    whose payload is not what the service writes is skipped (the chain check names it; its
+    count then differs)."""
     trail: dict[str, Any] = {}
     if not streams:
         return trail
     events = (
         AuditEvent.objects.filter(
-            stream__name__in=list(streams), action__in=(DRAWER_COUNTED, DRAWER_CORRECTED)
+            stream__name__in=list(streams), action__in=DRAWER_ACTIONS
         )
         .order_by("stream_id", "seq")
         .values_list("stream__name", "seq", "subject_id", "payload_json")

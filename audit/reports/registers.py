@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent, CagnotteCount, ControlRegister, DayReport, UnclaimedDeposit
-from audit.services import record
+from audit.services import books_stream, record
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from floor import selectors as floor_selectors
 from floor.roles import ALL_ROLES, Role, has_role
@@ -37,10 +37,6 @@ if TYPE_CHECKING:
 
 User = AbstractBaseUser
 logger = logging.getLogger(__name__)
-
-
-def books_stream(gaming_day_id: int) -> str:
-    return f"day_books:{gaming_day_id}"
 
 
 def _require_direzione(user: User, what: str) -> None:

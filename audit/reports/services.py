@@ -79,11 +79,18 @@ def sealed_streams(*, gaming_day_id: int, version: int) -> list[str]:
     """The streams a report seals: the day's floor stream, each session's stream, and from
     version 2 on (which includes the signed control register) the day's books; version 1
     too when the day has unclaimed deposits, which it lists: they are recorded in the books
-    stream, whose head the report's deposit rows are then held to (`unclaimed_mismatch`)."""
+    stream, whose head the report's deposit rows are then held to (`unclaimed_mismatch`);
+    and when a drawer was counted late (after the close, before this build: it lists the
+    count, whose event is in the books stream, held to its head, `drawer_mismatch`)."""
     names = [f"gaming_day:{gaming_day_id}"]
     names += [f"table_session:{pk}" for pk in floor_selectors.day_session_ids(gaming_day_id=gaming_day_id)]
-    if version > 1 or UnclaimedDeposit.objects.filter(gaming_day_id=gaming_day_id).exists():
-        names.append(books_stream(gaming_day_id))
+    books = books_stream(gaming_day_id)
+    if (
+        version > 1
+        or UnclaimedDeposit.objects.filter(gaming_day_id=gaming_day_id).exists()
+        or AuditEvent.objects.filter(stream__name=books, action__in=cash.DRAWER_ACTIONS).exists()
+    ):
+        names.append(books)
     # A session with no event of its own has no stream: nothing of it to seal.
     existing = set(AuditStream.objects.filter(name__in=names).values_list("name", flat=True))
     return sorted(name for name in names if name in existing)
@@ -699,8 +706,9 @@ def _cash_as_built(report: DayReport) -> list[dict[str, Any]]:
 
 def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
     """The drawers' counts the report lists against the `cash.drawer_counted` and
-    `cash.drawer_count_corrected` events of the day's session streams as of the build (their
-    sealed heads). The summary keeps each listed count as its payload's digest; the rows have
+    `cash.drawer_count_corrected` events of the day's session streams, and of its books stream
+    (a count made after the close), as of the build (their sealed heads; a report that sealed
+    no books stream was built before any late count). The summary keeps each listed count as its payload's digest; the rows have
     no chain: a count edited in SQL before the build went into the report and, put back since,
     leaves nothing else to say so. Each count listed otherwise than the trail then said, or on
     one side only: `drawer_mismatch` (`count`, `table`, `session`, `listed_in_report`,
@@ -709,7 +717,10 @@ def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
     listed = _listed_as_recorded(report, "drawers")
     if listed is None:
         return []
-    then = cash.drawer_trail(_session_heads(report))
+    books = books_stream(report.gaming_day_id)
+    then = cash.drawer_trail(
+        {**_session_heads(report), **{name: seq for name, seq, _ in report.sealed_heads or [] if name == books}}
+    )
     recorded, differ = _differing(listed, then)
     sessions = {s.pk: s for s in floor_selectors.day_sessions(gaming_day_id=report.gaming_day_id)}
     rows = {str(c.pk): c for c in cash.day_cash_counts(gaming_day_id=report.gaming_day_id)}
@@ -727,7 +738,7 @@ def _drawers_as_built(report: DayReport) -> list[dict[str, Any]]:
          "recorded_in_trail": pk in recorded}
         for pk in differ
     ]  # fmt: skip
-    now = cash.drawer_trail(dict.fromkeys((s.audit_stream for s in sessions.values()), None))
+    now = cash.drawer_trail(dict.fromkeys([*(s.audit_stream for s in sessions.values()), books], None))
     for pk in sorted(set(rows) | set(now), key=lambda pk: (len(pk), pk)):
         row = rows.get(pk)
         if (None if row is None else json.loads(json.dumps(rs.cash_count_payload(row)))) != now.get(pk):

@@ -11,7 +11,9 @@
   the session's changeur voiding a line his predecessor recorded).
 - The drawer's count, once the session is closed (tables.services.cash_count): the Commissario
   di Gioco or the Direzione Giochi counts and corrects (403 `permission_denied` for the
-  changeur, the Capo Partita, the auditor); whoever reads the register reads it.
+  changeur, the Capo Partita, the auditor), while the day is open and after its close until
+  its control register is signed by both (409 `books_signed`); whoever reads the register
+  reads it.
 - Every POST requires an `Idempotency-Key` (floor/idempotency.py): money moves."""
 
 from __future__ import annotations
@@ -343,9 +345,13 @@ class DrawerCountAccess(RolePermission):
 
 COUNT_NOTE = (
     "\n\nRequires an `Idempotency-Key`. The Commissario di Gioco or the Direzione Giochi only (403 "
-    "`permission_denied` for the changeur, the Capo Partita, the auditor). While the gaming day is open (409 "
-    "`gaming_day_closed`: its report holds the session as it stood). A figure that is not a whole number of "
-    f"cents from 0 to {MAX_EXCHANGE_CENTS} (the register's maximum) is a 400 `invalid_input` naming it."
+    "`permission_denied` for the changeur, the Capo Partita, the auditor). While the gaming day is open, its "
+    "event goes to the session's stream; once the day is closed (a drawer counted late), to the day's books "
+    "stream `day_books:<day id>`, and the report version the control register's second signature asks for "
+    "lists it. Refused once the day's control register in force carries both signatures (409 `books_signed`: "
+    "its books are final; a correction of the register, until its own two signatures, allows it again). A "
+    f"figure that is not a whole number of cents from 0 to {MAX_EXCHANGE_CENTS} (the register's maximum) is a "
+    "400 `invalid_input` naming it."
 )
 
 
@@ -374,14 +380,15 @@ class CashCountApi(_DrawerApi):
             409: OpenApiResponse(
                 ErrorSerializer,
                 description="`session_not_closed`: the drawer is counted once the session is closed; "
-                "`already_counted`: one count per session (`details.in_force`: correct it); `gaming_day_closed`.",
+                "`already_counted`: one count per session (`details.in_force`: correct it); `books_signed`: the day's "
+                "control register is signed by both.",
             ),
         },
         summary="Count a closed session's cash drawer (Commissario or Direzione)",
         description="The float the drawer started with and the cash found in it; the server computes `net` "
         "(the register's net cash taken, voided lines left out, as its totals), `expected` = float_issued + net "
         "and `difference` = counted - expected (a surplus > 0, a shortfall < 0). Written with its event "
-        "`cash.drawer_counted` in the session's stream. Codes: `text_too_long`." + COUNT_NOTE,
+        "`cash.drawer_counted`. Codes: `text_too_long`." + COUNT_NOTE,
     )
     def post(self, request, pk: int):
         if not TableSession.objects.filter(pk=pk).exists():
@@ -401,7 +408,7 @@ class CashCountCorrectApi(_DrawerApi):
             409: OpenApiResponse(
                 ErrorSerializer,
                 description="`already_corrected`: this count was corrected (`details.in_force`: correct that "
-                "one); `gaming_day_closed`.",
+                "one); `books_signed`: the day's control register is signed by both.",
             ),
         },
         summary="Correct a drawer's count: a new count that refers to it, with its reason",

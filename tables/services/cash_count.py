@@ -8,9 +8,22 @@ whose drawer it is, nor the Capo Partita (segregation of duties, floor.roles), n
 auditor, who writes nothing.
 
 When: once the session is closed (its register takes no more lines, so the net it is held to
-is final; `session_not_closed` before), and while its gaming day is open (`gaming_day_closed`
-after): the count's events go into the session's stream, which the day's report seals at the
-close (a later event there would stand outside the report that lists the session).
+is final; `session_not_closed` before), while its gaming day is open and after its close too,
+until the day's books are final: refused once the day's control register in force carries
+both signatures (`books_signed`, as an unclaimed deposit, audit.reports.unclaimed). A drawer
+not counted before the close (the automatic one at GAMING_DAY_CLOSE_HOUR included) is then
+counted late, and the report version that signature asks for lists it. After that signature
+no count nor correction: unlike a cagnotte count, a drawer is not among the register's
+figures, so a count then would leave the register as it stands (no correction of it, hence
+no later version) and stand in no report. A correction of the register, awaiting its own two
+signatures, opens the books again: the version its signature asks for holds what was counted
+meanwhile.
+
+Where its events go: while the day is open, to the session's stream; once the day is closed,
+to the day's books stream (audit.services.books_stream, as the cagnotte's counts and the
+control register), never to the session's: the day's first report, built at the close, seals
+the session's stream, and a later event there would stand outside the report that lists the
+session. The verification reads a count's event in either stream (audit.reports.cash).
 
 What: `float_issued` (the float slip's cash, 0 if none) and `counted`, cents, >= 0, at most
 the register's maximum (MAX_EXCHANGE_CENTS); the service computes `net` (the register's,
@@ -18,8 +31,9 @@ voided lines left out, exactly as the totals) and `expected` = float_issued + ne
 difference is counted - expected. One original count per session (`already_counted`); a
 mistake is corrected by a new count that refers to the one in force, with its reason (the
 corrected one stays, `already_corrected` for it), as the cagnotte's counts (audit.reports.
-registers). Each count and correction writes its event in the session's stream in the same
-transaction (`cash.drawer_counted`, `cash.drawer_count_corrected`), with every figure."""
+registers). Each count and correction writes its event in the same transaction
+(`cash.drawer_counted`, `cash.drawer_count_corrected`), with every figure, the same whichever
+stream it goes to."""
 
 from __future__ import annotations
 
@@ -27,6 +41,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from audit.services import books_signed_register, books_stream
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from config.transactions import service_atomic
 from floor.models import GamingDay, TableSession
@@ -34,7 +49,7 @@ from floor.roles import Role, has_role
 
 from ..models import MAX_EXCHANGE_CENTS, CashCount
 from ..report_selectors import cash_count_payload as count_payload
-from ._common import User, audit, now
+from ._common import User, now, record
 
 # Who counts a closed session's drawer, and corrects its count.
 COUNTS_DRAWER = (Role.COMMISSARIO, Role.DIREZIONE)
@@ -64,8 +79,11 @@ def _check_figure(field: str, value: Any) -> None:
         )
 
 
-def _lock_closed_session(session_id: int) -> TableSession:
-    """The lock order (ARCHITECTURE.md): the gaming day, then the session."""
+def _lock_closed_session(session_id: int) -> tuple[TableSession, str]:
+    """The session, locked, and the stream its count's event goes to. The lock order
+    (ARCHITECTURE.md): the gaming day, then the session. The day's lock also orders a count
+    after the close with the control register's signatures and corrections (they take it), so
+    the register read here stays the one in force until the count commits."""
     day_id = TableSession.objects.values_list("gaming_day_id", flat=True).get(pk=session_id)
     day = GamingDay.objects.select_for_update().get(pk=day_id)
     session = TableSession.objects.select_for_update(of=("self",)).get(pk=session_id)
@@ -75,13 +93,18 @@ def _lock_closed_session(session_id: int) -> TableSession:
             "The session is still in play: its drawer is counted once it is closed.",
             details={"session": session.pk, "status": session.status},
         )
-    if not day.is_open:
+    if day.is_open:
+        return session, session.audit_stream
+    register = books_signed_register(gaming_day_id=day.pk)
+    if register is not None:
         raise Conflict(
-            "gaming_day_closed",
-            "The gaming day is closed: its report holds the session's drawer as it stood.",
-            details={"gaming_day": day.pk, "session": session.pk},
+            "books_signed",
+            "The day's control register is signed: its books are final, and its report holds the session's "
+            "drawer as it stood.",
+            details={"gaming_day": day.pk, "session": session.pk, "register": register},
         )
-    return session
+    # A late count: the day's report sealed the session's stream at the close.
+    return session, books_stream(day.pk)
 
 
 def _net(session: TableSession) -> int:
@@ -100,7 +123,7 @@ def cash_count_record(
     for field, value in (("float_issued", float_issued), ("counted", counted)):
         _check_figure(field, value)
     note = clean_text(note, CashCount, "note")
-    session = _lock_closed_session(session if isinstance(session, int) else session.pk)
+    session, stream = _lock_closed_session(session if isinstance(session, int) else session.pk)
     existing = (
         CashCount.objects.filter(session=session, corrects__isnull=True).values_list("pk", flat=True).first()
     )
@@ -119,7 +142,7 @@ def cash_count_record(
             )  # fmt: skip
     except IntegrityError:
         raise Conflict("already_counted", "This session's drawer is counted already.") from None
-    audit(session, by, COUNTED, count, {"old": None, "new": count_payload(count)})
+    record(stream=stream, actor=by, action=COUNTED, subject=count, data={"old": None, "new": count_payload(count)})
     return count
 
 
@@ -140,7 +163,7 @@ def cash_count_correct(
     reason = clean_text(reason, CashCount, "note")
     if not reason:
         raise ApplicationError("reason_required", "Say why the count is corrected.")
-    session = _lock_closed_session(count.session_id)
+    session, stream = _lock_closed_session(count.session_id)
     old = CashCount.objects.select_for_update().get(pk=count.pk)
     newer = CashCount.objects.filter(corrects=old).values_list("pk", flat=True).first()
     if newer is not None:
@@ -161,9 +184,8 @@ def cash_count_correct(
         session=session, float_issued=figures["float_issued"], net=net, expected=figures["float_issued"] + net,
         counted=figures["counted"], counted_by=by, counted_at=now(), note=reason, corrects=old,
     )  # fmt: skip
-    audit(
-        session, by, CORRECTED, new, {"old": count_payload(old), "new": count_payload(new), "reason": reason}
-    )
+    record(stream=stream, actor=by, action=CORRECTED, subject=new,
+           data={"old": count_payload(old), "new": count_payload(new), "reason": reason})  # fmt: skip
     return new
 
 

@@ -11,9 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from audit.reports import registers
+from audit.services import books_stream
 from floor import services as floor_services
-from tables import services
+from floor.roles import Role
+from tables import report_selectors, services
 from tables.models import CashCount
+from tables.report_selectors import cash_count_payload
 
 from .conftest import Tablet
 
@@ -287,13 +291,113 @@ def test_a_corrected_count_is_not_corrected_again(closed, commissario, refused_a
     assert (error["details"]["correction"], error["details"]["in_force"]) == (newer.pk, newer.pk)
 
 
-def test_no_count_nor_correction_once_the_day_is_closed(closed, commissario, refused_api):
-    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
-    floor_services.gaming_day_close(
-        gaming_day=closed.session.gaming_day, by=commissario, open_sessions="refuse"
+def _close_day(game, commissario):
+    floor_services.gaming_day_close(gaming_day=game.session.gaming_day, by=commissario, open_sessions="refuse")
+
+
+def books_events(game, *actions: str) -> list:
+    return list(
+        AuditEvent.objects.filter(stream__name=books_stream(game.session.gaming_day_id), action__in=actions)
+        .order_by("seq")
     )
-    refused_api(409, "gaming_day_closed",
-                lambda: Tablet(commissario).post(correct_url(count.pk), {"counted": 1, "reason": "x"}))  # fmt: skip
+
+
+def test_a_drawer_not_counted_by_the_close_is_counted_and_corrected_late_into_the_days_books(
+    closed, commissario, direzione
+):
+    """The day closed with the drawer not counted (the automatic close at GAMING_DAY_CLOSE_HOUR
+    does the same): the count and its correction go on, with the same answers and payloads,
+    their events in the day's books stream; the session's stream, which the report sealed at
+    the close, takes nothing."""
+    _close_day(closed, commissario)
+    session_events = AuditEvent.objects.filter(stream__name=closed.session.audit_stream).count()
+    r = Tablet(commissario).post(url(closed), {"float_issued": 500_00, "counted": 1_240_00, "note": "late"})
+    assert r.status_code == 201, r.json()
+    first = CashCount.objects.get()
+    assert (r.json()["in_force"]["id"], first.expected, first.counted, first.net) == (
+        first.pk, 1_250_00, 1_240_00, 750_00
+    )  # fmt: skip
+    r = Tablet(direzione).post(correct_url(first.pk), {"counted": 1_250_00, "reason": "a 10 in the tray"})
+    assert r.status_code == 201, r.json()
+    second = CashCount.objects.get(corrects=first)
+    assert r.json()["in_force"]["id"] == second.pk and second.difference == 0
+    said = books_events(closed, "cash.drawer_counted", "cash.drawer_count_corrected")
+    assert [(e.action, e.actor_id, e.subject_id) for e in said] == [
+        ("cash.drawer_counted", commissario.pk, str(first.pk)),
+        ("cash.drawer_count_corrected", direzione.pk, str(second.pk)),
+    ]
+    assert said[0].payload == {"old": None, "new": cash_count_payload(first)}
+    assert said[1].payload == {"old": cash_count_payload(first), "new": cash_count_payload(second),
+                               "reason": "a 10 in the tray"}  # fmt: skip
+    assert AuditEvent.objects.filter(stream__name=closed.session.audit_stream).count() == session_events
+    assert events(closed, "cash.drawer_counted") == events(closed, "cash.drawer_count_corrected") == []
+
+
+def test_while_the_day_is_open_the_events_stay_in_the_sessions_stream(closed, commissario):
+    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    services.cash_count_correct(count=count, by=commissario, counted=751_00, reason="recount")
+    assert len(events(closed, "cash.drawer_counted")) == len(events(closed, "cash.drawer_count_corrected")) == 1
+    assert books_events(closed, "cash.drawer_counted", "cash.drawer_count_corrected") == []
+
+
+def _sign_the_register(game, direzione, make_user):
+    """The day's books signed by both: the table's cagnotte counted, the register prepared and
+    signed twice. Returns the cagnotte count, the register and the second signatory."""
+    day, table = game.session.gaming_day, game.session.table
+    second = make_user("direzione_two", Role.DIREZIONE)
+    box = registers.cagnotte_count_record(
+        gaming_day=day, table=table, by=direzione, witness=second,
+        counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
+    )  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    registers.control_register_sign(register=reg, by=second)
+    return box, reg, second
+
+
+def test_no_count_nor_correction_once_the_days_register_is_signed_by_both(
+    closed, make_game, commissario, direzione, make_user, refused_api, refused
+):
+    """The report version the second signature asks for holds the day's drawers: after it no
+    count (a drawer is not among the register's figures: nothing would bring it into a later
+    version). Refused with the unclaimed deposits' code, writing nothing."""
+    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    other = make_game("venezia")  # a second table of the same day, closed without its count
+    assert other.session.gaming_day_id == closed.session.gaming_day_id
+    floor_services.table_session_close(session=other.session, by=commissario)
+    _close_day(closed, commissario)
+    registers.cagnotte_count_record(
+        gaming_day=closed.session.gaming_day, table=other.session.table, by=direzione,
+        witness=make_user("witness", Role.AUDITOR), counted=0,
+    )  # fmt: skip
+    _box, reg, _second = _sign_the_register(closed, direzione, make_user)
+    error = refused_api(409, "books_signed", lambda: Tablet(commissario).post(
+        f"/api/sessions/{other.session.pk}/cash-count/", {"float_issued": 0, "counted": 1}))  # fmt: skip
+    assert error["details"] == {"gaming_day": closed.session.gaming_day_id, "session": other.session.pk,
+                                "register": reg.pk}  # fmt: skip
+    refused_api(409, "books_signed",
+                lambda: Tablet(direzione).post(correct_url(count.pk), {"counted": 1, "reason": "x"}))  # fmt: skip
+    refused("books_signed", services.cash_count_record, session=other.session, by=direzione, float_issued=0,
+            counted=1)  # fmt: skip
+
+
+def test_a_correction_of_the_signed_register_opens_the_books_again_until_it_is_signed(
+    closed, commissario, direzione, make_user, refused
+):
+    """As a cagnotte count corrected after the signature: the register's correction, until its
+    own two signatures, takes late counts, which the version its signature asks for lists."""
+    _close_day(closed, commissario)
+    box, reg, second = _sign_the_register(closed, direzione, make_user)
+    refused("books_signed", services.cash_count_record, session=closed.session, by=commissario, float_issued=0,
+            counted=750_00)  # fmt: skip
+    registers.cagnotte_count_correct(count=box, by=direzione, witness=second, counted=box.counted + 1_00,
+                                     note="recount")  # fmt: skip
+    new = registers.control_register_correct(register=reg, by=direzione, reason="box recounted")
+    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    assert [e.subject_id for e in books_events(closed, "cash.drawer_counted")] == [str(count.pk)]
+    registers.control_register_sign(register=new, by=direzione)
+    registers.control_register_sign(register=new, by=second)
+    refused("books_signed", services.cash_count_correct, count=count, by=commissario, counted=1, reason="x")
 
 
 def test_a_note_too_long_is_refused(closed, commissario, refused_api):
