@@ -19,6 +19,7 @@ from tests.audit.test_exports import csv_blocks, pdf_text
 from tests.audit.test_report_cash import _xlsx
 from tests.audit.test_reports import _file, close
 from tests.audit.test_reports import closed as closed  # the fixtures of the day the reports test
+from tests.audit.test_reports import direzione2 as direzione2
 from tests.audit.test_reports import media as media
 from tests.audit.test_reports import world as world
 
@@ -171,3 +172,101 @@ def test_a_count_edited_in_sql_is_named_by_the_verification(
     reasons = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
     assert {"code": "drawer_not_as_recorded", "count": first.pk, "table": 2, "session": 1, "in_books": True,
             "recorded_in_trail": True} in reasons  # fmt: skip
+
+
+# --------------------------------------------------------------------------- a drawer counted late
+
+
+def _late(world, who):
+    """Table 2's session, left open at the close (which closed it) and not counted by then: its
+    drawer counted after the close (net 0: no exchange; float 200.00, 195.00 found)."""
+    s2 = world.sessions[1]
+    return table_services.cash_count_record(session=s2, by=who, float_issued=200_00, counted=195_00, note="late")
+
+
+def _sign(world, direzione, direzione2, django_capture_on_commit_callbacks) -> DayReport:
+    from audit.reports import registers
+    from tests.audit.test_reports import _count_all
+
+    _count_all(world, direzione, direzione2)
+    reg = registers.control_register_prepare(gaming_day=world.day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=direzione2)
+    report = DayReport.objects.get(gaming_day=world.day, version=2)
+    assert report.status == "done", report.error
+    return report
+
+
+def test_a_drawer_counted_after_the_close_is_listed_by_the_signed_version_and_verifies(
+    closed, api, auditor, direzione, direzione2, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    from audit.reports import cash
+    from audit.services import books_stream
+
+    first = DayReport.objects.get(gaming_day=closed.day, version=1)
+    assert len(first.summary["drawers"]["not_counted"]) == 2
+    count = _late(closed, closed.commissario)
+    report = _sign(closed, direzione, direzione2, django_capture_on_commit_callbacks)
+    held = report.summary["drawers"]
+    assert {k: v for k, v in held.items() if k != "as_recorded"} == {
+        "counted": 1, "difference": -5_00, "surplus": 0, "shortfall": 5_00,
+        "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
+    assert list(held["as_recorded"]) == [str(count.pk)]
+    rows = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION][2:]
+    assert [(row[0], row[2], row[10], row[13]) for row in rows] == [("1", "", "not_counted", ""),
+                                                                    ("2", str(count.pk), "in_force", "late")]  # fmt: skip
+    books = books_stream(closed.day.pk)
+    assert books in report.sealed_streams
+    client = api(auditor)
+    for built in (first, report):  # the first version, built before it, lists it not: a later record
+        body = client.post(f"/api/reports/{built.pk}/verify/").json()
+        assert body["ok"] is True and body["reasons"] == [], (built.version, body["reasons"])
+    # The books stream's drawer events are read with the session streams', in one query.
+    sessions = {s.audit_stream: None for s in closed.sessions}
+    with django_assert_num_queries(1):
+        trail = cash.drawer_trail({**sessions, books: None})
+    assert list(trail) == [str(count.pk)]
+
+
+def test_a_drawer_counted_between_the_close_and_the_first_build_is_sealed_with_it(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """The first version is built by Celery after the close: a count made in between is listed
+    by it, and its event, in the books stream, is sealed with it (held to it, not to nothing)."""
+    from audit.reports.services import report_build
+    from audit.services import books_stream
+
+    with django_capture_on_commit_callbacks(execute=False):
+        floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario, open_sessions="close")
+    count = _late(world, world.direzione)
+    report = report_build(gaming_day_id=world.day.pk)
+    assert report.status == "done", report.error
+    assert list(report.summary["drawers"]["as_recorded"]) == [str(count.pk)]
+    assert books_stream(world.day.pk) in report.sealed_streams
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body["reasons"]
+
+
+def test_a_late_count_edited_in_sql_is_named_by_the_verification(
+    closed, api, auditor, direzione, direzione2, django_capture_on_commit_callbacks
+):
+    """As a count of the open day: edited before the build and put back since, the version lists
+    the edit (`drawer_mismatch`, held to the books stream's event); edited after the build, the
+    row is not what its event recorded (`drawer_not_as_recorded`), for every version."""
+    count = _late(closed, closed.commissario)
+    raw_sql("UPDATE tables_cashcount SET counted = 20000 WHERE id = %s", (count.pk,))
+    report = _sign(closed, direzione, direzione2, django_capture_on_commit_callbacks)
+    assert report.summary["drawers"]["difference"] == 0  # as the row said at the build
+    raw_sql("UPDATE tables_cashcount SET counted = 19500 WHERE id = %s", (count.pk,))
+    client = api(auditor)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["reasons"] == [
+        {"code": "drawer_mismatch", "count": count.pk, "table": 2, "session": 1, "listed_in_report": True,
+         "recorded_in_trail": True}]  # fmt: skip
+    raw_sql("UPDATE tables_cashcount SET float_issued = 0, expected = net WHERE id = %s", (count.pk,))
+    wrong = {"code": "drawer_not_as_recorded", "count": count.pk, "table": 2, "session": 1, "in_books": True,
+             "recorded_in_trail": True}  # fmt: skip
+    assert wrong in client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
+    first = DayReport.objects.get(gaming_day=closed.day, version=1)
+    assert client.post(f"/api/reports/{first.pk}/verify/").json()["reasons"] == [wrong]

@@ -158,3 +158,73 @@ def test_the_drawer_in_italian_is_all_italian(closed, commissario, changeur):
     evening.post(evening.client(changeur), tablet + "cash-count/", float_issued="0", counted="1")
     evening.get(evening.client(changeur), tablet)
     assert evening.problems == []
+
+
+def _sign_books(game, direzione, make_user) -> None:
+    """The closed day's books signed by both: the table's cagnotte counted, the control register
+    prepared and signed twice."""
+    from audit.reports import registers
+    from floor.roles import Role
+    from tables import report_selectors
+
+    day, table = game.session.gaming_day, game.session.table
+    second = make_user("direzione_two", Role.DIREZIONE)
+    registers.cagnotte_count_record(
+        gaming_day=day, table=table, by=direzione, witness=second,
+        counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
+    )  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    registers.control_register_sign(register=reg, by=second)
+
+
+LATE = "a count or a correction entered now goes into the day's books"
+FINAL = "its books are final, the drawer is no longer counted"
+
+
+def test_after_the_close_the_drawer_is_counted_late_until_the_books_are_signed(
+    closed, client_for, commissario, direzione, make_user
+):
+    """The day closed with the drawer not counted: its page still offers the count, saying where
+    it goes; the desk's page of the day names the drawer not counted and links it. Once the
+    control register is signed by both, no form, and a post is refused, writing nothing."""
+    from audit.services import books_stream
+
+    day = closed.session.gaming_day
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="close")
+    client = client_for(commissario)
+    html = page(client, closed)
+    assert FORM in html and LATE in html
+    desk = client.get(f"/desk/days/{day.pk}/").content.decode()
+    row = desk.split(f'data-session="{closed.session.pk}"', 1)[1].split("</tr>", 1)[0]
+    assert f"/tablet/sessions/{closed.session.pk}/#drawer-title" in row and "drawer not counted" in row
+    r = post(client, closed, "cash-count", float_issued="0", counted="750")
+    assert r.status_code == 200, r.content.decode()
+    count = CashCount.objects.get()
+    assert AuditEvent.objects.filter(stream__name=books_stream(day.pk), action="cash.drawer_counted",
+                                     subject_id=str(count.pk)).exists()  # fmt: skip
+    row = client.get(f"/desk/days/{day.pk}/").content.decode().split(f'data-session="{closed.session.pk}"', 1)[1]
+    assert "drawer counted" in row.split("</tr>", 1)[0] and "drawer not counted" not in row.split("</tr>", 1)[0]
+    assert "Correct this count" in page(client, closed)
+
+    _sign_books(closed, direzione, make_user)
+    html = page(client, closed)
+    assert FINAL in html and LATE not in html and "Correct this count" not in html and FORM not in html
+    events = AuditEvent.objects.count()
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="751", reason="recount")
+    assert r.status_code == 409 and FINAL in r.content.decode()
+    assert CashCount.objects.count() == 1 and AuditEvent.objects.count() == events
+
+
+def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione, make_user):
+    floor_services.gaming_day_close(gaming_day=closed.session.gaming_day, by=commissario, open_sessions="close")
+    evening = Evening()
+    boss = evening.client(commissario)
+    tablet = f"/tablet/sessions/{closed.session.pk}/"
+    assert "vanno nei libri della giornata" in evening.get(boss, tablet).content.decode()
+    evening.get(boss, f"/desk/days/{closed.session.gaming_day_id}/")
+    _sign_books(closed, direzione, make_user)
+    assert "il cassetto non si conta più" in evening.get(boss, tablet).content.decode()
+    r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750")
+    assert r.status_code == 409 and "il cassetto non si conta più" in r.content.decode()
+    assert evening.problems == []
