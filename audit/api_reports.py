@@ -439,7 +439,11 @@ class ReportVerifyOutput(serializers.Serializer):
         "whose document it held, differs from the identity his events in the `patrons` stream registered as of the "
         "build: `patron`, `fields`, the names of the fields, never their values), `patron_not_as_recorded` (such a "
         "patron's row, as it stands, is not the identity his events record, a later audited change included: "
-        "`patron`, `fields`, `in_books`).",
+        "`patron`, `fields`, `in_books`). The reasons that name patrons (each `bets_mismatch` and "
+        "`postings_mismatch` entry's `name`, a `coup_mismatch` punta's and a `record_mismatch` patron field's "
+        "`names`) give the name his events in the `patrons` stream registered, not his row's (a row renamed in SQL "
+        "is `patron_not_as_recorded`), with `name_of_record` (`names_of_record`, per side) false where no event "
+        "registered him: his row's name then, which nothing holds; null where there is no name.",
     )
 
 

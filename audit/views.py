@@ -695,11 +695,12 @@ def _coup_words(reason: dict) -> str:
         return "—" if value is None else str(value)
 
     def named(field: str, values: dict, side: str) -> str:
-        name = (values.get("names") or {}).get(side)  # the punta's, as the report names him
+        name = (values.get("names") or {}).get(side)  # the punta's, as the trail registered him
         if name and field == "settled_by":  # a member of staff, by his username
             return str(name)
         if name:
-            return _("%(name)s (patron %(patron)s)") % {"name": name, "patron": values.get(side)}
+            return _("%(name)s (patron %(patron)s)") % {"name": _patron_name(name, values, side),
+                                                        "patron": values.get(side)}  # fmt: skip
         return shown(field, values.get(side), values)
 
     return " ".join(
@@ -727,7 +728,7 @@ def _postings_words(reason: dict) -> str:
             who = _("the house (cagnotte)")
         else:
             who = (_("%(name)s (patron %(patron)s, %(role)s)") if entry.get("name") else
-                   _("patron %(patron)s (%(role)s)")) % {"name": entry.get("name"), "patron": entry.get("patron"),
+                   _("patron %(patron)s (%(role)s)")) % {"name": _entry_name(entry), "patron": entry.get("patron"),
                                                         "role": ROLES.get(entry.get("role"), entry.get("role"))}  # fmt: skip
         field = entry.get("field")
         values = {"who": who, "field": POSTING_FIELD_NAMES.get(field, field),
@@ -766,12 +767,31 @@ def _bets_words(reason: dict) -> str:
     words = [_entries_words(reason, "kind", KINDS, signed=False)] if stakes or not reason.get("fields") else []
     for entry in reason.get("fields") or []:
         values = {"who": (_("%(name)s (patron %(patron)s)") if entry.get("name") else _("patron %(patron)s")) % {
-                      "name": entry.get("name"), "patron": entry.get("patron")},
+                      "name": _entry_name(entry), "patron": entry.get("patron")},
                   "field": BET_FIELD_NAMES.get(entry.get("field"), entry.get("field")),
                   "books": _bet_value(entry.get("field"), entry.get("in_books"), entry),
                   "trail": _bet_value(entry.get("field"), entry.get("in_trail"), entry)}  # fmt: skip
         words.append(_("%(who)s, %(field)s: %(books)s in the books, %(trail)s in the audit trail.") % values)
     return " ".join(str(w) for w in words)
+
+
+def _patron_name(name: str, sides: dict, side: str) -> str:
+    """A patron's name as a reason gives it (`names`), said with "no registration on record"
+    where `names_of_record` says it is his row's, the trail having registered no name of his
+    (audit.reports.patrons.names_of_record); a staff member's username as it is."""
+    return _name_said(name, (sides.get("names_of_record") or {}).get(side))
+
+
+def _entry_name(entry: dict) -> str | None:
+    """A posting's or bet's patron by his name (`name`, `name_of_record`), None without one."""
+    name = entry.get("name")
+    return _name_said(name, entry.get("name_of_record")) if name else None
+
+
+def _name_said(name: str, of_record) -> str:
+    if of_record is False:
+        return _("%(name)s [no registration on record]") % {"name": name}
+    return str(name)
 
 
 def _bet_value(field: str | None, value, sides: dict | None = None) -> str:
@@ -784,7 +804,7 @@ def _bet_value(field: str | None, value, sides: dict | None = None) -> str:
 
 def _entries_words(reason: dict, label: str, labels: dict, *, signed: bool) -> str:
     def entries(side: str) -> list[tuple]:
-        return [(p.get("patron"), p.get(label), p.get("amount"), p.get("name")) for p in reason.get(side) or []]
+        return [(p.get("patron"), p.get(label), p.get("amount"), _entry_name(p)) for p in reason.get(side) or []]
 
     books, trail = entries("in_books"), entries("in_trail")
     only_books, only_trail = list(books), list(trail)
@@ -867,7 +887,7 @@ def _record_words(reason: dict) -> str:
         if value is None or value == "":
             return "—"
         if name:
-            return name
+            return _patron_name(name, sides, side)
         if field in MONEY and isinstance(value, int):
             return euros_exact(value)
         if field in TIMES:

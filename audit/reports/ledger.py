@@ -21,9 +21,9 @@ from django.contrib.auth import get_user_model
 
 from audit.models import AuditEvent
 from floor import selectors as floor_selectors
-from floor.models import Patron
 from tables.models import Bank, Bet, Coup, Posting, Shoe, ShoeCard
 
+from . import patrons
 from .records import (
     RECORD_ACTIONS,
     UNKNOWN,
@@ -464,27 +464,24 @@ def _card_said(card: dict[str, Any] | None, numbers: dict[int, int]) -> dict[str
 
 def _name_patrons(reasons: list[dict[str, Any]]) -> None:
     """Each posting or bet entry of a mismatch gets its patron's name ("name"; none for the
-    house), and a coup's punta both sides' ("names"), as the report names them: a query for
-    them all, and one for puntas not among them."""
+    house), and a coup's punta both sides' ("names"), by the name the trail registered
+    (patrons.names_of_record: a patron renamed in SQL is not named by the other name), each
+    with whether it is of record ("name_of_record", "names_of_record": False, his row's, for a
+    patron no event registered; None where there is no name): one reading for them all."""
     entries = [e for r in reasons if r["code"] in ("postings_mismatch", "bets_mismatch")
                for e in (*r["in_books"], *r["in_trail"], *r.get("fields", ()))]  # fmt: skip
-    ids = {e["patron"] for e in entries if isinstance(e["patron"], int)}
-    names = {pk: f"{first} {last}" for pk, first, last in
-             Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")} if ids else {}  # fmt: skip
-    for entry in entries:
-        entry["name"] = names.get(entry["patron"]) if isinstance(entry["patron"], int) else None
     puntas = [
         r["fields"]["punta"] for r in reasons if r["code"] == "coup_mismatch" and "punta" in r["fields"]
     ]
-    ids = {v for sides in puntas for v in (sides["in_books"], sides["in_trail"]) if isinstance(v, int)} - set(
-        names
-    )
-    if ids:
-        names.update({pk: f"{first} {last}" for pk, first, last in
-                      Patron.objects.filter(pk__in=ids).values_list("pk", "first_name", "last_name")})  # fmt: skip
+    sides_of = ("in_books", "in_trail")
+    names = patrons.names_of_record([*(e["patron"] for e in entries), *(p[s] for p in puntas for s in sides_of)])
+    for entry in entries:
+        name = names.get(entry["patron"]) if isinstance(entry["patron"], int) else None
+        entry["name"], entry["name_of_record"] = (None, None) if name is None else name
     for sides in puntas:
-        sides["names"] = {side: names.get(sides[side]) if isinstance(sides[side], int) else None
-                          for side in ("in_books", "in_trail")}  # fmt: skip
+        both = {side: names.get(sides[side]) if isinstance(sides[side], int) else None for side in sides_of}
+        sides["names"] = {side: None if name is None else name.name for side, name in both.items()}
+        sides["names_of_record"] = {side: None if name is None else name.of_record for side, name in both.items()}
     # Who settled a coup: a member of staff, by his username (a query only when it differs).
     settlers = [
         r["fields"]["settled_by"] for r in reasons if r["code"] == "coup_mismatch" and "settled_by" in r["fields"]

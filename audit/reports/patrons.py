@@ -22,14 +22,19 @@ verification names the field. The verification then holds:
 A patron no event registered (a row written behind the services) has no identity of record
 and is not held here; what the trail says of his places, bets and lines holds him by his id.
 A field no event recorded is not held either. The queries do not grow with the patrons: two
-at the build (the rows, the head), two at the verification (the events, the rows)."""
+at the build (the rows, the head), two at the verification (the events, the rows).
+
+The verification's other reasons that name patrons (a record's, a bet's or posting's, a
+coup's punta) name them by the same identity of record (`names_of_record`), never by the
+rows they are checking beside them: a row renamed in SQL is one reason, not the name the
+others put on him. A patron no event registered is named by his row, and said so."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import TextField
@@ -105,6 +110,36 @@ def recorded(
         if head is not None and seq <= head:
             _fold(then.setdefault(pk, {}), doc)
     return then, now
+
+
+class Name(NamedTuple):
+    """A patron as a verification reason names him: `of_record` True when his events in the
+    `patrons` stream recorded both names (the name is theirs), False when they did not (a row
+    written behind the services: the name is his row's as it stands, which nothing holds)."""
+
+    name: str
+    of_record: bool
+
+
+def names_of_record(ids: Iterable[int]) -> dict[int, Name]:
+    """Each patron of `ids` by his name of record ("First Last", folded from his events as
+    `recorded` reads them, the trail as it stands): the reasons that name patrons say who
+    the trail says they are, not what a row renamed in SQL reads (a rename is itself a
+    reason: `patron_not_as_recorded`). A patron whose events do not record both names falls
+    back to his row's, `of_record` False; one with neither (no event, no row) is left out.
+    One query, and one more only when some patron has no name of record, whatever their
+    number."""
+    ids = {pk for pk in ids if isinstance(pk, int) and not isinstance(pk, bool)}
+    if not ids:
+        return {}
+    _then, now = recorded(ids, head=None)
+    names = {pk: Name(f"{identity['first_name']} {identity['last_name']}", True) for pk, identity in now.items()
+             if "first_name" in identity and "last_name" in identity}  # fmt: skip
+    rest = ids - set(names)
+    if rest:
+        names.update({pk: Name(f"{first} {last}", False) for pk, first, last in
+                      Patron.objects.filter(pk__in=rest).values_list("pk", "first_name", "last_name")})  # fmt: skip
+    return names
 
 
 def _differ(pk: int, digests: list[Any], identity: dict[str, Any]) -> list[str]:

@@ -27,7 +27,6 @@ from audit.models import AuditEvent
 from floor.models import (
     GamingDay,
     MinimumChange,
-    Patron,
     Seat,
     SessionInterruption,
     StaffChange,
@@ -45,6 +44,8 @@ from tables.models import (
     Succession,
     SuccessionOffer,
 )
+
+from .patrons import names_of_record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -527,8 +528,11 @@ def said(value: Any) -> Any:
 
 def name_records(reasons: list[dict[str, Any]]) -> None:
     """Each staff or patron field of a record_mismatch gets the names of both sides
-    ("names": {"in_books": ..., "in_trail": ...}), as the report names them: two queries for
-    them all, none when no such field differs."""
+    ("names": {"in_books": ..., "in_trail": ...}): staff by their usernames, patrons by the
+    name the trail registered (patrons.names_of_record: not a row renamed in SQL), with
+    whether it is of record ("names_of_record": False, his row's, for a patron no event
+    registered; None where there is no name). A query for the staff and one reading for the
+    patrons, none when no such field differs."""
     fields = [(name, sides) for r in reasons if r["code"] == "record_mismatch"
               for name, sides in r["fields"].items() if name in USERS | PATRONS]  # fmt: skip
     ids = {kind: {v for name, sides in fields if name in members
@@ -536,9 +540,12 @@ def name_records(reasons: list[dict[str, Any]]) -> None:
            for kind, members in (("users", USERS), ("patrons", PATRONS))}  # fmt: skip
     users = dict(get_user_model().objects.filter(pk__in=ids["users"]).values_list("pk", "username")) if ids[
         "users"] else {}  # fmt: skip
-    patrons = {pk: f"{first} {last}" for pk, first, last in Patron.objects.filter(pk__in=ids["patrons"])
-               .values_list("pk", "first_name", "last_name")} if ids["patrons"] else {}  # fmt: skip
+    patrons = names_of_record(ids["patrons"])
     for name, sides in fields:
-        known = users if name in USERS else patrons
-        sides["names"] = {side: known.get(sides[side]) if isinstance(sides[side], int) else None
-                          for side in ("in_books", "in_trail")}  # fmt: skip
+        both = {side: sides[side] if isinstance(sides[side], int) else None for side in ("in_books", "in_trail")}
+        if name in USERS:
+            sides["names"] = {side: users.get(pk) for side, pk in both.items()}
+            continue
+        named = {side: patrons.get(pk) for side, pk in both.items()}
+        sides["names"] = {side: None if n is None else n.name for side, n in named.items()}
+        sides["names_of_record"] = {side: None if n is None else n.of_record for side, n in named.items()}

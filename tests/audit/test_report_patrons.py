@@ -22,7 +22,7 @@ from audit.selectors import chain_verify
 from audit.services import record
 from floor import services as floor_services
 from floor.models import Patron
-from tables.models import Bet
+from tables.models import Bank, Bet, Posting
 from tests.audit import test_reports
 from tests.audit.conftest import raw_sql
 from tests.audit.test_exports import csv_blocks
@@ -227,3 +227,145 @@ def test_audit_verify_names_a_patron_row_that_is_not_what_his_events_recorded(wo
     assert exc.value.returncode == 1 and "patron_not_as_recorded" in str(exc.value)
     raw_sql("UPDATE floor_patron SET last_name = 'Neri' WHERE id = %s", (bettor.pk,))
     assert chain_verify().ok
+
+
+# The verification's other reasons name the patrons they involve by the identity of record
+# (patrons.names_of_record), never by the rows they are checking beside them.
+
+
+def _verify(api, auditor, report: DayReport) -> dict:
+    return api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+
+
+def test_bets_and_postings_edited_in_sql_name_a_renamed_patron_by_his_registered_name(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """A bet's stake and ten euros of its coup's postings moved in SQL, then the bettor renamed
+    in SQL after the build: the bets' and postings' reasons say "Anna Neri" as the trail
+    registered her, and the rename is a reason of its own."""
+    from audit.views import _explain
+
+    bettor = _bettor(world)
+    bet = Bet.objects.filter(coup__session=world.sessions[0], patron=bettor).order_by("coup__number").first()
+    Bet.objects.filter(pk=bet.pk).update(amount=bet.amount + 1_00)
+    mine = Posting.objects.get(coup=bet.coup, role="bettor", patron=bettor)
+    banker = Posting.objects.get(coup=bet.coup, role="banker")
+    Posting.objects.filter(pk=mine.pk).update(amount=mine.amount + 10_00)
+    Posting.objects.filter(pk=banker.pk).update(amount=banker.amount - 10_00)
+    report = _build(world, django_capture_on_commit_callbacks)
+    _rename(bettor, "Luigi", "Bianchi")
+    body = _verify(api, auditor, report)
+    by_code = {r["code"]: r for r in body["reasons"]}
+    assert {"bets_mismatch", "postings_mismatch", "patron_not_as_recorded"} <= set(by_code), body["reasons"]
+    assert by_code["patron_not_as_recorded"]["patron"] == bettor.pk
+    for code in ("bets_mismatch", "postings_mismatch"):
+        hers = [e for side in ("in_books", "in_trail") for e in by_code[code][side] if e["patron"] == bettor.pk]
+        assert len(hers) == 2 and {(e["name"], e["name_of_record"]) for e in hers} == {("Anna Neri", True)}
+    assert "Luigi" not in json.dumps([by_code["bets_mismatch"], by_code["postings_mismatch"]])
+    lines = dict(zip([r["code"] for r in body["reasons"]], _explain(body)["lines"], strict=True))
+    assert f"In the books: Anna Neri (patron {bettor.pk}, individual) " in lines["bets_mismatch"]
+    books, trail = lines["postings_mismatch"].split("In the audit trail: ")
+    assert f"Anna Neri (patron {bettor.pk}, bettor) {(mine.amount + 10_00) / 100:.2f}" in books
+    assert f"Anna Neri (patron {bettor.pk}, bettor) {mine.amount / 100:.2f}" in trail
+    assert not any("Luigi" in lines[code] or "[" in lines[code] for code in ("bets_mismatch", "postings_mismatch"))
+
+
+def test_a_records_patron_field_names_both_patrons_by_their_registered_names(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """A bank's banker swapped in SQL for another patron, both renamed in SQL after the build:
+    the bank's record_mismatch names each side as the trail registered him."""
+    from audit.views import _explain
+
+    bank = Bank.objects.get(session=world.sessions[0], number=1)
+    banker, other = bank.banker, _bettor(world)
+    assert banker != other
+    registered = {p.pk: f"{p.first_name} {p.last_name}" for p in (banker, other)}
+    Bank.objects.filter(pk=bank.pk).update(banker=other)
+    report = _build(world, django_capture_on_commit_callbacks)
+    _rename(banker, "Gino", "Ladro")
+    _rename(other, "Luigi", "Bianchi")
+    body = _verify(api, auditor, report)
+    [(i, reason)] = [(i, r) for i, r in enumerate(body["reasons"]) if r["code"] == "record_mismatch"]
+    assert reason["record"] == "bank" and reason["fields"]["banker"] == {
+        "in_books": other.pk, "in_trail": banker.pk,
+        "names": {"in_books": registered[other.pk], "in_trail": registered[banker.pk]},
+        "names_of_record": {"in_books": True, "in_trail": True}}  # fmt: skip
+    line = _explain(body)["lines"][i]
+    assert f"Banker: {registered[other.pk]} in the books, {registered[banker.pk]} in the audit trail." in line
+    assert "Luigi" not in line and "Gino" not in line
+
+
+def test_a_patron_no_event_registered_is_named_by_his_row_and_the_page_says_so(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """A bet handed in SQL to a patron written behind the services: he has no name of record,
+    so his row's name is given, flagged, and the desk says so (in Italian too)."""
+    from django.utils import translation
+
+    from audit.views import _explain
+    from tests.factories import PatronFactory
+
+    bettor = _bettor(world)
+    stranger = PatronFactory(first_name="Ugo", last_name="Ombra", document_number="XX0000001")  # no patron.registered
+    bet = Bet.objects.filter(coup__session=world.sessions[0], patron=bettor).order_by("coup__number").first()
+    Bet.objects.filter(pk=bet.pk).update(patron=stranger)
+    report = _build(world, django_capture_on_commit_callbacks)
+    body = _verify(api, auditor, report)
+    [(i, reason)] = [(i, r) for i, r in enumerate(body["reasons"]) if r["code"] == "bets_mismatch"]
+    named = {e["patron"]: (e["name"], e["name_of_record"]) for side in ("in_books", "in_trail") for e in reason[side]}
+    assert named[stranger.pk] == ("Ugo Ombra", False) and named[bettor.pk] == ("Anna Neri", True)
+    assert f"Ugo Ombra [no registration on record] (patron {stranger.pk}, individual)" in _explain(body)["lines"][i]
+    assert "Anna Neri [" not in _explain(body)["lines"][i]
+    with translation.override("it"):
+        assert "Ugo Ombra [nessuna registrazione agli atti]" in _explain(body)["lines"][i]
+
+
+def test_naming_the_patrons_of_the_reasons_reads_in_queries_that_do_not_grow(commissario):
+    """One patron or eight, renamed in SQL: the bets' and the records' naming read the trail
+    once each (and the rows once more each for patrons no event registered), and name each by
+    his registered name."""
+    from audit.reports.ledger import _name_patrons
+    from audit.reports.records import name_records
+    from tests.factories import PatronFactory
+
+    register = _registrar(commissario)
+    people = [register() for _ in range(8)]
+    registered = {p.pk: f"{p.first_name} {p.last_name}" for p in people}
+    for p in people:
+        _rename(p, "Luigi", "Bianchi")
+    strangers = [PatronFactory(first_name="Ugo", last_name=f"Ombra{n}", document_number=f"XX{n:07d}") for n in range(8)]
+
+    def named(some: list[Patron]) -> tuple[int, list[dict]]:
+        reasons = [
+            {"code": "bets_mismatch", "in_books": [{"patron": p.pk, "kind": "individual", "amount": 1_00} for p in some],
+             "in_trail": [], "fields": []},
+            {"code": "record_mismatch", "record": "bank",
+             "fields": {"banker": {"in_books": some[0].pk, "in_trail": some[-1].pk}}},
+        ]  # fmt: skip
+        with CaptureQueriesContext(connection) as captured:
+            _name_patrons(reasons)
+            name_records(reasons)
+        return len(captured), reasons
+
+    (n_one, one), (n_many, many) = named(people[:1]), named(people)
+    assert n_one == n_many == 2
+    assert [e["name"] for e in many[0]["in_books"]] == [registered[p.pk] for p in people]
+    assert [e["name"] for e in one[0]["in_books"]] == [registered[people[0].pk]]
+    assert many[1]["fields"]["banker"]["names"] == {"in_books": registered[people[0].pk],
+                                                    "in_trail": registered[people[-1].pk]}  # fmt: skip
+    (n_one, one), (n_many, many) = named(people[:1] + strangers[:1]), named(people + strangers)
+    assert n_one == n_many == 4
+    assert [(e["name"], e["name_of_record"]) for e in many[0]["in_books"]] == [
+        *((registered[p.pk], True) for p in people), *((f"Ugo Ombra{n}", False) for n in range(8))]  # fmt: skip
+    assert many[1]["fields"]["banker"]["names_of_record"] == {"in_books": True, "in_trail": False}
+
+
+def test_names_of_record_folds_a_recorded_identity_change_and_leaves_out_an_unknown_id(commissario):
+    register = _registrar(commissario)
+    mario, anna = register(), register()
+    _change_identity(anna, commissario, last_name="Neri-Sala")
+    _rename(mario, "Luigi", "Bianchi")
+    assert patrons.names_of_record([mario.pk, anna.pk, 10**9, None]) == {
+        mario.pk: patrons.Name("Mario Rossi", True), anna.pk: patrons.Name("Anna Neri-Sala", True)}  # fmt: skip
+    assert patrons.names_of_record([]) == {}

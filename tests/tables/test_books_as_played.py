@@ -286,8 +286,11 @@ def test_the_verify_names_the_punta_and_says_the_bank_by_its_number(evening):
     [line] = _explain({"reasons": reasons})["lines"]
     p2, p5 = game.seat(2), game.seat(5)
     assert line.endswith(
-        f"Bank number: 2 in the books, 1 in the audit trail. Punta: {p5.first_name} {p5.last_name} (patron {p5.pk}) "
-        f"in the books, {p2.first_name} {p2.last_name} (patron {p2.pk}) in the audit trail.")  # fmt: skip
+        f"Bank number: 2 in the books, 1 in the audit trail. Punta: {p5.first_name} {p5.last_name} [no registration "
+        f"on record] (patron {p5.pk}) in the books, {p2.first_name} {p2.last_name} [no registration on record] "
+        f"(patron {p2.pk}) in the audit trail.")  # fmt: skip
+    # The fixture's patrons are rows no event registered: named by their rows, and said so.
+    assert reasons[0]["fields"]["punta"]["names_of_record"] == {"in_books": False, "in_trail": False}
 
 
 @pytest.fixture
