@@ -1334,6 +1334,7 @@ def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(clien
     html = asked.content.decode()
     assert asked.status_code == 409
     assert "Open a bank of € 30\u202f000\u202f000.00? That is 30\u202f000 times the minimum." in html
+    assert 'class="outcome ask"' in html  # a question, not styled as a refusal
     assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
     # the amount is kept in the form, and the confirmation carries it under a new key
     assert re.search(r'id="bank-amount" name="amount" type="text" inputmode="decimal" value="30,000,000"', html)
