@@ -346,7 +346,7 @@ def test_the_section_in_italian_is_all_italian(world, client):
     words = re.sub(r"<[^>]+>", " ", re.sub(r'<(option|input)[^>]*value="[^"]*"', "<x", section))
     found = ENGLISH.findall(words)
     assert found == [], found
-    for said in ("Registrare un deposito", "puntata", "vincita", "da riscuotere", "restituito", "2 depositi"):
+    for said in ("Registra un deposito", "puntata", "vincita", "da riscuotere", "restituito", "2 depositi"):
         assert said in section, said
 
 
