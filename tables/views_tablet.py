@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.db.models import Max, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
@@ -705,27 +706,42 @@ LARGE_AMOUNT_TIMES = 100
 LARGE_AMOUNT_UNCONFIRMED = "large_amount_unconfirmed"
 
 
-def _confirm_large(request: HttpRequest, amount: int, least: int, question: str) -> None:
-    """Refuse (writing nothing but the form's stored answer) a typed amount of at least
-    LARGE_AMOUNT_TIMES `least` (the table minimum, or the least the form's entry may be)
-    unless the form says `confirm_large`: the panel then shows `question` and a form to send
-    the same entry again, confirmed, with a new key."""
-    if request.POST.get("confirm_large") == "yes" or least <= 0 or amount < LARGE_AMOUNT_TIMES * least:
-        return
-    times = amount // least
-    raise BadForm(
-        LARGE_AMOUNT_UNCONFIRMED,
-        question % {"amount": euros_exact(amount), "times": euros(times * 100)},
-        details={"amount": amount, "least": least, "times": times},
-        status_code=409,
-    )
+def _entered_unless_large(
+    request: HttpRequest, enter: Callable[[], Any], *, amount: int, least: int | None, question: str, name: str
+) -> Any:
+    """Enter the typed amount (`enter()`: the one service call) and, when it is at least
+    LARGE_AMOUNT_TIMES `least` (the table minimum, or the least the form's entry may be) and
+    the form does not say `confirm_large`, undo it and refuse (nothing written but the form's
+    stored answer): the panel then shows `question` (naming `name`, the patron whose money it
+    is) and a form to send the same entry again, confirmed, with a new key.
+
+    The rules come first: the service runs, in a savepoint, before the question, so that only
+    an entry the rules take is asked again (asked first, a bank for a player not at the first
+    banker's seat, or above the maximum, was confirmed and then refused for another reason).
+    The tables' services have no effect outside the database (no on_commit), so the rollback
+    undoes all of it, its audit events with it."""
+    with transaction.atomic():
+        result = enter()
+        if request.POST.get("confirm_large") == "yes" or not least or least <= 0:
+            return result
+        if amount >= LARGE_AMOUNT_TIMES * least:
+            times = amount // least
+            raise BadForm(
+                LARGE_AMOUNT_UNCONFIRMED,
+                question % {"amount": euros_exact(amount), "times": euros(times * 100), "name": name},
+                details={"amount": amount, "least": least, "times": times},
+                status_code=409,
+            )
+    return result
 
 
 def act_bank_open(request, session, user):
     patron, amount = _patron(request), euros_to_cents(request.POST.get("amount"))
-    question = _("Open a bank of € %(amount)s? That is %(times)s times the minimum.")
-    _confirm_large(request, amount, session.minimum, question)
-    bank = services.bank_open(session=session, by=user, patron=patron, amount=amount)
+    bank = _entered_unless_large(
+        request, lambda: services.bank_open(session=session, by=user, patron=patron, amount=amount),
+        amount=amount, least=session.minimum, name=patron.full_name,
+        question=_("Open a bank of € %(amount)s for %(name)s? That is %(times)s times the minimum."),
+    )  # fmt: skip
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
 
 
@@ -748,7 +764,14 @@ def act_bank_withdraw(request, session, user):
 
 
 def act_bank_raise(request, session, user):
-    bank = services.bank_raise(bank=_bank(request, session), by=user, amount=euros_to_cents(request.POST.get("amount")))
+    bank, amount = _bank(request, session), euros_to_cents(request.POST.get("amount"))
+    # The raise types the bank's new total: measured against the bank as it stands (a large bank
+    # raised a little is no slip; two zeros too many make it a hundred times what it was).
+    bank = _entered_unless_large(
+        request, lambda: services.bank_raise(bank=bank, by=user, amount=amount),
+        amount=amount, least=bank.amount, name=bank.banker.full_name,
+        question=_("Raise %(name)s's bank to € %(amount)s? That is %(times)s times the bank."),
+    )  # fmt: skip
     return _("The bank is raised to € %(amount)s.") % {"amount": euros(bank.amount)}
 
 
@@ -1005,12 +1028,15 @@ def act_offer_accept(request, session, user):
     # the least his offer takes: a new bank's, today's minimum (as the service reads it); a
     # continuation's, its floor (a large bank carried on is no slip)
     offer = succ.offers.filter(patron=patron, status=SuccessionOffer.Status.PENDING).order_by("order").first()
+    least = None  # (not his turn: the service refuses it, and nothing is asked)
     if offer is not None:
         new_bank = offer.round in (SuccessionOffer.Round.NEW_BANK, SuccessionOffer.Round.MINIMUM)
         least = session.minimum if new_bank else offer.amount_min
-        question = _("Take the bank at € %(amount)s? That is %(times)s times the least this offer takes.")
-        _confirm_large(request, amount, least, question)
-    services.offer_accept(succession=succ, by=user, patron=patron, amount=amount)
+    _entered_unless_large(
+        request, lambda: services.offer_accept(succession=succ, by=user, patron=patron, amount=amount),
+        amount=amount, least=least, name=patron.full_name,
+        question=_("Take the bank at € %(amount)s for %(name)s? That is %(times)s times the least this offer takes."),
+    )  # fmt: skip
     after = _after_answer(succ)
     if succ.status == Succession.Status.TAKEN:  # the new bank says it all
         return after.strip()
@@ -1036,15 +1062,19 @@ def act_auction_bid(request, session, user):
     auction, patron = _auction(request, session), _patron(request)
     field = {"minimum": "amount_minimum", "raise": "amount_raise"}.get(request.POST.get("quick", ""), "amount")
     amount = euros_to_cents(request.POST.get(field))
+    least, question = None, ""
     if field == "amount":  # typed (the quick bids' figures are the page's own)
         # measured against the going price: a bid far above the best one is the slip, not a
         # bid that meets a large one confirmed before it
         best = auction.bids.aggregate(best=Max("amount"))["best"] or 0
         if best > session.minimum:
-            _confirm_large(request, amount, best, _("Bid € %(amount)s? That is %(times)s times the best bid."))
+            least, question = best, _("Bid € %(amount)s for %(name)s? That is %(times)s times the best bid.")
         else:
-            _confirm_large(request, amount, session.minimum, _("Bid € %(amount)s? That is %(times)s times the minimum."))
-    bid = services.auction_bid(auction=auction, by=user, patron=patron, amount=amount)
+            least, question = session.minimum, _("Bid € %(amount)s for %(name)s? That is %(times)s times the minimum.")
+    bid = _entered_unless_large(
+        request, lambda: services.auction_bid(auction=auction, by=user, patron=patron, amount=amount),
+        amount=amount, least=least, question=question, name=patron.full_name,
+    )
     return _("Bid %(seq)s: %(name)s, € %(amount)s.") % {
         "seq": bid.seq, "name": patron.full_name, "amount": euros(bid.amount)}
 
@@ -1095,9 +1125,10 @@ ACTIONS: dict[str, Callable] = {
 # that sends it confirmed; and the fields that button does not send again: its form has its
 # own CSRF token and a new key (a new entry: the first post's key holds the question).
 CONFIRMS_LARGE = {
-    "bank-open": gettext_lazy("Yes, open this bank"),
-    "auction-bid": gettext_lazy("Yes, bid this amount"),
-    "offer-accept": gettext_lazy("Yes, take the bank at this amount"),
+    "bank-open": gettext_lazy("Yes, open the bank at € %(amount)s"),
+    "bank-raise": gettext_lazy("Yes, raise the bank to € %(amount)s"),
+    "auction-bid": gettext_lazy("Yes, bid € %(amount)s"),
+    "offer-accept": gettext_lazy("Yes, take the bank at € %(amount)s"),
 }
 NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
 
@@ -1168,7 +1199,9 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
             context["confirm_large"] = {
                 "url": request.path,
                 "fields": [(k, v) for k, v in request.POST.items() if k not in NOT_RESENT],
-                "button": CONFIRMS_LARGE[action],
+                # the amount it enters, said on the button: the form below still holds the typed
+                # figure, and one corrected there is not what this button sends
+                "button": CONFIRMS_LARGE[action] % {"amount": euros_exact(outcome.details["amount"])},
             }
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"

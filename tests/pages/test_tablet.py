@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 from django.utils import timezone
+from django.utils.html import escape
 
 from floor.models import TableSession
 from tables.models import Bet, Coup, RegolaMark, Succession
@@ -1333,7 +1334,8 @@ def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(clien
     asked = post(client, game.session, "bank-open", key=key, patron=game.seat(1).pk, amount="30,000,000")
     html = asked.content.decode()
     assert asked.status_code == 409
-    assert "Open a bank of € 30\u202f000\u202f000.00? That is 30\u202f000 times the minimum." in html
+    name = game.seat(1).full_name
+    assert f"Open a bank of € 30\u202f000\u202f000.00 for {name}? That is 30\u202f000 times the minimum." in html
     assert 'class="outcome ask"' in html  # a question, not styled as a refusal
     assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
     # the amount is kept in the form, and the confirmation carries it under a new key
@@ -1384,7 +1386,9 @@ def test_a_typed_bid_a_hundred_times_the_minimum_is_asked_again_in_italian(clien
     url = f"/tablet/sessions/{game.session.pk}/auction-bid/"
     asked = client.post(url, data, HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     html = asked.content.decode()
-    assert asked.status_code == 409 and "Offrire € 10\u202f000,00? Sono 100 volte il minimo." in html
+    name = game.seat(3).full_name
+    assert asked.status_code == 409 and f"Offrire € 10\u202f000,00 per {name}? Sono 100 volte il minimo." in html
+    assert "Sì, offri € 10\u202f000,00</button>" in html
     assert not auction.bids.exists()
     confirmed = client.post(url, _confirm_form(html), HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     assert confirmed.status_code == 200 and auction.bids.get().amount == 10_000_00
@@ -1392,6 +1396,77 @@ def test_a_typed_bid_a_hundred_times_the_minimum_is_asked_again_in_italian(clien
     data.update(idempotency_key=str(uuid.uuid4()), patron=game.seat(4).pk, amount="12.000")
     outbid = client.post(url, data, HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     assert outbid.status_code == 200 and auction.bids.count() == 2
+
+
+def test_the_confirmation_says_the_amount_it_enters(client_for, make_game):
+    """The question's button sends the figure first typed, whatever the form below holds by
+    then: "Yes, open this bank" tapped after correcting 30,000,000 to 300,000 in the form opened
+    the bank at 30,000,000. The button says the amount it enters."""
+    game = make_game("venezia", bank=None, minimum=1000_00)
+    asked = post(client_for(game.capo), game.session, "bank-open", patron=game.seat(1).pk, amount="30,000,000")
+    html = asked.content.decode()
+    button = re.search(r'<form[^>]*class="card confirm-large">.*?<button[^>]*>(.*?)</button>', html, re.S).group(1)
+    assert button == "Yes, open the bank at € 30\u202f000\u202f000.00"
+
+
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_large_bank_the_rules_refuse_is_refused_not_asked_again(client_for, make_game, with_key):
+    """The rules come first: a large bank for a player who is not at the first banker's seat
+    was asked again, confirmed, and only then refused for its seat. It is refused at once for
+    what is wrong; and one the rules take is asked again with nothing written, a post without a
+    key (an old page) as well."""
+    from audit.models import AuditEvent
+    from tables.models import Bank
+
+    game = make_game("venezia", bank=None, minimum=1000_00)
+    client = client_for(game.capo)
+    url = f"/tablet/sessions/{game.session.pk}/bank-open/"
+
+    def send(patron):
+        data = {"patron": patron.pk, "amount": "30,000,000"}
+        if with_key:
+            data["idempotency_key"] = str(uuid.uuid4())
+        return client.post(url, data)
+
+    before = AuditEvent.objects.count()
+    refused = send(game.seat(3))
+    html = refused.content.decode()
+    assert refused.status_code == 400 and "The first bank goes to the player at seat 1" in html
+    assert "confirm-large" not in html and 'class="outcome err"' in html
+    asked = send(game.seat(1))
+    assert asked.status_code == 409 and "confirm-large" in asked.content.decode()
+    assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
+
+
+def test_domestic_a_raise_a_hundred_times_the_bank_is_asked_again(client_for, make_game):
+    """A raise types the bank's new total: two zeros too many make it a hundred times the bank,
+    the same slip as a new bank's, asked again the same way; a raise below that is entered at once."""
+    from audit.models import AuditEvent
+    from tables import services
+    from tables.models import Bank
+    from tables.templatetags.chemin_ui import euros_exact
+
+    game = make_game("domestic")
+    services.coup_record(session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+                         bets=[{"patron": game.seat(2), "amount": 300_00}])  # fmt: skip
+    bank = Bank.objects.get(pk=game.bank.pk)
+    typed = bank.amount  # its cents read as euros: the bank with two zeros too many
+    client = client_for(game.capo)
+    asked = post(client, game.session, "bank-raise", bank=bank.pk, amount=str(typed))
+    html = asked.content.decode()
+    name = bank.banker.full_name
+    assert asked.status_code == 409 and 'class="outcome ask"' in html
+    assert escape(f"Raise {name}'s bank to € {euros_exact(typed * 100)}? That is 100 times the bank.") in html
+    assert Bank.objects.get(pk=bank.pk).amount == bank.amount
+    assert not AuditEvent.objects.filter(action="bank.raised").exists()
+    assert re.search(rf'id="raise-amount" name="amount" type="text" inputmode="decimal" value="{typed}"', html)
+    confirmed = client.post(f"/tablet/sessions/{game.session.pk}/bank-raise/", _confirm_form(html))
+    assert confirmed.status_code == 200, confirmed.content.decode()
+    assert Bank.objects.get(pk=bank.pk).amount == typed * 100
+    assert AuditEvent.objects.filter(action="bank.raised").count() == 1
+    # from there, a raise of less than a hundred times the bank is entered at once
+    raised = post(client, game.session, "bank-raise", bank=bank.pk, amount=str(typed + 1))
+    assert raised.status_code == 200 and Bank.objects.get(pk=bank.pk).amount == (typed + 1) * 100
 
 
 def test_a_new_bank_taken_in_succession_is_asked_again_when_large(client_for, game):
