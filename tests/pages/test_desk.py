@@ -255,6 +255,8 @@ def test_no_inline_script_csp_and_weight(client_for, closed, direzione):
 def test_the_desk_in_italian(client_for, closed, auditor):
     html = client_for(auditor).get(f"/desk/days/{closed.gaming_day_id}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert 'lang="it"' in html and ">Verifica</button>" in html
+    # the files' links are actions too, in the imperative as the buttons ("Scaricare PDF" was left)
+    assert re.search(r'data-format="pdf">\s*Scarica PDF\s*</a>', html) and "Scaricare" not in html
 
 
 def test_the_close_and_the_build_in_the_repeated_hour_say_their_offset(client_for, closed, auditor):

@@ -792,7 +792,7 @@ def test_the_queues_words_and_settings_are_on_every_page(client_for, game, setti
     assert "has not reached the server yet" in html and "Log out anyway?" in html
     client.post("/i18n/setlang/", {"language": "it", "next": "/"})
     html = client.get("/tablet/").content.decode()
-    assert "NON inviato. È stato fatto il {when}" in html and "Scartare questo inserimento" in html
+    assert "NON inviato. È stato fatto il {when}" in html and "Scarta questo inserimento" in html
     assert "non ha ancora raggiunto il server" in html and "non hanno ancora raggiunto il server" in html
     assert "Uscire comunque?" in html and "Log out anyway?" not in html
     assert "attendono di essere inviati dalle loro pagine" in html
