@@ -444,16 +444,19 @@ def _drawer_panel(session: TableSession, viewer: Any, totals: dict) -> dict:
     both (a late count, into the day's books: tables.services.cash_count)."""
     history = cash_count_history(session=session)
     in_force = next((row for row in history if row.in_force), None)
-    window = drawer_count_window(session=session) if has_role(viewer, *COUNTS_DRAWER) else None
-    counts = window in ("open", "late")
+    # Read for every reader: once the books are signed a drawer not counted never will be, and
+    # "not counted yet" would say to the auditor too that a count may still come.
+    window = drawer_count_window(session=session)
+    counts = window in ("open", "late") and has_role(viewer, *COUNTS_DRAWER)
     return {
         "in_force": in_force,
         "history": history,
         "corrected": [row for row in history if not row.in_force],
         "can_count": counts and in_force is None,
         "can_correct": counts and in_force is not None,
-        # Told to whoever may count: a count now goes into the closed day's books; or no more.
-        "late": window == "late",
+        # Told to whoever may count: a count now goes into the closed day's books; to every
+        # reader: no more counts, the books are signed.
+        "late": counts and window == "late",
         "books_signed": window == "books_signed",
         # what the drawer should hold with no float: the register's net, shown before the count
         "net": totals["net"],

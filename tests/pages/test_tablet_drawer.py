@@ -216,6 +216,24 @@ def test_after_the_close_the_drawer_is_counted_late_until_the_books_are_signed(
     assert CashCount.objects.count() == 1 and AuditEvent.objects.count() == events
 
 
+NEVER = "The drawer was not counted before the day's books were signed."
+
+
+def test_a_drawer_never_counted_says_so_once_the_books_are_signed(
+    closed, client_for, commissario, direzione, auditor, make_user
+):
+    """Once the register is signed by both, a drawer not counted never will be: its page said
+    "The drawer is not counted yet" beside "no longer counted" to the Commissario, and "not
+    counted yet" alone to the auditor, as if a count might still come."""
+    floor_services.gaming_day_close(gaming_day=closed.session.gaming_day, by=commissario, open_sessions="close")
+    assert "The drawer is not counted yet." in page(client_for(auditor), closed)  # (the books still open)
+    _sign_books(closed, direzione, make_user)
+    for reader in (commissario, auditor):
+        html = page(client_for(reader), closed)
+        assert NEVER in html and "not counted yet" not in html and FINAL in html and FORM not in html
+        assert LATE not in html
+
+
 def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione, make_user):
     floor_services.gaming_day_close(gaming_day=closed.session.gaming_day, by=commissario, open_sessions="close")
     evening = Evening()
@@ -224,7 +242,8 @@ def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione
     assert "vanno nei libri della giornata" in evening.get(boss, tablet).content.decode()
     evening.get(boss, f"/desk/days/{closed.session.gaming_day_id}/")
     _sign_books(closed, direzione, make_user)
-    assert "il cassetto non si conta più" in evening.get(boss, tablet).content.decode()
+    html = evening.get(boss, tablet).content.decode()
+    assert "il cassetto non si conta più" in html and "non è stato contato prima della firma" in html
     r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750")
     assert r.status_code == 409 and "il cassetto non si conta più" in r.content.decode()
     assert evening.problems == []
