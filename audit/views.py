@@ -540,6 +540,9 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         "cards": [_report_card(r) for r in _reports().filter(gaming_day=day)],
         # Every minimum and maximum each session had, as the report's session lines give them.
         "sessions": [{"session": s, "limits": limits[s.pk], "drawer_counted": drawers.get(s.pk)} for s in sessions],
+        # The tables whose drawer is not counted, named beside the register's signature: the
+        # second one ends the late count (books_signed), and nothing said so where it is given.
+        "uncounted_drawers": sorted({s.table.number for s in sessions if drawers.get(s.pk) is False}),
         "outcome": outcome,
         # A refused form's posted values, shown again in it (chemin_ui's typed tag).
         "typed": typed if outcome is not None and not outcome.ok else None,

@@ -234,6 +234,31 @@ def test_a_drawer_never_counted_says_so_once_the_books_are_signed(
         assert LATE not in html
 
 
+def test_the_register_s_signature_names_the_drawers_not_counted(closed, client_for, commissario, direzione):
+    """The second signature ends the late count: the desk's sign form said nothing of the
+    drawers still not counted (named only in the sessions' table above), so the books were
+    signed over them unawares. It names their tables; once counted, nothing."""
+    from audit.reports import registers
+    from tables import report_selectors
+
+    day, table = closed.session.gaming_day, closed.session.table
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="close")
+    registers.cagnotte_count_record(
+        gaming_day=day, table=table, by=direzione, witness=commissario,
+        counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
+    )  # fmt: skip
+    registers.control_register_prepare(gaming_day=day, by=direzione)
+    desk = client_for(direzione)
+    warning = (f"The cash drawer of table {table.number} is not counted: once the register is signed by both, "
+               "it can no longer be counted.")  # fmt: skip
+    html = desk.get(f"/desk/days/{day.pk}/").content.decode()
+    assert warning in html and html.index(warning) < html.index("Sign first")
+    it = desk.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert f"Il cassetto del cambio del tavolo {table.number} non è contato" in it
+    assert post(client_for(commissario), closed, "cash-count", float_issued="0", counted="750").status_code == 200
+    assert "drawers-uncounted" not in desk.get(f"/desk/days/{day.pk}/").content.decode()
+
+
 def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione, make_user):
     floor_services.gaming_day_close(gaming_day=closed.session.gaming_day, by=commissario, open_sessions="close")
     evening = Evening()
