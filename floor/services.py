@@ -362,12 +362,13 @@ def gaming_day_close(*, gaming_day: GamingDay, by: User | None, open_sessions: s
     if not day.is_open:
         raise Conflict("gaming_day_closed", "The gaming day is closed already.", details={"gaming_day": day.pk})
     # Sessions are opened under the day's lock, so none can appear after this check.
-    live = list(day.sessions.exclude(status=TableSession.Status.CLOSED).order_by("pk"))
+    live = list(day.sessions.exclude(status=TableSession.Status.CLOSED).select_related("table").order_by("pk"))
     if live and policy == "refuse":
         raise Conflict(
             "sessions_still_open",
             "Close every table session before closing the gaming day.",
-            details={"sessions": [s.pk for s in live]},
+            # the tables too, by number: the floor's page names them, as the staff call them
+            details={"sessions": [s.pk for s in live], "tables": sorted({s.table.number for s in live})},
         )
     for session in live:  # policy "close": each closes as the Commissario would close it
         table_session_close(session=session, by=by)

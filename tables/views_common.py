@@ -19,7 +19,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect, QueryDict
 from django.http.request import RawPostDataException
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 from rest_framework.response import Response
 
@@ -199,6 +199,11 @@ DETAILED_REFUSALS = {
 }
 
 
+def _numbers(value: Any) -> bool:
+    """A non-empty list of whole numbers (a refusal's details, read before they are printed)."""
+    return isinstance(value, list) and bool(value) and all(type(n) is int for n in value)
+
+
 def _refusal_message(code: str, details: dict[str, Any]) -> str:
     if code == "card_exhausted" and isinstance(details.get("card"), str):
         # Named: cards are tapped in quick succession, and the refusal must say which one
@@ -220,6 +225,15 @@ def _refusal_message(code: str, details: dict[str, Any]) -> str:
         return _("The first sabot is the one assigned to the session: %(number)s.") % {
             "number": details["session_shoe_number"]
         }
+    if code == "sessions_still_open" and _numbers(details.get("tables")):
+        # Which tables, as the close's own form says them: "Tables are still in play" for the one
+        # table a second tab had just opened left the Commissario to look for it.
+        tables = details["tables"]
+        return ngettext(
+            "Table %(tables)s is still in play: close its session before closing the gaming day.",
+            "Tables %(tables)s are still in play: close their sessions before closing the gaming day.",
+            len(tables),
+        ) % {"tables": ", ".join(str(n) for n in tables)}
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]
         values = {name: details.get(name) for name in (*counts, *amounts)}

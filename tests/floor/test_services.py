@@ -188,7 +188,7 @@ def test_gaming_day_close_refused_while_sessions_are_not_closed(table_session, c
     with pytest.raises(Conflict) as refused:
         services.gaming_day_close(gaming_day=table_session.gaming_day, by=commissario)
     assert refused.value.code == "sessions_still_open"
-    assert refused.value.details == {"sessions": [table_session.pk]}
+    assert refused.value.details == {"sessions": [table_session.pk], "tables": [table_session.table.number]}
     assert GamingDay.objects.get(pk=table_session.gaming_day_id).is_open
 
 
