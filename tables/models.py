@@ -670,7 +670,15 @@ class CashCount(models.Model):
     record whatever a screen showed. `difference` = counted - expected (a surplus > 0, a
     shortfall < 0). A mistaken count is never edited: a correction is a new row with
     `corrects` set and its reason in `note`; the corrected row stays (tables.services.cash_count),
-    as the cagnotte's counts (audit.models.CagnotteCount)."""
+    as the cagnotte's counts (audit.models.CagnotteCount).
+
+    The chips mirror the cash: every chip the changeur sold was paid in cash, every chip he
+    bought back paid out, so his tray should hold the chips it started with (`chips_float`, from
+    the float slip) less that same net. When the chips are counted, `chips_counted` is what the
+    tray held and `chips_expected` = chips_float - net (computed by the service; below 0 only when
+    the slip or the register is wrong, and then on record, not refused); `chips_difference` =
+    chips_counted - chips_expected. The three are all null (chips not counted: a count recorded
+    before they were, or a drawer whose tray was not counted) or all set."""
 
     # No index of its own: the partial unique index (one original count per session) leads with it.
     session = models.ForeignKey(
@@ -684,6 +692,15 @@ class CashCount(models.Model):
     )
     expected = models.BigIntegerField(help_text="Cents: float_issued + net.")
     counted = models.BigIntegerField(help_text="Cents: the cash found in the drawer.")
+    chips_float = models.BigIntegerField(
+        null=True, blank=True, help_text="Cents: the chips' value the tray started with (null: chips not counted)."
+    )
+    chips_expected = models.BigIntegerField(
+        null=True, blank=True, help_text="Cents: chips_float - net (null: chips not counted)."
+    )
+    chips_counted = models.BigIntegerField(
+        null=True, blank=True, help_text="Cents: the chips' value found in the tray (null: chips not counted)."
+    )
     counted_by = models.ForeignKey(_user, on_delete=models.PROTECT, related_name="+", db_index=False)
     counted_at = models.DateTimeField()
     note = models.CharField(max_length=300, blank=True, help_text="A note; a correction's reason.")
@@ -712,6 +729,25 @@ class CashCount(models.Model):
             models.CheckConstraint(
                 condition=Q(expected=F("float_issued") + F("net")), name="tables_cash_count_expected_adds_up"
             ),
+            # The chips: counted (the three figures) or not (none of them).
+            models.CheckConstraint(
+                condition=Q(chips_float__isnull=True, chips_counted__isnull=True, chips_expected__isnull=True)
+                | Q(chips_float__isnull=False, chips_counted__isnull=False, chips_expected__isnull=False),
+                name="tables_cash_count_chips_all_or_none",
+            ),
+            models.CheckConstraint(
+                condition=Q(chips_float__isnull=True) | Q(chips_float__gte=0, chips_float__lte=MAX_EXCHANGE_CENTS),
+                name="tables_cash_count_chips_float_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(chips_counted__isnull=True)
+                | Q(chips_counted__gte=0, chips_counted__lte=MAX_EXCHANGE_CENTS),
+                name="tables_cash_count_chips_counted_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(chips_expected__isnull=True) | Q(chips_expected=F("chips_float") - F("net")),
+                name="tables_cash_count_chips_expected_adds_up",
+            ),
             # A correction says why.
             models.CheckConstraint(
                 condition=Q(corrects__isnull=True) | ~Q(note=""),
@@ -726,3 +762,10 @@ class CashCount(models.Model):
     @property
     def difference(self) -> int:
         return self.counted - self.expected
+
+    @property
+    def chips_difference(self) -> int | None:
+        """chips_counted - chips_expected (a surplus > 0, a shortfall < 0); None: not counted."""
+        if self.chips_counted is None or self.chips_expected is None:
+            return None
+        return self.chips_counted - self.chips_expected

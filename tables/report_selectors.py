@@ -465,8 +465,14 @@ def day_named_patron_ids(*, gaming_day_id: int, also: tuple[QuerySet, ...] = ())
 def cash_count_payload(count: CashCount) -> dict[str, Any]:
     """What a drawer count's event records of it (tables.services.cash_count): the end-of-day
     report keeps it of each count it lists, and the verification holds the rows to it
-    (`drawer_mismatch`, `drawer_not_as_recorded`)."""
-    return {
+    (`drawer_mismatch`, `drawer_not_as_recorded`).
+
+    The chips' figures are in it only when the chips were counted: a count recorded before they
+    were counted at all has an event without those keys, and its payload stays byte for byte
+    what that event says (the verification finds it as recorded). A count with chips has all
+    four keys; the keys' presence is itself held to the event (chips written in SQL into a count
+    without them, or taken out of one, make the payload differ)."""
+    payload = {
         "count": count.pk,
         "session": count.session_id,
         "float_issued": count.float_issued,
@@ -479,3 +485,11 @@ def cash_count_payload(count: CashCount) -> dict[str, Any]:
         "note": count.note,
         "corrects": count.corrects_id,
     }
+    if count.chips_float is not None or count.chips_counted is not None or count.chips_expected is not None:
+        payload.update(
+            chips_float=count.chips_float,
+            chips_expected=count.chips_expected,
+            chips_counted=count.chips_counted,
+            chips_difference=count.chips_difference,
+        )
+    return payload

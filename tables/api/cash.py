@@ -276,6 +276,16 @@ class CashCountInput(StrictInput):
         max_value=MAX_EXCHANGE_CENTS,
         help_text=f"Cents, 0 to {MAX_EXCHANGE_CENTS}: the cash found.",
     )
+    chips_float = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text=f"Cents, 0 to {MAX_EXCHANGE_CENTS}: the chips' value the changeur's tray started with (the float "
+        "slip). With `chips_counted`, or neither (omitted or null: the chips not counted).",
+    )  # fmt: skip
+    chips_counted = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text=f"Cents, 0 to {MAX_EXCHANGE_CENTS}: the chips' value found in the tray. With `chips_float`, or "
+        "neither.",
+    )  # fmt: skip
     note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
 
@@ -287,6 +297,16 @@ class CashCountCorrectInput(StrictInput):
     counted = StrictIntegerField(
         min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
         help_text="The cash counted again, cents. Omitted or null: the corrected count's stands.",
+    )  # fmt: skip
+    chips_float = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text="The chips' float, cents. Omitted or null: the corrected count's stands (a count without chips: "
+        "none, unless `chips_counted` is given too).",
+    )  # fmt: skip
+    chips_counted = StrictIntegerField(
+        min_value=0, max_value=MAX_EXCHANGE_CENTS, required=False, allow_null=True, default=None,
+        help_text="The chips counted again, cents. Omitted or null: the corrected count's stands (a count without "
+        "chips: none, unless `chips_float` is given too).",
     )  # fmt: skip
     reason = serializers.CharField(
         max_length=300, help_text="Why the count is corrected (kept as its `note`)."
@@ -304,6 +324,21 @@ class CashCountSerializer(serializers.Serializer):
     counted = serializers.IntegerField(help_text="Cents: the cash found in the drawer.")
     difference = serializers.IntegerField(
         help_text="Cents: counted - expected (a surplus > 0, a shortfall < 0)."
+    )
+    chips_float = serializers.IntegerField(
+        allow_null=True, help_text="Cents: the chips' value the tray started with; null: chips not counted."
+    )
+    chips_expected = serializers.IntegerField(
+        allow_null=True,
+        help_text="Cents: chips_float - net (the chips handed out are the cash taken; below 0 only when the float "
+        "slip or the register is wrong); null: chips not counted.",
+    )
+    chips_counted = serializers.IntegerField(
+        allow_null=True, help_text="Cents: the chips' value found in the tray; null: chips not counted."
+    )
+    chips_difference = serializers.IntegerField(
+        allow_null=True,
+        help_text="Cents: chips_counted - chips_expected (a surplus > 0, a shortfall < 0); null: chips not counted.",
     )
     counted_by = serializers.IntegerField(source="counted_by_id")
     counted_by_name = serializers.SerializerMethodField()
@@ -387,8 +422,13 @@ class CashCountApi(_DrawerApi):
         summary="Count a closed session's cash drawer (Commissario or Direzione)",
         description="The float the drawer started with and the cash found in it; the server computes `net` "
         "(the register's net cash taken, voided lines left out, as its totals), `expected` = float_issued + net "
-        "and `difference` = counted - expected (a surplus > 0, a shortfall < 0). Written with its event "
-        "`cash.drawer_counted`. Codes: `text_too_long`." + COUNT_NOTE,
+        "and `difference` = counted - expected (a surplus > 0, a shortfall < 0). The chips, optionally, mirror "
+        "the cash: `chips_float` (the tray's chips on the float slip) and `chips_counted` (found in the tray), "
+        "both or neither (400 `chips_incomplete`, `details.field` naming the one missing); the server computes "
+        "`chips_expected` = chips_float - net (a chips float below the chips handed out is recorded, not "
+        "refused: the difference shows it) and `chips_difference` = chips_counted - chips_expected. Written with "
+        "its event `cash.drawer_counted` (its payload has the chips' figures only when they were counted). "
+        "Codes: `text_too_long`." + COUNT_NOTE,
     )
     def post(self, request, pk: int):
         if not TableSession.objects.filter(pk=pk).exists():
@@ -413,8 +453,9 @@ class CashCountCorrectApi(_DrawerApi):
         },
         summary="Correct a drawer's count: a new count that refers to it, with its reason",
         description="Nothing is edited: the corrected count stays in the history, the new one is in force. A "
-        "figure not given is the corrected count's, restated; neither given, or both as they stand: 400 "
-        "`nothing_to_correct`. `reason` required (400 `reason_required` when blank). Written with its event "
+        "figure not given is the corrected count's, restated; none given, or all as they stand: 400 "
+        "`nothing_to_correct`. Chips once counted stay counted; a count without chips may take them in its "
+        "correction, both `chips_float` and `chips_counted` then (400 `chips_incomplete`). `reason` required (400 `reason_required` when blank). Written with its event "
         "`cash.drawer_count_corrected` (the old and the new figures)." + COUNT_NOTE,
     )
     def post(self, request, pk: int):

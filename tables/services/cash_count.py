@@ -28,12 +28,26 @@ session. The verification reads a count's event in either stream (audit.reports.
 What: `float_issued` (the float slip's cash, 0 if none) and `counted`, cents, >= 0, at most
 the register's maximum (MAX_EXCHANGE_CENTS); the service computes `net` (the register's,
 voided lines left out, exactly as the totals) and `expected` = float_issued + net, and the
-difference is counted - expected. One original count per session (`already_counted`); a
+difference is counted - expected.
+
+The chips mirror the cash: every chip the changeur sold was paid in cash and every chip he
+bought back was paid out, so the chips his tray should hold are those it started with less the
+same net. Optionally, then, `chips_float` (the chips' value on the float slip) and
+`chips_counted` (the chips' value found in the tray), cents, bounded as the cash figures: both
+or neither (`chips_incomplete`, naming the one missing); the service stores `chips_expected` =
+chips_float - net, and the chips' difference is chips_counted - chips_expected. A chips float
+below what the register says was handed out (chips_expected < 0) is not refused: the float slip
+and the register are what they are, and a count refused would leave the tray on no record or
+push the counter to type a float other than the slip's; the count records both, and the
+difference (a surplus as large as the gap) puts the disagreement on record for the supervisor.
+
+One original count per session (`already_counted`); a
 mistake is corrected by a new count that refers to the one in force, with its reason (the
 corrected one stays, `already_corrected` for it), as the cagnotte's counts (audit.reports.
 registers). Each count and correction writes its event in the same transaction
 (`cash.drawer_counted`, `cash.drawer_count_corrected`), with every figure, the same whichever
-stream it goes to."""
+stream it goes to (the chips' figures only when the chips were counted:
+tables.report_selectors.cash_count_payload)."""
 
 from __future__ import annotations
 
@@ -54,7 +68,8 @@ from ._common import User, now, record
 # Who counts a closed session's drawer, and corrects its count.
 COUNTS_DRAWER = (Role.COMMISSARIO, Role.DIREZIONE)
 COUNTED, CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
-FIGURES = ("float_issued", "counted")
+FIGURES = ("float_issued", "counted", "chips_float", "chips_counted")
+CHIPS = ("chips_float", "chips_counted")
 
 
 def _check_counter(by: User) -> None:
@@ -77,6 +92,28 @@ def _check_figure(field: str, value: Any) -> None:
             "A drawer's figure is at most the register's maximum.",
             details={"field": field, "maximum": MAX_EXCHANGE_CENTS},
         )
+
+
+def _check_chips(chips_float: int | None, chips_counted: int | None) -> None:
+    """The chips are counted whole: the tray's float and what was found in it, or neither (a
+    float alone has nothing to be held to; a count alone, nothing to be held against)."""
+    given = {"chips_float": chips_float, "chips_counted": chips_counted}
+    missing = [field for field, value in given.items() if value is None]
+    if len(missing) == 1:
+        raise ApplicationError(
+            "chips_incomplete",
+            "The chips are counted with both figures: the chips' float and the chips counted, or neither.",
+            details={"field": missing[0]},
+        )
+    for field, value in given.items():
+        if value is not None:
+            _check_figure(field, value)
+
+
+def _chips_expected(chips_float: int | None, net: int) -> int | None:
+    # The chips handed out are the cash taken (net): what the tray should hold is its float less
+    # them. Below 0 is kept (see the module's docstring): the difference shows it.
+    return None if chips_float is None else chips_float - net
 
 
 def _lock_closed_session(session_id: int) -> tuple[TableSession, str]:
@@ -115,13 +152,16 @@ def _net(session: TableSession) -> int:
 
 @service_atomic
 def cash_count_record(
-    *, session: TableSession | int, by: User, float_issued: int, counted: int, note: str = ""
-) -> CashCount:
-    """Count the drawer of a closed session: the float it started with, the cash found. The
-    expected cash and the difference are computed here, from the register."""
+    *, session: TableSession | int, by: User, float_issued: int, counted: int, note: str = "",
+    chips_float: int | None = None, chips_counted: int | None = None,
+) -> CashCount:  # fmt: skip
+    """Count the drawer of a closed session: the float it started with, the cash found, and
+    optionally the chips (their float and what the tray held, both or neither). The expected
+    cash and chips and the differences are computed here, from the register."""
     _check_counter(by)
     for field, value in (("float_issued", float_issued), ("counted", counted)):
         _check_figure(field, value)
+    _check_chips(chips_float, chips_counted)
     note = clean_text(note, CashCount, "note")
     session, stream = _lock_closed_session(session if isinstance(session, int) else session.pk)
     existing = (
@@ -138,6 +178,7 @@ def cash_count_record(
         with transaction.atomic():  # the partial unique index is the backstop of a race
             count = CashCount.objects.create(
                 session=session, float_issued=float_issued, net=net, expected=float_issued + net, counted=counted,
+                chips_float=chips_float, chips_expected=_chips_expected(chips_float, net), chips_counted=chips_counted,
                 counted_by=by, counted_at=now(), note=note,
             )  # fmt: skip
     except IntegrityError:
@@ -148,15 +189,21 @@ def cash_count_record(
 
 @service_atomic
 def cash_count_correct(
-    *, count: CashCount, by: User, reason: str, float_issued: int | None = None, counted: int | None = None
-) -> CashCount:
+    *, count: CashCount, by: User, reason: str, float_issued: int | None = None, counted: int | None = None,
+    chips_float: int | None = None, chips_counted: int | None = None,
+) -> CashCount:  # fmt: skip
     """A correction is a new count that refers to the one it corrects, with its reason;
-    nothing is edited. A figure not given (None) is the corrected count's, restated; neither
-    given, or both as they stand: `nothing_to_correct`."""
+    nothing is edited. A figure not given (None) is the corrected count's, restated; none
+    given, or all as they stand: `nothing_to_correct`. Chips once counted stay counted (a chips
+    figure not given is restated, never dropped); a correction of a count without chips may add
+    them, both figures then (`chips_incomplete`)."""
     _check_counter(by)
-    given = {"float_issued": float_issued, "counted": counted}
+    given = {"float_issued": float_issued, "counted": counted, "chips_float": chips_float,
+             "chips_counted": chips_counted}  # fmt: skip
     if all(value is None for value in given.values()):
-        raise ApplicationError("nothing_to_correct", "Give the float issued, the cash counted, or both.")
+        raise ApplicationError(
+            "nothing_to_correct", "Give the float issued, the cash counted, the chips' float or the chips counted."
+        )
     for field, value in given.items():
         if value is not None:
             _check_figure(field, value)
@@ -173,6 +220,8 @@ def cash_count_correct(
             details={"count": old.pk, "correction": newer, "in_force": cash_count_in_force_id(session.pk)},
         )
     figures = {field: getattr(old, field) if value is None else value for field, value in given.items()}
+    # A count without chips takes them here whole; one with chips restates the figure not given.
+    _check_chips(figures["chips_float"], figures["chips_counted"])
     if all(figures[field] == getattr(old, field) for field in FIGURES):
         raise ApplicationError(
             "nothing_to_correct",
@@ -182,7 +231,9 @@ def cash_count_correct(
     net = _net(session)
     new = CashCount.objects.create(
         session=session, float_issued=figures["float_issued"], net=net, expected=figures["float_issued"] + net,
-        counted=figures["counted"], counted_by=by, counted_at=now(), note=reason, corrects=old,
+        counted=figures["counted"], chips_float=figures["chips_float"],
+        chips_expected=_chips_expected(figures["chips_float"], net), chips_counted=figures["chips_counted"],
+        counted_by=by, counted_at=now(), note=reason, corrects=old,
     )  # fmt: skip
     record(stream=stream, actor=by, action=CORRECTED, subject=new,
            data={"old": count_payload(old), "new": count_payload(new), "reason": reason})  # fmt: skip

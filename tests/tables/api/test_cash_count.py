@@ -449,3 +449,141 @@ def test_the_schema_documents_the_drawer_endpoints(auditor):
     assert "`session_not_closed`" in count["post"]["responses"]["409"]["description"]
     assert "`already_counted`" in count["post"]["responses"]["409"]["description"]
     assert "`nothing_to_correct`" in schema["paths"]["/api/cash-counts/{id}/correct/"]["post"]["description"]
+
+
+# --------------------------------------------------------------------------- the chips
+
+
+def test_the_chips_are_counted_with_the_cash_and_held_to_the_register(closed, commissario):
+    """The register's net 750.00: chips for 750.00 went out of the tray for the cash taken. A tray
+    that started with 5,000.00 of chips should hold 4,250.00; 4,200.00 found is 50.00 short."""
+    r = Tablet(commissario).post(url(closed), {"float_issued": 2_000_00, "counted": 2_750_00,
+                                               "chips_float": 5_000_00, "chips_counted": 4_200_00})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    count = r.json()["in_force"]
+    assert (count["net"], count["difference"]) == (750_00, 0)
+    assert (count["chips_float"], count["chips_expected"], count["chips_counted"], count["chips_difference"]) == (
+        5_000_00, 4_250_00, 4_200_00, -50_00
+    )  # fmt: skip
+    row = CashCount.objects.get()
+    assert (row.chips_float, row.chips_expected, row.chips_counted, row.chips_difference) == (
+        5_000_00, 4_250_00, 4_200_00, -50_00
+    )  # fmt: skip
+    new = events(closed, "cash.drawer_counted")[0]["new"]
+    assert (new["chips_float"], new["chips_expected"], new["chips_counted"], new["chips_difference"]) == (
+        5_000_00, 4_250_00, 4_200_00, -50_00
+    )  # fmt: skip
+    assert new == cash_count_payload(row)
+
+
+def test_a_count_without_chips_reads_null_and_its_event_has_no_chips_keys(closed, commissario):
+    r = Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00, "chips_float": None,
+                                               "chips_counted": None})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    count = r.json()["in_force"]
+    assert [count[k] for k in ("chips_float", "chips_expected", "chips_counted", "chips_difference")] == [None] * 4
+    assert not any(key.startswith("chips") for key in events(closed, "cash.drawer_counted")[0]["new"])
+
+
+def test_a_chips_float_below_the_chips_handed_out_is_recorded_and_shows(closed, commissario):
+    """Chips for 750.00 handed out of a tray said to have started with 500.00: the slip or the
+    register is wrong. Recorded, not refused: the expected is below 0 and the difference says how far."""
+    r = Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00, "chips_float": 500_00,
+                                               "chips_counted": 0})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    assert (r.json()["in_force"]["chips_expected"], r.json()["in_force"]["chips_difference"]) == (-250_00, 250_00)
+
+
+@pytest.mark.parametrize(("given", "missing"), [({"chips_float": 100_00}, "chips_counted"),
+                                                ({"chips_counted": 0}, "chips_float"),
+                                                ({"chips_float": 100_00, "chips_counted": None}, "chips_counted")])  # fmt: skip
+def test_chips_incomplete_are_refused_naming_the_missing_figure_and_write_nothing(
+    closed, commissario, given, missing, refused_api
+):
+    events_before = AuditEvent.objects.count()
+    error = refused_api(400, "chips_incomplete",
+                        lambda: Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00, **given}))  # fmt: skip
+    assert error["details"] == {"field": missing}
+    assert not CashCount.objects.exists() and AuditEvent.objects.count() == events_before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("chips_float", -1), ("chips_counted", -1), ("chips_counted", 10.5), ("chips_float", "12,50"),
+     ("chips_counted", True), ("chips_float", 1_000_000_01), ("chips_counted", 10**30)],
+)  # fmt: skip
+def test_bad_chips_figures_are_refused_naming_the_field(closed, commissario, field, value, refused_api):
+    body = {"float_issued": 0, "counted": 750_00, "chips_float": 0, "chips_counted": 0, field: value}
+    error = refused_api(400, "invalid_input", lambda: Tablet(commissario).post(url(closed), body))
+    assert field in error["details"] and not CashCount.objects.exists()
+
+
+def test_the_service_bounds_the_chips_as_the_cash(closed, commissario, refused):
+    base = {"session": closed.session, "by": commissario, "float_issued": 0, "counted": 0}
+    refused("bad_figure", services.cash_count_record, **base, chips_float=-1, chips_counted=0)
+    refused("bad_figure", services.cash_count_record, **base, chips_float=0, chips_counted="10")
+    refused("figure_above_maximum", services.cash_count_record, **base, chips_float=1_000_000_01, chips_counted=0)
+    refused("chips_incomplete", services.cash_count_record, **base, chips_counted=0)
+    assert not CashCount.objects.exists()
+
+
+@pytest.mark.parametrize("chips", [{"chips_float": 1, "chips_counted": None, "chips_expected": None},
+                                   {"chips_float": -1, "chips_counted": 0, "chips_expected": -1 - 750_00},
+                                   {"chips_float": 0, "chips_counted": 1_000_000_01, "chips_expected": -750_00},
+                                   {"chips_float": 0, "chips_counted": 0, "chips_expected": 0}])  # fmt: skip
+def test_the_database_holds_the_chips_together_in_range_and_adding_up(closed, commissario, chips):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CashCount.objects.create(session=closed.session, float_issued=0, net=750_00, expected=750_00, counted=1,
+                                 counted_by=commissario, counted_at=timezone.now(), **chips)  # fmt: skip
+
+
+def test_the_chips_are_corrected_as_the_cash_and_stay_counted(closed, commissario, direzione, refused_api):
+    first = Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00, "chips_float": 5_000_00,
+                                                   "chips_counted": 4_200_00}).json()["in_force"]  # fmt: skip
+    r = Tablet(direzione).post(correct_url(first["id"]), {"chips_counted": 4_250_00, "reason": "a plaque in the box"})
+    assert r.status_code == 201, r.json()
+    new = r.json()["in_force"]
+    assert (new["float_issued"], new["counted"], new["chips_float"], new["chips_expected"], new["chips_counted"],
+            new["chips_difference"]) == (0, 750_00, 5_000_00, 4_250_00, 4_250_00, 0)  # fmt: skip
+    said = events(closed, "cash.drawer_count_corrected")[0]
+    assert (said["old"]["chips_counted"], said["new"]["chips_counted"]) == (4_200_00, 4_250_00)
+    # the chips' float alone: the chips counted restated, never dropped
+    r = Tablet(commissario).post(correct_url(new["id"]), {"chips_float": 5_100_00, "counted": None, "reason": "slip"})
+    assert r.status_code == 201, r.json()
+    third = r.json()["in_force"]
+    assert (third["chips_float"], third["chips_expected"], third["chips_counted"], third["chips_difference"]) == (
+        5_100_00, 4_350_00, 4_250_00, -100_00
+    )  # fmt: skip
+    # the same chips again: nothing to correct
+    refused_api(400, "nothing_to_correct", lambda: Tablet(commissario).post(
+        correct_url(third["id"]), {"chips_float": 5_100_00, "chips_counted": 4_250_00, "reason": "same"}))  # fmt: skip
+    refused_api(400, "invalid_input", lambda: Tablet(commissario).post(
+        correct_url(third["id"]), {"chips_counted": -1, "reason": "x"}))  # fmt: skip
+    assert CashCount.objects.count() == 3
+
+
+def test_chips_are_added_in_a_correction_of_a_count_without_them_both_figures_then(
+    closed, commissario, refused_api
+):
+    count = services.cash_count_record(session=closed.session, by=commissario, float_issued=0, counted=750_00)
+    for body, missing in (({"chips_float": 1_000_00}, "chips_counted"), ({"chips_counted": 250_00}, "chips_float")):
+        error = refused_api(400, "chips_incomplete", lambda body=body: Tablet(commissario).post(
+            correct_url(count.pk), {**body, "reason": "the tray counted"}))  # fmt: skip
+        assert error["details"] == {"field": missing}
+    assert CashCount.objects.count() == 1
+    r = Tablet(commissario).post(correct_url(count.pk), {"chips_float": 1_000_00, "chips_counted": 250_00,
+                                                         "reason": "the tray counted"})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    new = r.json()["in_force"]
+    assert (new["counted"], new["chips_expected"], new["chips_difference"]) == (750_00, 250_00, 0)
+    said = events(closed, "cash.drawer_count_corrected")[0]
+    assert not any(key.startswith("chips") for key in said["old"]) and said["new"]["chips_counted"] == 250_00
+
+
+def test_the_schema_documents_the_chips(auditor):
+    schema = Tablet(auditor).client.get("/api/schema/", {"format": "json"}).json()
+    post = schema["paths"]["/api/sessions/{id}/cash-count/"]["post"]
+    assert "`chips_incomplete`" in post["description"]
+    assert "`chips_incomplete`" in schema["paths"]["/api/cash-counts/{id}/correct/"]["post"]["description"]
+    props = schema["components"]["schemas"]["CashCount"]["properties"]
+    assert {"chips_float", "chips_expected", "chips_counted", "chips_difference"} <= set(props)
