@@ -754,16 +754,22 @@ def _build_document(
         if not listed_counts:
             not_counted.append(s)
             drawer_rows.append([s.table.number, s.number, None, None, net_by_session.get(s.pk, 0), None, None, None,
-                                None, None, "not_counted", None, None, ""])  # fmt: skip
+                                None, None, None, None, None, None, "not_counted", None, None, ""])  # fmt: skip
             continue
         for c in listed_counts:
             state = "corrected" if c.pk in superseded_by else "in_force"
             if state == "in_force":
                 in_force.append(c)
+            # The chips' cells blank (None, never 0) for a count that did not count them.
             drawer_rows.append([s.table.number, s.number, c.pk, c.float_issued, c.net, c.expected, c.counted,
-                                c.difference, _who(c.counted_by), c.counted_at, state, c.corrects_id,
-                                superseded_by.get(c.pk), c.note])  # fmt: skip
+                                c.difference, c.chips_float, c.chips_expected, c.chips_counted, c.chips_difference,
+                                _who(c.counted_by), c.counted_at, state, c.corrects_id, superseded_by.get(c.pk),
+                                c.note])  # fmt: skip
     drawer_difference = sum(c.difference for c in in_force) if in_force else None
+    # The chips' difference over the counts in force that counted them; None when none did (a
+    # tray not counted is not a tray found exact).
+    chips_in_force = [c for c in in_force if c.chips_difference is not None]
+    chips_difference = sum(c.chips_difference for c in chips_in_force) if chips_in_force else None
     not_counted_words = ", ".join(
         _("table %(table)s session %(session)s") % {"table": s.table.number, "session": s.number} for s in not_counted
     )
@@ -774,6 +780,7 @@ def _build_document(
         "counted": len(in_force), "difference": drawer_difference,
         "surplus": sum(c.difference for c in in_force if c.difference > 0),
         "shortfall": -sum(c.difference for c in in_force if c.difference < 0),
+        "chips_counted": len(chips_in_force), "chips_difference": chips_difference,
         "not_counted": [{"table": s.table.number, "session": s.number} for s in not_counted],
         "as_recorded": {str(c.pk): unclaimed.payload_digest(rs.cash_count_payload(c)) for c in drawer_counts},
     }  # fmt: skip
@@ -781,17 +788,25 @@ def _build_document(
         ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("count", _("Count"), "int"),
         ("float_issued", _("Float issued"), "money"), ("net", _("Register's net"), "money"),
         ("expected", pgettext("drawer", "Expected"), "money"), ("counted", pgettext("drawer", "Counted"), "money"),
-        ("difference", _("Difference (counted less expected)"), "money"), ("counted_by", _("Counted by"), "text"),
+        ("difference", _("Difference (counted less expected)"), "money"),
+        ("chips_float", _("Chips float"), "money"), ("chips_expected", _("Chips expected"), "money"),
+        ("chips_counted", _("Chips counted"), "money"),
+        ("chips_difference", _("Chips difference"), "money"),
+        ("counted_by", _("Counted by"), "text"),
         ("counted_at", _("At"), "datetime"), ("state", _("State"), "text", None, codes["drawer_state"]),
         ("corrects", _("Corrects count"), "int"), ("corrected_by", _("Corrected by count"), "int"),
         ("note", _("Note (a correction's reason)"), "text"),
     ), _listed(drawer_rows, tick), note=(
         _("Expected: the float issued plus the register's net cash taken (voided lines left out); difference: "
-          "counted less expected (a surplus above 0, a shortfall below). A corrected count stays, with its "
-          "correction.") + " " + (
+          "counted less expected (a surplus above 0, a shortfall below). The chips mirror the cash: expected, "
+          "the chips' float less the register's net (the chips handed out for the cash taken); blank when the "
+          "chips were not counted. A corrected count stays, with its correction.") + " " + (
             _("Counts in force: %(count)s, difference %(difference)s.")
             % {"count": len(in_force), "difference": eur(drawer_difference)} if in_force else
             _("No drawer was counted.")
+        ) + (
+            " " + _("Chips counted in %(count)s of them, difference %(difference)s.")
+            % {"count": len(chips_in_force), "difference": eur(chips_difference)} if chips_in_force else ""
         ) + " " + (
             _("Sessions closed without a drawer count: %(sessions)s.") % {"sessions": not_counted_words}
             if not_counted else _("Every session's drawer was counted.")
@@ -825,6 +840,8 @@ def _build_document(
         (_("Cash drawers counted"), len(in_force)),
         (_("Cash drawers' difference (counted less expected, counts in force)"),
          pgettext("drawer", "not counted") if drawer_difference is None else Money(drawer_difference)),
+        (_("Chips' difference in the drawers (counted less expected, counts in force that counted chips)"),
+         pgettext("drawer", "not counted") if chips_difference is None else Money(chips_difference)),
         (_("Sessions closed without a drawer count"),
          not_counted_words or pgettext("sessions not counted", "none")),
         (_("Tables flagged (banker's win rate outside 95%)"), ", ".join(map(str, summary["flagged_tables"])) or pgettext("tables flagged", "none")),

@@ -28,13 +28,17 @@ pytestmark = pytest.mark.django_db
 SECTION = "Cash drawers counted at the end of each session"
 SECTION_IT = "Cassetti del cambio contati a fine sessione"
 HEADER = ["table", "session", "count", "float_issued_eur", "net_eur", "expected_eur", "counted_eur",
-          "difference_eur", "counted_by", "counted_at", "state", "corrects", "corrected_by", "note"]  # fmt: skip
+          "difference_eur", "chips_float_eur", "chips_expected_eur", "chips_counted_eur", "chips_difference_eur",
+          "counted_by", "counted_at", "state", "corrects", "corrected_by", "note"]  # fmt: skip
+STATE, AT, NOTE = 14, 13, 17  # the columns' places in a row
 
 
 def _counted(world):
     """Table 2's session: buy-ins 1,000.00, a cash-out 200.00 (net 800.00), closed; its drawer
-    counted by the Commissario (float 500.00, 1,290.00 found: 10.00 short), then corrected by
-    the Direzione (1,305.00: 5.00 over). Table 1's session is closed and never counted."""
+    counted by the Commissario (float 500.00, 1,290.00 found: 10.00 short; the chips not counted),
+    then corrected by the Direzione (1,305.00: 5.00 over), who counts the chips too: a tray of
+    3,000.00 less the 800.00 handed out, 2,190.00 found (10.00 short). Table 1's session is
+    closed and never counted."""
     s2 = world.sessions[1]
     for direction, amount in (("buy_in", 1000_00), ("cash_out", 200_00)):
         table_services.cash_exchange_record(session=s2, by=s2.changeur, direction=direction, amount=amount)
@@ -42,6 +46,7 @@ def _counted(world):
     first = table_services.cash_count_record(session=s2, by=world.commissario, float_issued=500_00,
                                              counted=1290_00, note="slip 4")  # fmt: skip
     second = table_services.cash_count_correct(count=first, by=world.direzione, counted=1305_00,
+                                               chips_float=3000_00, chips_counted=2190_00,
                                                reason="a 5 and a 10 under the tray")  # fmt: skip
     return s2, first, second
 
@@ -55,31 +60,33 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     assert report.status == "done", report.error
     held = report.summary["drawers"]
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
-        "counted": 1, "difference": 5_00, "surplus": 5_00, "shortfall": 0,
-        "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
+        "counted": 1, "difference": 5_00, "surplus": 5_00, "shortfall": 0, "chips_counted": 1,
+        "chips_difference": -10_00, "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
     assert sorted(held["as_recorded"], key=int) == [str(first.pk), str(second.pk)]
 
     files = {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
     preamble, blocks = csv_blocks(files["csv"])
     block = blocks[SECTION]
-    assert block[0][0].endswith("Counts in force: 1, difference 5.00 EUR. Sessions closed without a drawer count: "
-                                "table 1 session 1.")  # fmt: skip
+    assert block[0][0].endswith("Counts in force: 1, difference 5.00 EUR. Chips counted in 1 of them, difference "
+                                "-10.00 EUR. Sessions closed without a drawer count: table 1 session 1.")  # fmt: skip
     assert block[1] == HEADER
-    rows = [row[:9] + row[10:] for row in block[2:]]  # (the times apart)
+    rows = [row[:AT] + row[AT + 1:] for row in block[2:]]  # (the times apart)
     commissario = f"{world.commissario.get_full_name()} ({world.commissario.username})".lstrip()
     direzione = f"{world.direzione.get_full_name()} ({world.direzione.username})".lstrip()
     who = [commissario if world.commissario.get_full_name() else world.commissario.username,
            direzione if world.direzione.get_full_name() else world.direzione.username]  # fmt: skip
     assert rows == [
-        ["1", "1", "", "", "0.00", "", "", "", "", "not_counted", "", "", ""],
-        ["2", "1", str(first.pk), "500.00", "800.00", "1300.00", "1290.00", "-10.00", who[0], "corrected", "",
-         str(second.pk), "slip 4"],
-        ["2", "1", str(second.pk), "500.00", "800.00", "1300.00", "1305.00", "5.00", who[1], "in_force",
-         str(first.pk), "", "a 5 and a 10 under the tray"],
+        ["1", "1", "", "", "0.00", "", "", "", "", "", "", "", "", "not_counted", "", "", ""],
+        ["2", "1", str(first.pk), "500.00", "800.00", "1300.00", "1290.00", "-10.00", "", "", "", "", who[0],
+         "corrected", "", str(second.pk), "slip 4"],
+        ["2", "1", str(second.pk), "500.00", "800.00", "1300.00", "1305.00", "5.00", "3000.00", "2200.00",
+         "2190.00", "-10.00", who[1], "in_force", str(first.pk), "", "a 5 and a 10 under the tray"],
     ]  # fmt: skip
-    assert block[2][9] == "" and block[3][9] and block[4][9]
+    assert block[2][AT] == "" and block[3][AT] and block[4][AT]
     for fact in (["# Cash drawers counted", "1"],
                  ["# Cash drawers' difference (counted less expected, counts in force)", "5.00 EUR"],
+                 ["# Chips' difference in the drawers (counted less expected, counts in force that counted chips)",
+                  "-10.00 EUR"],
                  ["# Sessions closed without a drawer count", "table 1 session 1"]):  # fmt: skip
         assert fact in preamble, fact
 
@@ -89,7 +96,11 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     assert [Decimal(str(v)) for v in sheet[3][3:8]] == [
         Decimal(x) for x in ("500", "800", "1300", "1305", "5")
     ]
+    assert sheet[0][8:12] == ("Chips float", "Chips expected", "Chips counted",
+                              "Chips difference")  # fmt: skip
+    assert [Decimal(str(v)) for v in sheet[3][8:12]] == [Decimal(x) for x in ("3000", "2200", "2190", "-10")]
     assert sheet[1][3] is None and sheet[1][5] is None  # not counted: blank, never 0
+    assert sheet[1][8:12] == sheet[2][8:12] == (None,) * 4  # the chips not counted: blank, never 0
     assert Decimal(
         str(listing["Cash drawers' difference (counted less expected, counts in force)"][0])
     ) == Decimal("5.00")
@@ -102,6 +113,7 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
 def test_a_day_without_a_drawer_count_says_not_counted(closed, tmp_path):
     report = DayReport.objects.get(gaming_day=closed.day, version=1)
     assert report.summary["drawers"] == {"counted": 0, "difference": None, "surplus": 0, "shortfall": 0,
+                                         "chips_counted": 0, "chips_difference": None,
                                          "not_counted": [{"table": 1, "session": 1}, {"table": 2, "session": 1}],
                                          "as_recorded": {}}  # fmt: skip
     preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
@@ -121,10 +133,13 @@ def test_an_italian_report_says_the_drawers_in_italian_with_the_same_keys(
     assert report.status == "done" and report.language == "it"
     preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
     block = blocks[SECTION_IT]
-    assert block[1] == HEADER and [row[10] for row in block[2:]] == ["not_counted", "corrected", "in_force"]
+    assert block[1] == HEADER and [row[STATE] for row in block[2:]] == ["not_counted", "corrected", "in_force"]
     assert "Sessioni chiuse senza conteggio del cassetto: tavolo 1 sessione 1." in block[0][0]
     assert ["# Differenza dei cassetti (contato meno atteso, conteggi in vigore)", "5,00 EUR"] in preamble
     assert ["# Sessioni chiuse senza conteggio del cassetto", "tavolo 1 sessione 1"] in preamble
+    assert ["# Differenza delle fiches nei cassetti (contate meno attese, conteggi in vigore con le fiches)",
+            "-10,00 EUR"] in preamble  # fmt: skip
+    assert "Fiches contate in 1 di essi, differenza -10,00 EUR." in block[0][0]
     import io
 
     import openpyxl
@@ -132,8 +147,9 @@ def test_an_italian_report_says_the_drawers_in_italian_with_the_same_keys(
     wb = openpyxl.load_workbook(io.BytesIO(_file(report, "xlsx").read_bytes()))
     summary = {row[0]: row[1:] for row in wb.worksheets[0].iter_rows(values_only=True) if row and row[0]}
     sheet = list(wb[summary[SECTION_IT][0]].iter_rows(values_only=True))
-    assert [row[10] for row in sheet[1:]] == ["non contato", "corretto", "in vigore"]
+    assert [row[STATE] for row in sheet[1:]] == ["non contato", "corretto", "in vigore"]
     assert sheet[0][3:7] == ("Fondo cassa consegnato", "Netto del registro", "Atteso", "Contato")
+    assert sheet[0][8:12] == ("Fondo fiches", "Fiches attese", "Fiches contate", "Differenza fiches")
 
 
 def test_an_honest_day_with_drawer_counts_verifies(
@@ -142,6 +158,68 @@ def test_an_honest_day_with_drawer_counts_verifies(
     _counted(world)
     close(world, django_capture_on_commit_callbacks)
     report = DayReport.objects.get(gaming_day=world.day, version=1)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body["reasons"]
+
+
+def test_the_chips_edited_in_sql_are_named_by_the_verification(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """After the build, the chips counted of the count in force edited (a stack made to appear),
+    and chips written into the count that had none: neither row is what its event recorded."""
+    _s2, first, second = _counted(world)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    client = api(auditor)
+    assert client.post(f"/api/reports/{report.pk}/verify/").json()["ok"] is True
+    raw_sql("UPDATE tables_cashcount SET chips_counted = 220000 WHERE id = %s", (second.pk,))
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["reasons"] == [
+        {"code": "drawer_not_as_recorded", "count": second.pk, "table": 2, "session": 1, "in_books": True,
+         "recorded_in_trail": True}]  # fmt: skip
+    raw_sql("UPDATE tables_cashcount SET chips_counted = 219000 WHERE id = %s", (second.pk,))
+    assert client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == []
+    raw_sql("UPDATE tables_cashcount SET chips_float = 80000, chips_counted = 0, chips_expected = 80000 - net "
+            "WHERE id = %s", (first.pk,))  # fmt: skip
+    assert client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == [
+        {"code": "drawer_not_as_recorded", "count": first.pk, "table": 2, "session": 1, "in_books": True,
+         "recorded_in_trail": True}]  # fmt: skip
+
+
+# The payload a drawer count's event carried before the chips were counted: these keys, no other.
+OLD_SHAPE = ("count", "session", "float_issued", "net", "expected", "counted", "difference", "counted_by",
+             "counted_at", "note", "corrects")  # fmt: skip
+
+
+def test_a_count_recorded_before_the_chips_verifies_as_recorded(
+    world, media, api, auditor, django_capture_on_commit_callbacks
+):
+    """A count and its event written as the code before the chips wrote them (the row with no
+    chips, the event's payload with the old keys only, built here by hand): the report lists it,
+    and the verification finds it as recorded, in the report and as the row stands."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from audit.services import record
+    from tables.models import CashCount
+
+    s2 = world.sessions[1]
+    table_services.cash_exchange_record(session=s2, by=s2.changeur, direction="buy_in", amount=400_00)
+    floor_services.table_session_close(session=s2, by=world.commissario)
+    row = CashCount.objects.create(session=s2, float_issued=100_00, net=400_00, expected=500_00, counted=490_00,
+                                   counted_by=world.commissario, counted_at=timezone.now(), note="before chips")  # fmt: skip
+    old = {"count": row.pk, "session": s2.pk, "float_issued": 100_00, "net": 400_00, "expected": 500_00,
+           "counted": 490_00, "difference": -10_00, "counted_by": world.commissario.pk,
+           "counted_at": row.counted_at.isoformat(), "note": "before chips", "corrects": None}  # fmt: skip
+    assert tuple(old) == OLD_SHAPE
+    with transaction.atomic():
+        record(stream=s2.audit_stream, actor=world.commissario, action="cash.drawer_counted", subject=row,
+               data={"old": None, "new": old})  # fmt: skip
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    assert report.status == "done", report.error
+    assert list(report.summary["drawers"]["as_recorded"]) == [str(row.pk)]
+    assert (report.summary["drawers"]["chips_counted"], report.summary["drawers"]["chips_difference"]) == (0, None)
     body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
     assert body["ok"] is True and body["reasons"] == [], body["reasons"]
 
@@ -210,11 +288,11 @@ def test_a_drawer_counted_after_the_close_is_listed_by_the_signed_version_and_ve
     report = _sign(closed, direzione, direzione2, django_capture_on_commit_callbacks)
     held = report.summary["drawers"]
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
-        "counted": 1, "difference": -5_00, "surplus": 0, "shortfall": 5_00,
-        "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
+        "counted": 1, "difference": -5_00, "surplus": 0, "shortfall": 5_00, "chips_counted": 0,
+        "chips_difference": None, "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
     assert list(held["as_recorded"]) == [str(count.pk)]
     rows = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION][2:]
-    assert [(row[0], row[2], row[10], row[13]) for row in rows] == [("1", "", "not_counted", ""),
+    assert [(row[0], row[2], row[STATE], row[NOTE]) for row in rows] == [("1", "", "not_counted", ""),
                                                                     ("2", str(count.pk), "in_force", "late")]  # fmt: skip
     books = books_stream(closed.day.pk)
     assert books in report.sealed_streams
