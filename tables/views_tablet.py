@@ -438,7 +438,8 @@ def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum:
 
 def _drawer_panel(session: TableSession, viewer: Any, totals: dict) -> dict:
     """A closed session's drawer, counted against the register: the count in force (float,
-    the register's net, expected, counted, difference) and its history, for every reader of
+    the register's net, expected, counted, difference; and, when it counted them, the chips'
+    float, the chips handed out for that net, expected, counted, difference) and its history, for every reader of
     the register; the count form, or the correction's, for the Commissario and the Direzione
     while the gaming day is open, and after its close until its control register is signed by
     both (a late count, into the day's books: tables.services.cash_count)."""
@@ -938,7 +939,10 @@ def act_cash_void(request, session, user):
 DRAWER_REFUSALS = {
     "session_not_closed": gettext_lazy("The session is still in play: its drawer is counted once it is closed."),
     "already_counted": gettext_lazy("This drawer is counted already: correct the count in force."),
-    "nothing_to_correct": gettext_lazy("Give a float or a cash counted other than the count's."),
+    "nothing_to_correct": gettext_lazy("Give a float, a cash counted or chips figures other than the count's."),
+    "chips_incomplete": gettext_lazy(
+        "The chips are counted with both figures: the chips' float and the chips counted, or neither."
+    ),
     "books_signed": gettext_lazy(
         "The day's control register is signed by both: its books are final, the drawer is no longer counted."
     ),
@@ -965,7 +969,35 @@ def _drawer_words(count: CashCount) -> str:
         return _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.") % words
     if count.difference < 0:
         return _("Expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.") % words
-    return _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.") % words
+    return _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.") % words + _chips_words(count)
+
+
+def _chips_words(count: CashCount) -> str:
+    """The chips' sentence after the cash's, when the chips were counted."""
+    if count.chips_difference is None:
+        return ""
+    words = {
+        "expected": euros(count.chips_expected),  # below 0 with its sign: the slip or the register is wrong
+        "counted": euros(count.chips_counted),
+        "difference": euros(abs(count.chips_difference)),
+    }
+    if count.chips_difference > 0:
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.")
+    elif count.chips_difference < 0:
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.")
+    else:
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: the tray is exact.")
+    return " " + said % words
+
+
+def _chips_figures(request: HttpRequest) -> dict[str, int]:
+    """The chips' figures typed (euros), a blank one left out: both blank, the chips not
+    counted (or, in a correction, restated); one alone, the service says which is missing."""
+    return {
+        field: euros_to_cents(raw, field=field)
+        for field in ("chips_float", "chips_counted")
+        if (raw := (request.POST.get(field) or "").strip())
+    }
 
 
 def act_cash_count(request, session, user):
@@ -976,6 +1008,7 @@ def act_cash_count(request, session, user):
         float_issued=euros_to_cents(request.POST.get("float_issued") or "0", field="float_issued"),
         counted=euros_to_cents(request.POST.get("counted"), field="counted"),
         note=request.POST.get("note", ""),
+        **_chips_figures(request),
     )
     return _("Drawer counted.") + " " + _drawer_words(count)
 
@@ -990,6 +1023,7 @@ def act_cash_count_correct(request, session, user):
         for field in ("float_issued", "counted")
         if (raw := (request.POST.get(field) or "").strip())
     }
+    figures.update(_chips_figures(request))
     new = _drawer_service(
         services.cash_count_correct, count=count, by=user, reason=request.POST.get("reason", ""), **figures
     )

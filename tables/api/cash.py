@@ -455,8 +455,9 @@ class CashCountCorrectApi(_DrawerApi):
         description="Nothing is edited: the corrected count stays in the history, the new one is in force. A "
         "figure not given is the corrected count's, restated; none given, or all as they stand: 400 "
         "`nothing_to_correct`. Chips once counted stay counted; a count without chips may take them in its "
-        "correction, both `chips_float` and `chips_counted` then (400 `chips_incomplete`). `reason` required (400 `reason_required` when blank). Written with its event "
-        "`cash.drawer_count_corrected` (the old and the new figures)." + COUNT_NOTE,
+        "correction, both `chips_float` and `chips_counted` then (400 `chips_incomplete`). `reason` required "
+        "(400 `reason_required` when blank). Written with its event `cash.drawer_count_corrected` (the old and "
+        "the new figures; the chips' in each payload only when that count counted them)." + COUNT_NOTE,
     )
     def post(self, request, pk: int):
         count = get_object_or_404(CashCount.objects.only("pk", "session_id"), pk=pk)

@@ -206,8 +206,10 @@ def test_a_count_recorded_before_the_chips_verifies_as_recorded(
     s2 = world.sessions[1]
     table_services.cash_exchange_record(session=s2, by=s2.changeur, direction="buy_in", amount=400_00)
     floor_services.table_session_close(session=s2, by=world.commissario)
-    row = CashCount.objects.create(session=s2, float_issued=100_00, net=400_00, expected=500_00, counted=490_00,
-                                   counted_by=world.commissario, counted_at=timezone.now(), note="before chips")  # fmt: skip
+    row = CashCount.objects.create(
+        session=s2, float_issued=100_00, net=400_00, expected=500_00, counted=490_00, counted_by=world.commissario,
+        counted_at=timezone.now(), note="before chips",
+    )  # fmt: skip
     old = {"count": row.pk, "session": s2.pk, "float_issued": 100_00, "net": 400_00, "expected": 500_00,
            "counted": 490_00, "difference": -10_00, "counted_by": world.commissario.pk,
            "counted_at": row.counted_at.isoformat(), "note": "before chips", "corrects": None}  # fmt: skip

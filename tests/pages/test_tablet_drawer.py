@@ -7,6 +7,7 @@ whether their drawers are counted; the whole of it in Italian."""
 from __future__ import annotations
 
 import uuid
+from html import unescape
 
 import pytest
 
@@ -257,6 +258,78 @@ def test_the_register_s_signature_names_the_drawers_not_counted(closed, client_f
     assert f"Il cassetto del cambio del tavolo {table.number} non è contato" in it
     assert post(client_for(commissario), closed, "cash-count", float_issued="0", counted="750").status_code == 200
     assert "drawers-uncounted" not in desk.get(f"/desk/days/{day.pk}/").content.decode()
+
+
+# --------------------------------------------------------------------------- the chips
+
+
+def _chips(html: str) -> str:
+    return html.split('id="drawer-title"', 1)[1].split('class="hint"', 1)[0]
+
+
+def test_the_chips_are_counted_on_the_page_and_shown_against_the_register(closed, client_for, commissario):
+    """The register's net 750.00: the chips handed out. A tray of 3,000.00 should hold 2,250.00;
+    2,240.00 found is 10.00 short."""
+    client = client_for(commissario)
+    assert 'name="chips_float"' in page(client, closed) and 'name="chips_counted"' in page(client, closed)
+    r = post(client, closed, "cash-count", float_issued="1,000", counted="1750", chips_float="3,000",
+             chips_counted="2240")  # fmt: skip
+    assert r.status_code == 200, r.content.decode()
+    assert ("the drawer is exact. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10."
+            in r.content.decode())  # fmt: skip
+    count = CashCount.objects.get()
+    assert (count.chips_float, count.chips_expected, count.chips_counted) == (3_000_00, 2_250_00, 2_240_00)
+    chips = unescape(_chips(page(client, closed)).split('class="facts drawer-chips"', 1)[1])
+    for term, figure in (("chips' float", "€ 3\u202f000"), ("chips handed out, net", "€ +750"),
+                         ("chips expected in the tray", "€ 2\u202f250"), ("chips counted", "€ 2\u202f240"),
+                         ("chips' difference", "€ -10 (shortfall)")):  # fmt: skip
+        assert f"<dt>{term}</dt><dd>{figure}</dd>" in chips, term
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), chips_counted="2250", reason="a plaque")
+    assert r.status_code == 200 and "the tray is exact" in r.content.decode()
+    assert "€ 0 (exact)" in _chips(page(client, closed))
+
+
+def test_chips_incomplete_on_the_page_write_nothing_and_a_correction_adds_them(closed, client_for, direzione):
+    client = client_for(direzione)
+    for fields in ({"chips_float": "100"}, {"chips_counted": "0"}, {"chips_float": "-1", "chips_counted": "0"}):
+        events = AuditEvent.objects.count()
+        r = post(client, closed, "cash-count", counted="750", **fields)
+        assert r.status_code == 400, (fields, r.status_code)
+        assert not CashCount.objects.exists() and AuditEvent.objects.count() == events
+    r = post(client, closed, "cash-count", counted="750", chips_float="100")
+    assert "the chips' float and the chips counted, or neither" in unescape(r.content.decode())
+    r = post(client, closed, "cash-count", counted="750", chips_float="", chips_counted="")
+    assert r.status_code == 200 and "Chips:" not in r.content.decode()
+    count = CashCount.objects.get()
+    assert count.chips_float is count.chips_counted is None
+    html = unescape(page(client, closed))
+    assert "The chips in the changeur's tray were not counted." in html
+    assert "to add them, give both the chips' float and the chips counted" in html
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), chips_counted="250", reason="tray")
+    assert r.status_code == 400 and CashCount.objects.count() == 1
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), chips_float="1000", chips_counted="250",
+             reason="the tray counted")  # fmt: skip
+    assert r.status_code == 200 and "the tray is exact" in r.content.decode()
+    new = CashCount.objects.get(corrects=count)
+    assert (new.counted, new.chips_float, new.chips_expected, new.chips_counted) == (750_00, 1_000_00, 250_00, 250_00)
+
+
+def test_the_chips_in_italian_are_all_italian(closed, commissario):
+    evening = Evening()
+    boss = evening.client(commissario)
+    tablet = f"/tablet/sessions/{closed.session.pk}/"
+    html = evening.get(boss, tablet).content.decode()
+    assert "Fondo fiches (euro" in html and "Fiches contate nella vaschetta (euro)" in html
+    r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750", chips_float="3.000")
+    assert r.status_code == 400 and "fondo fiches e le fiches contate" in r.content.decode()
+    r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750", chips_float="3.000",
+                     chips_counted="2.260")  # fmt: skip
+    assert "Fiches: attese € 2\u202f250, contate € 2\u202f260: un'eccedenza di € 10." in unescape(r.content.decode())
+    html = evening.get(boss, tablet).content.decode()
+    assert "fondo fiches" in html and "differenza delle fiches" in html and "+10 (eccedenza)" in html
+    count = CashCount.objects.get()
+    evening.post(boss, tablet + "cash-count-correct/", count=str(count.pk), chips_counted="2.250", reason="ricontate")
+    assert evening.problems == []
 
 
 def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione, make_user):

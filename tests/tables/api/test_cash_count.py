@@ -494,15 +494,16 @@ def test_a_chips_float_below_the_chips_handed_out_is_recorded_and_shows(closed, 
     assert (r.json()["in_force"]["chips_expected"], r.json()["in_force"]["chips_difference"]) == (-250_00, 250_00)
 
 
-@pytest.mark.parametrize(("given", "missing"), [({"chips_float": 100_00}, "chips_counted"),
-                                                ({"chips_counted": 0}, "chips_float"),
-                                                ({"chips_float": 100_00, "chips_counted": None}, "chips_counted")])  # fmt: skip
+@pytest.mark.parametrize(("given", "missing"), [
+    ({"chips_float": 100_00}, "chips_counted"), ({"chips_counted": 0}, "chips_float"),
+    ({"chips_float": 100_00, "chips_counted": None}, "chips_counted"),
+])  # fmt: skip
 def test_chips_incomplete_are_refused_naming_the_missing_figure_and_write_nothing(
     closed, commissario, given, missing, refused_api
 ):
     events_before = AuditEvent.objects.count()
-    error = refused_api(400, "chips_incomplete",
-                        lambda: Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00, **given}))  # fmt: skip
+    body = {"float_issued": 0, "counted": 750_00, **given}
+    error = refused_api(400, "chips_incomplete", lambda: Tablet(commissario).post(url(closed), body))
     assert error["details"] == {"field": missing}
     assert not CashCount.objects.exists() and AuditEvent.objects.count() == events_before
 
