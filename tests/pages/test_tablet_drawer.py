@@ -162,21 +162,11 @@ def test_the_drawer_in_italian_is_all_italian(closed, commissario, changeur):
 
 
 def _sign_books(game, direzione, make_user) -> None:
-    """The closed day's books signed by both: the table's cagnotte counted, the control register
-    prepared and signed twice."""
-    from audit.reports import registers
-    from floor.roles import Role
-    from tables import report_selectors
+    """The closed day's books signed by both (the API tests' way: cagnotte counted, register
+    prepared and signed twice)."""
+    from tests.tables.api.test_cash_count import _sign_the_register
 
-    day, table = game.session.gaming_day, game.session.table
-    second = make_user("direzione_two", Role.DIREZIONE)
-    registers.cagnotte_count_record(
-        gaming_day=day, table=table, by=direzione, witness=second,
-        counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
-    )  # fmt: skip
-    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
-    registers.control_register_sign(register=reg, by=direzione)
-    registers.control_register_sign(register=reg, by=second)
+    _sign_the_register(game, direzione, make_user)
 
 
 LATE = "a count or a correction entered now goes into the day's books"
