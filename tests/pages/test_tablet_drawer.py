@@ -335,3 +335,14 @@ def test_the_late_count_in_italian_is_all_italian(closed, commissario, direzione
     r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750")
     assert r.status_code == 409 and "il cassetto non si conta più" in r.content.decode()
     assert evening.problems == []
+
+
+def test_a_session_closed_without_cash_says_none_was_exchanged(game, client_for, commissario):
+    """Its page said "No cash exchanged at this table yet." once closed, as if some might come."""
+    client = client_for(commissario)
+    assert "No cash exchanged at this table yet." in page(client, game)
+    floor_services.table_session_close(session=game.session, by=commissario)
+    html = page(client, game)
+    assert "No cash was exchanged in this session." in html and "No cash exchanged at this table yet." not in html
+    it = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "Nessun cambio in questa sessione." in it
