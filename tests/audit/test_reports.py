@@ -150,7 +150,7 @@ def test_close_refuses_open_sessions_by_default_and_writes_nothing(world, django
     with django_capture_on_commit_callbacks(execute=True) as callbacks, pytest.raises(ApplicationError) as exc:
         floor_services.gaming_day_close(gaming_day=world.day, by=world.commissario)
     assert exc.value.code == "sessions_still_open"
-    assert exc.value.details == {"sessions": [world.sessions[1].pk]}
+    assert exc.value.details == {"sessions": [world.sessions[1].pk], "tables": [world.sessions[1].table.number]}
     assert callbacks == [] and AuditEvent.objects.count() == events and DayReport.objects.count() == 0
     world.day.refresh_from_db()
     assert world.day.is_open
