@@ -1337,6 +1337,8 @@ def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(clien
     name = game.seat(1).full_name
     assert f"Open a bank of € 30\u202f000\u202f000.00 for {name}? That is 30\u202f000 times the minimum." in html
     assert 'class="outcome ask"' in html  # a question, not styled as a refusal
+    # its stable code, by which the tablet's queue tells the question from a refusal (chemin.js)
+    assert 'data-code="large_amount_unconfirmed"' in html
     assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
     # the amount is kept in the form, and the confirmation carries it under a new key
     assert re.search(r'id="bank-amount" name="amount" type="text" inputmode="decimal" value="30,000,000"', html)
@@ -1433,8 +1435,10 @@ def test_a_large_bank_the_rules_refuse_is_refused_not_asked_again(client_for, ma
     html = refused.content.decode()
     assert refused.status_code == 400 and "The first bank goes to the player at seat 1" in html
     assert "confirm-large" not in html and 'class="outcome err"' in html
+    assert 'data-code="large_amount_unconfirmed"' not in html  # (a refusal's own code: not the question)
     asked = send(game.seat(1))
     assert asked.status_code == 409 and "confirm-large" in asked.content.decode()
+    assert 'data-code="large_amount_unconfirmed"' in asked.content.decode()
     assert not Bank.objects.filter(session=game.session).exists() and AuditEvent.objects.count() == before
 
 
