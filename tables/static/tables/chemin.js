@@ -78,14 +78,20 @@
   // - unconfirmed {status}: the server failed on it (a 500): whether it was recorded is not
   //   known (see answered()), so it is not sent by itself; the croupier sends it again (its
   //   key makes that safe) or discards it;
+  // - large {question, button, values}: sent again, it was a typed amount the server asks about
+  //   before entering it (409, large_amount_unconfirmed: see largeQuestion()); it is not sent by
+  //   itself, the croupier confirms it (values: the panel's confirmation, a new key) or discards it;
   // - answered {tab, at}: a tab has its answer and reports it (claim()): no other does.
   //   A mark older than ANSWERED_MS is a tab that left (closed, discarded) before removing the
   //   entry or reporting it: the entry is sent again (its key gives the first answer back) and
   //   reported, not kept unseen forever, nor dropped without a word.
   var ANSWERED_MS = 5000;
   function answeredNow(entry) { return !!entry.answered && Date.now() - (entry.answered.at || 0) <= ANSWERED_MS; }
-  function waiting(entry) { return !answeredNow(entry) && !entry.unconfirmed && !held(entry); }
-  function decided(entry) { return !answeredNow(entry) && (held(entry) || !!entry.unconfirmed); }
+  function waiting(entry) { return !answeredNow(entry) && !entry.unconfirmed && !entry.large && !held(entry); }
+  function decided(entry) { return !answeredNow(entry) && (held(entry) || !!entry.unconfirmed || !!entry.large); }
+  // An entry asked about is kept for the croupier whatever its age: confirmed, it is sent
+  // under the confirmation's key, new, whose first post is to come (confirmLarge()).
+  function tooOld(entry) { return held(entry) && !entry.large; }
   function newId() { return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 10); }
 
   function storage(kind) {
@@ -270,6 +276,11 @@
     };
     // Stored with its state at once (a tab that sees it appear must not send one kept aside).
     Object.keys(state || {}).forEach(function (k) { entry[k] = state[k]; });
+    // The panel's confirmation of a large amount the queue keeps asked (the same key: the
+    // question's answer swapped in the panel carries it) is that entry's answer: it is
+    // confirmed, in its place, not entered a second time beside it.
+    var asked = queue.concat(stored()).filter(function (e) { return askedAs(e, entry.key); })[0];
+    if (asked) { return confirmLarge(asked.id) || asked; }
     // A second tap on the very same entry is the same entry. Stored at once, without waiting
     // for a lock: the tab may be closed the next moment, and a key of its own needs none.
     var known = queue.concat(stored()).filter(function (e) { return sameEntry(e, entry); })[0];
@@ -400,6 +411,39 @@
     } catch (e) { return ""; }
   }
 
+  // A typed amount of 100 times the least it may be, or more, is asked again before it is
+  // entered: the server answers 409, writing nothing, with the panel's question (#result, its
+  // stable code in data-code) and the form that confirms it (form.confirm-large: the same
+  // fields, confirm_large=yes, a new key). Told by the code, never by the words (translated,
+  // reworded). The question's words, its button's (the amount it enters, in the panel's words
+  // and language) and what that form sends; null for any other answer.
+  var LARGE = "large_amount_unconfirmed";
+  function largeQuestion(xhr) {
+    if (xhr.status !== 409) { return null; }
+    try {
+      var doc = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+      var result = doc.getElementById("result");
+      var form = doc.querySelector("form.confirm-large");
+      if (!result || result.getAttribute("data-code") !== LARGE || !form) { return null; }
+      var values = {};
+      form.querySelectorAll("input[name]").forEach(function (i) { values[i.name] = i.value; });
+      if (!values.idempotency_key || values.confirm_large !== "yes") { return null; }
+      return { question: text(result), button: text(form.querySelector("button")), values: values };
+    } catch (e) { return null; }
+  }
+  function askedAs(entry, key) { return !!(key && entry.large && entry.large.values.idempotency_key === key); }
+  // The croupier's yes: the entry becomes the panel's confirmation (its fields, confirm_large,
+  // its new key) and waits again, in its place in the queue (its order is kept).
+  function confirmLarge(id) {
+    return update(id, function (e) {
+      if (!e.large) { return; }
+      e.values = e.large.values;
+      e.key = e.values.idempotency_key;
+      e.large = null;
+      e.made = serverNow();  // its key is new, first sent now: see held()
+    });
+  }
+
   function answered(xhr) {
     var entry = sending;
     stopSlowTimer();
@@ -427,6 +471,16 @@
       // kept aside for the croupier, who checks the table and sends it again (its key makes
       // that safe: recorded, the server answers with the first answer) or discards it.
       update(entry.id, function (e) { e.flight = null; e.slow = false; e.unconfirmed = { status: xhr.status }; });
+      next();
+      return;
+    }
+    var asked = largeQuestion(xhr);
+    if (asked) {
+      // Not refused, not recorded: asked. Kept aside in its place, with the question and the
+      // panel's confirmation, for the croupier to confirm or discard (showHeld()); like a
+      // refused entry (or one not confirmed), it does not hold back the entries behind it.
+      // (Asked already, from another tab: that question stands, its key with it.)
+      update(entry.id, function (e) { e.flight = null; e.slow = false; e.large = e.large || asked; });
       next();
       return;
     }
@@ -512,10 +566,11 @@
     } catch (e) { return date.toISOString().slice(0, 16).replace("T", " ") + " UTC"; }
   }
 
-  // The entries held back for the croupier's decision: too old to send by themselves, or
-  // not confirmed (the server failed on them): each with what it was, when it was made, a
-  // button to send it again when that is safe (its key is still kept: not for a held one),
-  // and one to discard it once he has decided.
+  // The entries held back for the croupier's decision: too old to send by themselves, not
+  // confirmed (the server failed on them), or asked about (a large amount): each with what it
+  // was, when it was made, a button to send it again when that is safe (its key is still
+  // kept: not for a held one), or the question's and its button, and one to discard it once
+  // he has decided.
   function showHeld() {
     var box = document.getElementById("queue-held");
     if (!box) { return; }
@@ -525,13 +580,22 @@
     kept.forEach(function (e) {
       var li = document.createElement("li");
       var p = document.createElement("p");
-      var old = held(e);
-      p.textContent = fill(box.getAttribute(old ? "data-held" : "data-unconfirmed") || "{entry}", {
+      var old = tooOld(e);
+      var asked = !old && e.large;
+      p.textContent = fill(box.getAttribute(old ? "data-held" : asked ? "data-large" : "data-unconfirmed") || "{entry}", {
         entry: e.label, when: when(e), days: Math.round(KEEP_MS / 86400000),
-        status: e.unconfirmed ? e.unconfirmed.status : ""
+        status: e.unconfirmed ? e.unconfirmed.status : "", question: asked ? e.large.question : ""
       });
       li.appendChild(p);
-      if (!old) {
+      if (asked) {
+        // The panel's confirmation, in its words: the amount it enters.
+        var yes = document.createElement("button");
+        yes.type = "button";
+        yes.className = "primary";
+        yes.setAttribute("data-confirm-entry", e.id);
+        yes.textContent = e.large.button;
+        li.appendChild(yes);
+      } else if (!old) {
         var resend = document.createElement("button");
         resend.type = "button";
         resend.setAttribute("data-resend-entry", e.id);
@@ -612,6 +676,14 @@
     var id = button.getAttribute("data-discard-entry");
     drop({ id: id });
     refresh();
+  });
+  // A large amount confirmed: sent, in its place in the queue, as the panel's confirmation.
+  document.addEventListener("click", function (evt) {
+    var button = evt.target && evt.target.closest ? evt.target.closest("[data-confirm-entry]") : null;
+    if (!button) { return; }
+    confirmLarge(button.getAttribute("data-confirm-entry"));
+    refresh();
+    flushSoon(0);
   });
   // Sent again with its key, in its place in the queue: recorded before, the server answers
   // with the first answer; not recorded, it is now.
@@ -760,7 +832,8 @@
     refresh();
   }
   // The tap's answer came (not a failure: those keep it, below): it leaves the queue, and
-  // so does the same entry kept aside before (a tap the server failed on, tapped again).
+  // so does the same entry kept aside before (a tap the server failed on, tapped again; the
+  // panel's confirmation of a large amount the queue keeps asked).
   function tapDone(xhr) {
     taps = taps.filter(function (x) { return x !== xhr; });
     if (!xhr.status || xhr.status >= 500) { return; }  // (a 5xx keeps it: htmx:responseError)
@@ -773,7 +846,7 @@
     }
     var key = keyOf(xhr.cheminTap);
     var gone = queue.concat(stored()).filter(function (e) {
-      return e.id === xhr.cheminEntry || (key && e.key === key && e.unconfirmed);
+      return e.id === xhr.cheminEntry || (key && e.key === key && e.unconfirmed) || askedAs(e, key);
     });
     if (!gone.length) { return; }
     gone.forEach(drop);
