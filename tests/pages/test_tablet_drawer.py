@@ -6,6 +6,7 @@ whether their drawers are counted; the whole of it in Italian."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from html import unescape
 
@@ -302,6 +303,41 @@ def test_chips_incomplete_on_the_page_write_nothing_and_a_correction_adds_them(c
     assert r.status_code == 200 and "the tray is exact" in r.content.decode()
     new = CashCount.objects.get(corrects=count)
     assert (new.counted, new.chips_float, new.chips_expected, new.chips_counted) == (750_00, 1_000_00, 250_00, 250_00)
+
+
+def _corrected(html: str) -> list[tuple[str, str]]:
+    """The table of the corrected counts: each count's cash row and chips row, as text."""
+    table = html.split('<table class="list drawer-counts">', 1)[1].split("</table>", 1)[0]
+    counts = re.findall(r'<tbody class="drawer-count">(.*?)</tbody>', table, re.S)
+    return [tuple(re.findall(r"<tr[^>]*>(.*?)</tr>", c, re.S)) for c in counts]
+
+
+def test_the_corrected_counts_show_their_chips_too(closed, client_for, commissario):
+    """The table of the counts corrected since showed the cash alone: a count corrected for its
+    chips showed the same cash figures twice, and the chips counted wrong were on no page. Each
+    count's chips (float, expected, counted, difference) are under its cash; "—" for a count
+    that did not count them (never 0, which would say an empty tray was counted)."""
+    first = services.cash_count_record(session=closed.session, by=commissario, float_issued=1_000_00,
+                                       counted=1_745_50)  # fmt: skip
+    second = services.cash_count_correct(count=first, by=commissario, chips_float=3_000_00, chips_counted=2_240_00,
+                                         reason="the tray counted")  # fmt: skip
+    services.cash_count_correct(count=second, by=commissario, chips_counted=2_250_00, reason="a plaque")
+    client = client_for(commissario)
+    rows = _corrected(page(client, closed))
+    assert len(rows) == 2
+    (cash, chips), (cash_2, chips_2) = rows
+    figures = lambda row: re.findall(r'<td class="num">(.*?)</td>', row)  # noqa: E731
+    assert figures(cash) == ["1\u202f000", "1\u202f750", "<del>1\u202f745.50</del>", "-4.50"]
+    assert "cash" in cash and "chips" in chips
+    assert figures(chips) == ["—"] * 4  # not counted: no figure, no 0
+    assert figures(cash_2) == ["1\u202f000", "1\u202f750", "<del>1\u202f745.50</del>", "-4.50"]
+    assert figures(chips_2) == ["3\u202f000", "2\u202f250", "<del>2\u202f240</del>", "-10"]
+    assert "a plaque" not in "".join(cash + chips + cash_2 + chips_2)  # (the one in force is not listed)
+    it = unescape(client.get(f"/tablet/sessions/{closed.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    (cash, chips), (cash_2, chips_2) = _corrected(it)
+    assert ">denaro</th>" in cash and ">fiches</th>" in chips_2 and figures(chips_2)[2] == "<del>2\u202f240</del>"
+    head = it.split('<table class="list drawer-counts">', 1)[1].split("</thead>", 1)[0]
+    assert all(f">{word}</th>" in head for word in ("fondo", "atteso", "contato", "differenza")), head
 
 
 def test_the_chips_in_italian_are_all_italian(closed, commissario):

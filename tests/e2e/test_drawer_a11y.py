@@ -1,0 +1,61 @@
+"""A closed session's drawer as the Commissario reads it on a tablet (1024x768 in landscape,
+768x1024 held upright), by touch, in English and Italian: the count in force and the table of
+the counts it corrected, chips figures included, checked as tests/e2e/a11y.py says (targets
+of 44x44 px and apart, names, labels, no overflow, headings, contrast, the page's language)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from floor import services as floor_services
+from tables import services
+from tests.e2e.a11y import audit, lang_of, logged_in_page
+from tests.e2e.conftest import VIEWPORTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def touch_page(browser, live_server, client):
+    contexts = []
+
+    def make(user, lang: str):
+        return logged_in_page(browser, live_server, client, contexts, user, lang,
+                              viewport=VIEWPORTS["landscape"], has_touch=True, is_mobile=True)  # fmt: skip
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_corrected_counts_with_their_chips_by_touch(make_game, touch_page, shoot, changeur, commissario, lang):
+    """Three counts: the first without the chips, the second with them (a large tray, its
+    figures at their widest), the third in force. The table of the two corrected ones carries
+    the chips' columns, and the page still fits the tablet either way it is held."""
+    game = make_game("venezia")
+    services.cash_exchange_record(session=game.session, by=changeur, direction="buy_in", amount=999_999_99,
+                                  patron=game.seat(2))  # fmt: skip
+    floor_services.table_session_close(session=game.session, by=commissario)
+    first = services.cash_count_record(session=game.session, by=commissario, float_issued=1_000_000_00,
+                                       counted=999_999_99, note="slip 12")  # fmt: skip
+    second = services.cash_count_correct(count=first, by=commissario, counted=0, chips_float=0,
+                                         chips_counted=999_999_99, reason="the tray counted too")  # fmt: skip
+    services.cash_count_correct(count=second, by=commissario, counted=1_000_000_00,
+                                reason="a plaque under the tray, recounted by the Direzione")  # fmt: skip
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    table = page.locator("table.drawer-counts")
+    expect(table.locator("tbody")).to_have_count(2)  # the two corrected counts, each its cash and chips rows
+    expect(table.locator("tbody tr.chips-row")).to_have_count(2)
+    expect(table.locator("tbody").nth(1).locator("tr.chips-row del")).to_be_visible()
+    found = []
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"drawer-counts-{name}-{lang}")
+        found += [f"{name}, {lang}: {p}" for p in audit(page)]
+    if lang_of(page) != lang:
+        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
