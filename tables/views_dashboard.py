@@ -437,6 +437,8 @@ ACTIONS: dict[str, Callable] = {
 STAFF_ACTIONS = frozenset({"open", "close", "staff"})
 # Actions that change whether the gaming day may close: its close form changes with them.
 DAY_CLOSE_ACTIONS = frozenset({"open", "close"})
+# Actions that change the day's closed sessions, listed with their drawers (an open adds none).
+DRAWER_LIST_ACTIONS = frozenset({"close"})
 
 
 def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action: str = "") -> HttpResponse:
@@ -466,6 +468,11 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
             # withdrawn (naming the table) once one opens, without reloading the page
             g = {"casino": table.casino, "day": day, "in_play": in_play(live, day)}
             response.content += render(request, "tables/_floor_day_close.html", {"g": g, "oob": True}).content
+            if action in DRAWER_LIST_ACTIONS:
+                # the day's closed sessions, the one just closed with its drawer to count: listed
+                # (and linked) at once, as the close of the day is
+                g["drawers"] = closed_sessions_with_drawer([day.pk]).get(day.pk, [])
+                response.content += render(request, "tables/_floor_drawers.html", {"g": g, "oob": True}).content
         return response
     return _page(request, outcome)
 

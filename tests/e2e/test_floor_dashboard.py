@@ -140,3 +140,26 @@ def test_a_choice_taken_meanwhile_gives_way_to_the_new_card(make_game, page_for,
     expect(other.get_by_label("Capo Partita")).to_have_value(str(game.capo.pk))
     expect(other.locator("details")).not_to_have_attribute("open", "")  # still closed, as he left it
     assert page.problems == [], "\n".join(page.problems)
+
+
+def test_a_session_closed_on_its_card_lists_its_drawer_at_once(make_game, page_for):
+    """The list of the day's closed sessions, with their drawers, is swapped in with the card's
+    answer (out of band), as the close of the day: the drawer just closed is linked without
+    reloading the page, and the link leads to its count."""
+    game = make_game("venezia")
+    page = page_for(game.commissario, "landscape")
+    page.goto(page.base + "/floor/")
+    casino = game.session.table.casino_id
+    expect(page.locator(f"#floor-drawers-{casino} a")).to_have_count(0)
+    card = page.locator(f"#table-{game.session.table.pk}")
+    card.get_by_label("Close: every place is released, and a bank or a succession in progress ends").check()
+    card.get_by_role("button", name="Close the session").click()
+    expect(page.locator(f"#table-{game.session.table.pk} .outcome")).to_contain_text("Session closed.")
+    drawer = page.locator(f"#floor-drawers-{casino} a", has_text=f"Table {game.session.table.number}, session")
+    expect(drawer).to_have_count(1)
+    expect(page.locator(f"#floor-drawers-{casino}")).to_contain_text("drawer not counted")
+    expect(page.locator(f"#day-close-{casino} form")).to_have_count(1)  # (the close of the day, as before)
+    drawer.click()
+    expect(page.locator("#drawer-title")).to_be_visible()
+    expect(page.locator("form.drawer-form")).to_have_count(1)
+    assert page.problems == [], "\n".join(page.problems)
