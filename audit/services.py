@@ -178,6 +178,23 @@ def books_signed_register(*, gaming_day_id: int) -> int | None:
     return reg[0] if reg is not None and reg[1] is not None else None
 
 
+def books_signed_days(*, gaming_day_ids: list[int]) -> set[int]:
+    """Of these days, those whose books are final (books_signed_register, for many days at
+    once): one query however many. For the pages that list what may still be done on a
+    closed day (the floor's late drawers): read without the day's lock, as any page reads."""
+    if not gaming_day_ids:
+        return set()
+    in_force = (
+        ControlRegister.objects.filter(gaming_day_id__in=gaming_day_ids, corrected_by__isnull=True)
+        .order_by("gaming_day_id", "pk")
+        .values_list("gaming_day_id", "second_signer_id")
+    )
+    last: dict[int, int | None] = {}
+    for day_id, second_signer in in_force:
+        last[day_id] = second_signer  # (the last by pk, as books_signed_register takes it)
+    return {day_id for day_id, second_signer in last.items() if second_signer is not None}
+
+
 def _seal(head: AuditStream) -> None:
     """Seal the head where it now is, with the application's key (audit/seals.py)."""
     head.head_seal = head_seal(head.name, head.seq, head.head_hash)

@@ -32,7 +32,8 @@ from floor.models import Casino, GamingDay, Patron, Seat, SessionInterruption, T
 from floor.permissions import SuspendsPlay
 from floor.roles import Role, has_role
 from tables.models import Coup
-from tables.selectors import closed_sessions_with_drawer, session_game_states
+from tables.selectors import closed_sessions_with_drawer, drawers_left_to_count, session_game_states
+from tables.services.cash_count import COUNTS_DRAWER
 
 from .templatetags.chemin_ui import euros
 from .views_common import (
@@ -258,12 +259,20 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     days = floor_selectors.gaming_days_open(casinos=all_casinos)
     next_dates = floor_selectors.next_gaming_day_dates(casinos=[c for c in all_casinos if c.pk not in days])
     drawers = closed_sessions_with_drawer([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
+    # No day open: the last day's drawers not counted, to those who count them, while its books
+    # are still open (a late count; the desk's page of the day lists them too)
+    late = (
+        drawers_left_to_count(casinos=[c for c in all_casinos if c.pk not in days])
+        if has_role(request.user, *COUNTS_DRAWER)
+        else {}
+    )
     casinos = [
         {
             "casino": casino,
             "day": days.get(casino.pk),
             "in_play": in_play(live, days[casino.pk]) if casino.pk in days else [],
             "drawers": drawers.get(days[casino.pk].pk, []) if casino.pk in days else [],
+            "late": late.get(casino.pk),
             "next_date": next_dates.get(casino.pk),
             "cards": [card for card in cards if card["table"].casino_id == casino.pk],
         }

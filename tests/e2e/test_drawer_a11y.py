@@ -59,3 +59,27 @@ def test_the_corrected_counts_with_their_chips_by_touch(make_game, touch_page, s
         found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
     if found:
         pytest.fail("\n".join(found), pytrace=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_floor_s_drawers_left_to_count_by_touch(make_game, touch_page, shoot, commissario, lang):
+    """The day closed with two drawers not counted: the floor lists them, each link a touch
+    target apart from the next, and fits the tablet either way it is held."""
+    games = [make_game("venezia"), make_game("venezia")]
+    for game in games:
+        floor_services.table_session_close(session=game.session, by=commissario)
+    floor_services.gaming_day_close(gaming_day=games[0].session.gaming_day, by=commissario, open_sessions="refuse")
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/floor/")
+    expect(page.locator("section.drawers-late ul.drawer-links a")).to_have_count(2)
+    found = []
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"floor-drawers-late-{name}-{lang}")
+        found += [f"{name}, {lang}: {p}" for p in audit(page)]
+    if lang_of(page) != lang:
+        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
+    page.locator("section.drawers-late ul.drawer-links a").first.tap()
+    expect(page.locator("form.drawer-form")).to_have_count(1)  # the late count, offered

@@ -575,6 +575,67 @@ def test_the_dashboard_costs_the_same_queries_however_many_tables_it_shows(
     assert live() == live_few
 
 
+def test_the_drawers_left_to_count_cost_the_same_queries_however_many(client_for, commissario, direzione, make_user):
+    """No day open: the floor lists, for each casino, its last closed day's drawers not counted
+    while its books are open (tables.selectors.drawers_left_to_count). Read for every casino at
+    once: as many queries for one casino with one drawer as for three casinos, one with three
+    drawers (one counted), one whose books are signed."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from audit.reports import registers
+    from floor.roles import Role
+    from tables import report_selectors, services
+
+    staff = itertools.count(1)
+
+    def closed_day(site, tables: int, *, counted: int = 0, signed: bool = False) -> list[TableSession]:
+        day = floor_services.gaming_day_open(casino=site.casino, by=commissario)
+        sessions = []
+        for number in range(1, tables + 1):
+            table = floor_services.table_create(casino=site.casino, site=site, number=number, by=direzione)
+            n = next(staff)
+            session = floor_services.table_session_open(
+                table=table, by=commissario, shoe_number=f"S{n}", minimum=100_00,
+                capo_partita=make_user(f"capo_{n}", Role.CAPO_PARTITA), changeur=make_user(f"changeur_{n}", Role.CHANGEUR),
+            )  # fmt: skip
+            floor_services.table_session_close(session=session, by=commissario)
+            sessions.append(session)
+        for session in sessions[:counted]:
+            services.cash_count_record(session=session, by=commissario, float_issued=0, counted=0)
+        floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+        if signed:
+            second = make_user(f"direzione_{next(staff)}", Role.DIREZIONE)
+            for session in sessions:
+                registers.cagnotte_count_record(
+                    gaming_day=day, table=session.table, by=direzione, witness=second,
+                    counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=session.table_id),
+                )  # fmt: skip
+            register = registers.control_register_prepare(gaming_day=day, by=direzione)
+            registers.control_register_sign(register=register, by=direzione)
+            registers.control_register_sign(register=register, by=second)
+        return sessions
+
+    client = client_for(commissario)
+
+    def page() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/floor/")
+        assert response.status_code == 200
+        return len(queries), response.content.decode()
+
+    first = closed_day(SiteFactory(name="Ca' Vendramin Calergi"), 1)
+    few, html = page()
+    assert html.count("drawers not counted") == 1 and f"/tablet/sessions/{first[0].pk}/#drawer-title" in html
+    three = closed_day(SiteFactory(name="Ca' Noghera"), 3, counted=1)
+    signed = closed_day(SiteFactory(name="Sanremo"), 2, signed=True)
+    many, html = page()
+    assert html.count("drawers not counted") == 2
+    listed = [s for s in (*first, *three, *signed) if f"/tablet/sessions/{s.pk}/#drawer-title" in html]
+    assert listed == [first[0], three[1], three[2]]
+    assert many == few
+
+
 def test_every_patron_is_within_reach_of_the_seat_form_however_large_the_registry(client_for, game):
     """A season registers patrons by the thousand: the seat forms listed the first 500 by name
     and no more, so a later name could not be seated from the floor. The page's search finds
