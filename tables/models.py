@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from floor.models import Patron, Seat, TableSession
+from floor.models import Patron, Seat, StaffChange, TableSession
 
 _user = settings.AUTH_USER_MODEL
 
@@ -684,6 +684,14 @@ class CashCount(models.Model):
     session = models.ForeignKey(
         TableSession, on_delete=models.PROTECT, related_name="cash_counts", db_index=False
     )
+    # A handover count: the drawer counted when this staff change relieved the session's
+    # changeur (null: the final count, once the session is closed). The service holds it to a
+    # change of this session that changed the changeur. No index of its own: the partial unique
+    # index (one original count per handover) leads with it, as the session's.
+    staff_change = models.ForeignKey(
+        StaffChange, on_delete=models.PROTECT, null=True, blank=True, related_name="cash_counts", db_index=False,
+        help_text="The changeur's handover counted (null: the session's final count).",
+    )  # fmt: skip
     float_issued = models.BigIntegerField(
         help_text="Cents: the cash float the drawer started with (0: none)."
     )
@@ -711,12 +719,18 @@ class CashCount(models.Model):
     class Meta:
         ordering = ["session_id", "counted_at", "id"]
         constraints = [
-            # One original count per session; corrections chain from it, one each (the
-            # one-to-one `corrects`): so one count in force, the one no other corrects.
+            # One original final count per session, and one original count per changeur's
+            # handover; corrections chain from each, one each (the one-to-one `corrects`): so one
+            # count in force per drawer counted, the one no other corrects.
             models.UniqueConstraint(
                 fields=["session"],
-                condition=Q(corrects__isnull=True),
+                condition=Q(corrects__isnull=True, staff_change__isnull=True),
                 name="tables_cash_count_one_per_session",
+            ),
+            models.UniqueConstraint(
+                fields=["staff_change"],
+                condition=Q(corrects__isnull=True, staff_change__isnull=False),
+                name="tables_cash_count_one_per_handover",
             ),
             models.CheckConstraint(
                 condition=Q(float_issued__gte=0, float_issued__lte=MAX_EXCHANGE_CENTS),

@@ -471,7 +471,11 @@ def cash_count_payload(count: CashCount) -> dict[str, Any]:
     were counted at all has an event without those keys, and its payload stays byte for byte
     what that event says (the verification finds it as recorded). A count with chips has all
     four keys; the keys' presence is itself held to the event (chips written in SQL into a count
-    without them, or taken out of one, make the payload differ)."""
+    without them, or taken out of one, make the payload differ).
+
+    `staff_change` likewise, only for a changeur's handover count: a final count's payload (and
+    every count recorded before handovers were counted) has no such key, byte for byte as its
+    event; a staff change set or cleared in SQL makes the payload differ from the event."""
     payload = {
         "count": count.pk,
         "session": count.session_id,
@@ -485,6 +489,8 @@ def cash_count_payload(count: CashCount) -> dict[str, Any]:
         "note": count.note,
         "corrects": count.corrects_id,
     }
+    if count.staff_change_id is not None:
+        payload["staff_change"] = count.staff_change_id
     if count.chips_float is not None or count.chips_counted is not None or count.chips_expected is not None:
         payload.update(
             chips_float=count.chips_float,

@@ -708,14 +708,20 @@ def cash_exchange_list(*, session: TableSession | int) -> QuerySet[CashExchange]
     return CashExchange.objects.filter(session_id=session_id).select_related("patron").order_by("number")
 
 
-def cash_exchange_totals(*, session: TableSession | int) -> dict[str, int]:
+def cash_exchange_totals(*, session: TableSession | int, until: datetime | None = None) -> dict[str, int]:
     """The register's totals, cents, voided lines left out (one query): `buy_ins` (cash
     taken for chips), `cash_outs` (cash paid for chips), `net` (the cash the table took:
     buy_ins - cash_outs), `count` lines standing, `voided` lines voided, and `unnamed`: what
-    the standing lines without a patron come to (linked together, tables.services.cash)."""
+    the standing lines without a patron come to (linked together, tables.services.cash).
+
+    `until`: only the lines recorded at or before it (a changeur's handover: his lines,
+    tables.services.cash_count), the voids as they stand now."""
     session_id = session if isinstance(session, int) else session.pk
     standing = Q(voided_at__isnull=True)
-    row = CashExchange.objects.filter(session_id=session_id).aggregate(
+    lines = CashExchange.objects.filter(session_id=session_id)
+    if until is not None:
+        lines = lines.filter(at__lte=until)
+    row = lines.aggregate(
         buy_ins=Sum("amount", filter=standing & Q(direction=CashExchange.Direction.BUY_IN), default=0),
         cash_outs=Sum("amount", filter=standing & Q(direction=CashExchange.Direction.CASH_OUT), default=0),
         count=Count("pk", filter=standing),
@@ -739,14 +745,35 @@ def cash_count_history(*, session: TableSession | int) -> list[CashCount]:
     session_id = session if isinstance(session, int) else session.pk
     rows = list(
         CashCount.objects.filter(session_id=session_id)
-        .select_related("counted_by")
+        .select_related("counted_by", "staff_change")
         .order_by("counted_at", "pk")
     )
     superseded = {row.corrects_id: row.pk for row in rows if row.corrects_id is not None}
     for row in rows:
         row.superseded_by_id = superseded.get(row.pk)
         row.in_force = row.superseded_by_id is None
+    cash_count_since_handover(rows)
     return rows
+
+
+def cash_count_since_handover(rows: Sequence[CashCount]) -> None:
+    """Set on each of a session's counts (its whole history, `in_force` set, `staff_change`
+    loaded) the part of its difference that arose after the changeur's last handover counted
+    before it: `since_staff_change` (that handover's staff change) and `since_handover` = its
+    difference less that handover's count in force's; both None when no earlier handover was
+    counted. Derived, never stored: every count holds the whole drawer since the float slip
+    (tables.services.cash_count), so the difference a changeur made between two handovers is
+    the later difference less the earlier one. The final count comes after every handover."""
+    handovers = sorted(
+        (row for row in rows if row.staff_change_id is not None and row.in_force),
+        key=lambda row: (row.staff_change.at, row.staff_change_id),
+    )
+    for row in rows:
+        mine = None if row.staff_change_id is None else (row.staff_change.at, row.staff_change_id)
+        before = [h for h in handovers if mine is None or (h.staff_change.at, h.staff_change_id) < mine]
+        last = before[-1] if before else None
+        row.since_staff_change_id = None if last is None else last.staff_change_id
+        row.since_handover = None if last is None else row.difference - last.difference
 
 
 def drawer_count_window(*, session: TableSession) -> str:

@@ -9,11 +9,11 @@
 - A void: the changeur who recorded the line while he serves the session, or the Commissario
   di Gioco (403 `permission_denied` for another role or table, `not_exchange_recorder` for
   the session's changeur voiding a line his predecessor recorded).
-- The drawer's count, once the session is closed (tables.services.cash_count): the Commissario
-  di Gioco or the Direzione Giochi counts and corrects (403 `permission_denied` for the
-  changeur, the Capo Partita, the auditor), while the day is open and after its close until
-  its control register is signed by both (409 `books_signed`); whoever reads the register
-  reads it.
+- The drawer's count, once the session is closed, and the relieved changeur's at his handover
+  (tables.services.cash_count): the Commissario di Gioco or the Direzione Giochi counts and
+  corrects (403 `permission_denied` for the changeur, the Capo Partita, the auditor), while the
+  day is open and after its close until its control register is signed by both (409
+  `books_signed`); whoever reads the register reads it.
 - Every POST requires an `Idempotency-Key` (floor/idempotency.py): money moves."""
 
 from __future__ import annotations
@@ -287,6 +287,12 @@ class CashCountInput(StrictInput):
         "neither.",
     )  # fmt: skip
     note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    staff_change = StrictIntegerField(
+        min_value=1, max_value=2**63 - 1, required=False, allow_null=True, default=None,
+        help_text="A changeur's handover: the id of the session's staff change that relieved the changeur; the "
+        "drawer he handed over is counted, held to the register's lines recorded up to the change. Omitted or "
+        "null: the session's final count (the session closed).",
+    )  # fmt: skip
 
 
 class CashCountCorrectInput(StrictInput):
@@ -351,6 +357,28 @@ class CashCountSerializer(serializers.Serializer):
         source="superseded_by_id", allow_null=True, help_text="The count that corrects it (null: in force)."
     )
     in_force = serializers.BooleanField()
+    staff_change = serializers.IntegerField(
+        source="staff_change_id", allow_null=True,
+        help_text="A changeur's handover count: the staff change that relieved him; null: the final count.",
+    )  # fmt: skip
+    handover_at = serializers.DateTimeField(
+        source="staff_change.at", allow_null=True, default=None,
+        help_text="The handover's time (the register's lines up to it are in `net`); null: the final count.",
+    )  # fmt: skip
+    outgoing_changeur = serializers.IntegerField(
+        source="staff_change.old_changeur_id", allow_null=True, default=None,
+        help_text="The changeur relieved, whose drawer this is; null: the final count.",
+    )  # fmt: skip
+    since_staff_change = serializers.IntegerField(
+        source="since_staff_change_id", allow_null=True,
+        help_text="The last handover counted before this count (its staff change); null: none.",
+    )  # fmt: skip
+    since_handover = serializers.IntegerField(
+        allow_null=True,
+        help_text="Cents, derived: the part of `difference` that arose after that handover (this difference less "
+        "the handover's count in force's: each count holds the whole drawer since the float slip); null: no "
+        "handover counted before it.",
+    )
 
     def get_counted_by_name(self, row: CashCount) -> str:
         return row.counted_by.get_full_name() or row.counted_by.get_username()
@@ -358,16 +386,27 @@ class CashCountSerializer(serializers.Serializer):
 
 class CashCountAnswerSerializer(serializers.Serializer):
     session = serializers.IntegerField()
-    in_force = CashCountSerializer(allow_null=True, help_text="The count in force; null: not counted.")
+    in_force = CashCountSerializer(
+        allow_null=True, help_text="The final count in force (the session closed); null: not counted."
+    )
+    handovers = CashCountSerializer(
+        many=True, help_text="The changeur's handovers counted: each one's count in force, in the handovers' order."
+    )
     history = CashCountSerializer(
-        many=True, help_text="Every count, oldest first, the corrected ones included."
+        many=True, help_text="Every count, the handovers' and the final, oldest first, the corrected ones included."
     )
 
 
 def count_data(session_id: int) -> dict:
     history = selectors.cash_count_history(session=session_id)
-    in_force = next((row for row in history if row.in_force), None)
-    return CashCountAnswerSerializer({"session": session_id, "in_force": in_force, "history": history}).data
+    in_force = next((row for row in history if row.in_force and row.staff_change_id is None), None)
+    handovers = sorted(
+        (row for row in history if row.in_force and row.staff_change_id is not None),
+        key=lambda row: (row.staff_change.at, row.staff_change_id),
+    )
+    return CashCountAnswerSerializer(
+        {"session": session_id, "in_force": in_force, "handovers": handovers, "history": history}
+    ).data
 
 
 class DrawerCountAccess(RolePermission):
@@ -414,12 +453,13 @@ class CashCountApi(_DrawerApi):
             **WRITE_ERRORS,
             409: OpenApiResponse(
                 ErrorSerializer,
-                description="`session_not_closed`: the drawer is counted once the session is closed; "
-                "`already_counted`: one count per session (`details.in_force`: correct it); `books_signed`: the day's "
-                "control register is signed by both.",
+                description="`session_not_closed`: the final count is taken once the session is closed (a "
+                "handover's from its staff change on); `already_counted`: one count per session's final drawer and "
+                "one per handover (`details.in_force`: correct it); `books_signed`: the day's control register is "
+                "signed by both.",
             ),
         },
-        summary="Count a closed session's cash drawer (Commissario or Direzione)",
+        summary="Count a closed session's cash drawer, or a changeur's at his handover (Commissario or Direzione)",
         description="The float the drawer started with and the cash found in it; the server computes `net` "
         "(the register's net cash taken, voided lines left out, as its totals), `expected` = float_issued + net "
         "and `difference` = counted - expected (a surplus > 0, a shortfall < 0). The chips, optionally, mirror "
@@ -428,6 +468,12 @@ class CashCountApi(_DrawerApi):
         "`chips_expected` = chips_float - net (a chips float below the chips handed out is recorded, not "
         "refused: the difference shows it) and `chips_difference` = chips_counted - chips_expected. Written with "
         "its event `cash.drawer_counted` (its payload has the chips' figures only when they were counted). "
+        "A changeur's handover: `staff_change` names the session's staff change that relieved him; the count is "
+        "taken from that change on, the session running or closed, and its `net` holds the register's lines "
+        "recorded up to the change (their `at` at or before the change's); its event's payload names the "
+        "`staff_change`. 400 `unknown_staff_change`: no such change at this session; 400 `changeur_not_changed`: "
+        "the change kept the changeur. The final count stays the whole session's drawer; `since_handover` says "
+        "the part of its difference that arose after the last handover counted. "
         "Codes: `text_too_long`." + COUNT_NOTE,
     )
     def post(self, request, pk: int):

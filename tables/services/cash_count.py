@@ -41,7 +41,28 @@ and the register are what they are, and a count refused would leave the tray on 
 push the counter to type a float other than the slip's; the count records both, and the
 difference (a surplus as large as the gap) puts the disagreement on record for the supervisor.
 
-One original count per session (`already_counted`); a
+The changeur's handover: a changeur relieved while the session runs (floor.models.StaffChange,
+old_changeur != new_changeur) hands his drawer over counted, so that a shortfall is his or his
+successor's, not the session's. A handover count is a count like the final one, with
+`staff_change` set: the same figures, the same counters, the same corrections, its event the
+same (its payload names the staff change). It is taken from the staff change on, the session
+still running or closed, while the day is open and after its close until the books are signed,
+as the final count (`books_signed`); the final count's rules are unchanged (the session closed).
+A staff change of another session, or none: `unknown_staff_change`; one that kept the changeur
+(only the Capo Partita relieved): `changeur_not_changed` (both 400: there is no handover to count).
+Its `net` is the register's as the final count's, of the lines recorded up to the handover
+(`CashExchange.at <= staff_change.at`), voided lines left out as they stand when counted. The
+time, not the line number: the staff change stores no line number (floor does not read the
+register), and both times are taken under the session's row lock (an exchange through
+tables.services._common.lock_session, the staff change through floor.services._lock_session),
+which serializes them: every line recorded before the handover committed has an earlier time,
+every line after it a later one, and the outgoing changeur records none after it (his writes
+are refused from the change's commit on). The line's and the change's events carry those times,
+so the cutoff is checkable from the trail alone. Each count holds the whole drawer since the
+float slip: the part of a difference that arose after a handover is derived (the later
+difference less the handover's, tables.selectors.cash_count_since_handover), never stored.
+
+One original final count per session, one original count per handover (`already_counted`); a
 mistake is corrected by a new count that refers to the one in force, with its reason (the
 corrected one stays, `already_corrected` for it), as the cagnotte's counts (audit.reports.
 registers). Each count and correction writes its event in the same transaction
@@ -58,7 +79,7 @@ from django.db import IntegrityError, transaction
 from audit.services import books_signed_register, books_stream
 from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
 from config.transactions import service_atomic
-from floor.models import GamingDay, TableSession
+from floor.models import GamingDay, StaffChange, TableSession
 from floor.roles import Role, has_role
 
 from ..models import MAX_EXCHANGE_CENTS, CashCount
@@ -116,15 +137,16 @@ def _chips_expected(chips_float: int | None, net: int) -> int | None:
     return None if chips_float is None else chips_float - net
 
 
-def _lock_closed_session(session_id: int) -> tuple[TableSession, str]:
+def _lock_closed_session(session_id: int, *, handover: bool = False) -> tuple[TableSession, str]:
     """The session, locked, and the stream its count's event goes to. The lock order
     (ARCHITECTURE.md): the gaming day, then the session. The day's lock also orders a count
     after the close with the control register's signatures and corrections (they take it), so
-    the register read here stays the one in force until the count commits."""
+    the register read here stays the one in force until the count commits. handover: a
+    handover count, taken while the session runs too (its staff change is in the past)."""
     day_id = TableSession.objects.values_list("gaming_day_id", flat=True).get(pk=session_id)
     day = GamingDay.objects.select_for_update().get(pk=day_id)
     session = TableSession.objects.select_for_update(of=("self",)).get(pk=session_id)
-    if not session.is_closed:
+    if not handover and not session.is_closed:
         raise Conflict(
             "session_not_closed",
             "The session is still in play: its drawer is counted once it is closed.",
@@ -144,45 +166,79 @@ def _lock_closed_session(session_id: int) -> tuple[TableSession, str]:
     return session, books_stream(day.pk)
 
 
-def _net(session: TableSession) -> int:
+def _net(session: TableSession, change: StaffChange | None = None) -> int:
+    """The register's net for a count: the whole session's, or, for a handover count, of the
+    lines recorded up to the handover (see the module's docstring: the time, not the line)."""
     from ..selectors import cash_exchange_totals
 
-    return cash_exchange_totals(session=session)["net"]
+    return cash_exchange_totals(session=session, until=None if change is None else change.at)["net"]
+
+
+def _handover(session: TableSession, staff_change: StaffChange | int) -> StaffChange:
+    """The staff change whose handover is counted: this session's, and one that relieved its
+    changeur (a change of the Capo Partita alone hands no drawer over)."""
+    pk = staff_change.pk if isinstance(staff_change, StaffChange) else staff_change
+    change = None
+    if isinstance(pk, int) and not isinstance(pk, bool):
+        change = StaffChange.objects.filter(pk=pk, session_id=session.pk).first()
+    if change is None:
+        raise ApplicationError(
+            "unknown_staff_change",
+            "No such staff change at this session.",
+            details={"staff_change": pk if isinstance(pk, int) else None, "session": session.pk},
+        )
+    if change.old_changeur_id == change.new_changeur_id:
+        raise ApplicationError(
+            "changeur_not_changed",
+            "This staff change kept the changeur: no drawer was handed over.",
+            details={"staff_change": change.pk, "session": session.pk, "changeur": change.new_changeur_id},
+        )
+    return change
 
 
 @service_atomic
 def cash_count_record(
     *, session: TableSession | int, by: User, float_issued: int, counted: int, note: str = "",
-    chips_float: int | None = None, chips_counted: int | None = None,
+    chips_float: int | None = None, chips_counted: int | None = None, staff_change: StaffChange | int | None = None,
 ) -> CashCount:  # fmt: skip
-    """Count the drawer of a closed session: the float it started with, the cash found, and
-    optionally the chips (their float and what the tray held, both or neither). The expected
-    cash and chips and the differences are computed here, from the register."""
+    """Count the drawer of a closed session, or (`staff_change`) the drawer a relieved changeur
+    handed over: the float it started with, the cash found, and optionally the chips (their
+    float and what the tray held, both or neither). The expected cash and chips and the
+    differences are computed here, from the register (up to the handover for a handover)."""
     _check_counter(by)
     for field, value in (("float_issued", float_issued), ("counted", counted)):
         _check_figure(field, value)
     _check_chips(chips_float, chips_counted)
     note = clean_text(note, CashCount, "note")
-    session, stream = _lock_closed_session(session if isinstance(session, int) else session.pk)
+    session, stream = _lock_closed_session(
+        session if isinstance(session, int) else session.pk, handover=staff_change is not None
+    )
+    change = None if staff_change is None else _handover(session, staff_change)
     existing = (
-        CashCount.objects.filter(session=session, corrects__isnull=True).values_list("pk", flat=True).first()
+        CashCount.objects.filter(session=session, staff_change=change, corrects__isnull=True)
+        .values_list("pk", flat=True)
+        .first()
     )
     if existing is not None:
         raise Conflict(
             "already_counted",
-            "This session's drawer is counted already; enter a correction of the count in force.",
-            details={"count": existing, "in_force": cash_count_in_force_id(session.pk)},
-        )
-    net = _net(session)
+            "This session's drawer is counted already; enter a correction of the count in force."
+            if change is None else
+            "The drawer of this handover is counted already; enter a correction of the count in force.",
+            details={"count": existing, "in_force": cash_count_in_force_id(session.pk, staff_change=change),
+                     "staff_change": None if change is None else change.pk},
+        )  # fmt: skip
+    net = _net(session, change)
     try:
-        with transaction.atomic():  # the partial unique index is the backstop of a race
+        with transaction.atomic():  # the partial unique indexes are the backstop of a race
             count = CashCount.objects.create(
-                session=session, float_issued=float_issued, net=net, expected=float_issued + net, counted=counted,
+                session=session, staff_change=change, float_issued=float_issued, net=net,
+                expected=float_issued + net, counted=counted,
                 chips_float=chips_float, chips_expected=_chips_expected(chips_float, net), chips_counted=chips_counted,
                 counted_by=by, counted_at=now(), note=note,
             )  # fmt: skip
     except IntegrityError:
-        raise Conflict("already_counted", "This session's drawer is counted already.") from None
+        raise Conflict("already_counted", "This drawer is counted already.") from None
     record(stream=stream, actor=by, action=COUNTED, subject=count, data={"old": None, "new": count_payload(count)})
     return count
 
@@ -210,15 +266,17 @@ def cash_count_correct(
     reason = clean_text(reason, CashCount, "note")
     if not reason:
         raise ApplicationError("reason_required", "Say why the count is corrected.")
-    session, stream = _lock_closed_session(count.session_id)
-    old = CashCount.objects.select_for_update().get(pk=count.pk)
+    handover = CashCount.objects.filter(pk=count.pk).values_list("staff_change_id", flat=True).get() is not None
+    session, stream = _lock_closed_session(count.session_id, handover=handover)
+    old = CashCount.objects.select_for_update(of=("self",)).select_related("staff_change").get(pk=count.pk)
     newer = CashCount.objects.filter(corrects=old).values_list("pk", flat=True).first()
     if newer is not None:
         raise Conflict(
             "already_corrected",
             "This count was corrected already; correct the count in force.",
-            details={"count": old.pk, "correction": newer, "in_force": cash_count_in_force_id(session.pk)},
-        )
+            details={"count": old.pk, "correction": newer,
+                     "in_force": cash_count_in_force_id(session.pk, staff_change=old.staff_change_id)},
+        )  # fmt: skip
     figures = {field: getattr(old, field) if value is None else value for field, value in given.items()}
     # A count without chips takes them here whole; one with chips restates the figure not given.
     _check_chips(figures["chips_float"], figures["chips_counted"])
@@ -228,9 +286,9 @@ def cash_count_correct(
             "The figures given are the count's own: nothing to correct.",
             details={"count": old.pk, **figures},
         )
-    net = _net(session)
+    net = _net(session, old.staff_change)  # a handover's: the same cutoff
     new = CashCount.objects.create(
-        session=session, float_issued=figures["float_issued"], net=net, expected=figures["float_issued"] + net,
+        session=session, staff_change=old.staff_change, float_issued=figures["float_issued"], net=net, expected=figures["float_issued"] + net,
         counted=figures["counted"], chips_float=figures["chips_float"],
         chips_expected=_chips_expected(figures["chips_float"], net), chips_counted=figures["chips_counted"],
         counted_by=by, counted_at=now(), note=reason, corrects=old,
@@ -240,10 +298,11 @@ def cash_count_correct(
     return new
 
 
-def cash_count_in_force_id(session_id: int) -> int | None:
-    """The count no other corrects (one per counted session: a chain of corrections)."""
+def cash_count_in_force_id(session_id: int, *, staff_change: StaffChange | int | None = None) -> int | None:
+    """The count no other corrects (one per counted drawer: a chain of corrections): the
+    session's final count's, or that of the handover of `staff_change`."""
     return (
-        CashCount.objects.filter(session_id=session_id, corrected_by__isnull=True)
+        CashCount.objects.filter(session_id=session_id, staff_change=staff_change, corrected_by__isnull=True)
         .values_list("pk", flat=True)
         .first()
     )

@@ -412,6 +412,7 @@ def test_a_session_not_counted_reads_null(closed, auditor):
     assert Tablet(auditor).get(url(closed)).json() == {
         "session": closed.session.pk,
         "in_force": None,
+        "handovers": [],
         "history": [],
     }
 
