@@ -748,24 +748,34 @@ def _build_document(
     counts_by_session: dict[int, list] = {}
     for c in drawer_counts:
         counts_by_session.setdefault(c.session_id, []).append(c)
-    drawer_rows, not_counted, in_force = [], [], []
+    # A changeur's handover count (its staff change set) is its own row, with the changeur relieved
+    # and the handover's time (blank for a final count): one text column, not two, as the PDF's
+    # page holds one more column at its smallest type and not two (the width tests set every
+    # figure at its largest); the totals, the session's "counted"
+    # and the sessions not counted are the final counts' (each the whole session's drawer), the
+    # handovers' apart: a handover's difference is part of the final one, never added to it.
+    drawer_rows, not_counted, in_force, handovers_in_force = [], [], [], []
     for s in sessions:
-        listed_counts = counts_by_session.get(s.pk)
-        if not listed_counts:
-            not_counted.append(s)
-            drawer_rows.append([s.table.number, s.number, None, None, net_by_session.get(s.pk, 0), None, None, None,
-                                None, None, None, None, None, None, "not_counted", None, None, ""])  # fmt: skip
-            continue
+        listed_counts = counts_by_session.get(s.pk, [])
         for c in listed_counts:
             state = "corrected" if c.pk in superseded_by else "in_force"
             if state == "in_force":
-                in_force.append(c)
+                (in_force if c.staff_change_id is None else handovers_in_force).append(c)
+            change = c.staff_change
             # The chips' cells blank (None, never 0) for a count that did not count them.
-            drawer_rows.append([s.table.number, s.number, c.pk, c.float_issued, c.net, c.expected, c.counted,
-                                c.difference, c.chips_float, c.chips_expected, c.chips_counted, c.chips_difference,
-                                _who(c.counted_by), c.counted_at, state, c.corrects_id, superseded_by.get(c.pk),
-                                c.note])  # fmt: skip
+            handover = "" if change is None else _("%(changeur)s, relieved at %(at)s") % {
+                "changeur": _who(change.old_changeur), "at": _when(change.at)}
+            drawer_rows.append([s.table.number, s.number, c.pk, handover, c.float_issued, c.net,
+                                c.expected, c.counted, c.difference, c.chips_float, c.chips_expected,
+                                c.chips_counted, c.chips_difference, _who(c.counted_by), c.counted_at, state,
+                                c.corrects_id, superseded_by.get(c.pk), c.note])  # fmt: skip
+        if not any(c.staff_change_id is None for c in listed_counts):
+            not_counted.append(s)
+            drawer_rows.append([s.table.number, s.number, None, "", None, net_by_session.get(s.pk, 0), None,
+                                None, None, None, None, None, None, None, None, "not_counted", None, None,
+                                ""])  # fmt: skip
     drawer_difference = sum(c.difference for c in in_force) if in_force else None
+    handover_difference = sum(c.difference for c in handovers_in_force) if handovers_in_force else None
     # The chips' difference over the counts in force that counted them; None when none did (a
     # tray not counted is not a tray found exact).
     chips_in_force = [c for c in in_force if c.chips_difference is not None]
@@ -782,10 +792,12 @@ def _build_document(
         "shortfall": -sum(c.difference for c in in_force if c.difference < 0),
         "chips_counted": len(chips_in_force), "chips_difference": chips_difference,
         "not_counted": [{"table": s.table.number, "session": s.number} for s in not_counted],
+        "handovers_counted": len(handovers_in_force), "handover_difference": handover_difference,
         "as_recorded": {str(c.pk): unclaimed.payload_digest(rs.cash_count_payload(c)) for c in drawer_counts},
     }  # fmt: skip
     sections.append(Section("cash_drawers", _("Cash drawers counted at the end of each session"), _cols(
         ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("count", _("Count"), "int"),
+        ("handover", _("Changeur relieved at the handover"), "text"),
         ("float_issued", _("Float issued"), "money"), ("net", _("Register's net"), "money"),
         ("expected", pgettext("drawer", "Expected"), "money"), ("counted", pgettext("drawer", "Counted"), "money"),
         ("difference", _("Difference (counted less expected)"), "money"),
@@ -804,6 +816,13 @@ def _build_document(
             _("Counts in force: %(count)s, difference %(difference)s.")
             % {"count": len(in_force), "difference": eur(drawer_difference)} if in_force else
             _("No drawer was counted.")
+        ) + (
+            " " + _("A changeur relieved during the session handed his drawer over counted: its row gives the "
+                    "handover's time and the changeur relieved, its register's net the lines up to the handover; "
+                    "the final count holds the whole session. Handovers counted: %(count)s, difference "
+                    "%(difference)s (part of the final counts', not added to them).")
+            % {"count": len(handovers_in_force), "difference": eur(handover_difference)}
+            if handovers_in_force else ""
         ) + (
             " " + _("Chips counted in %(count)s of them, difference %(difference)s.")
             % {"count": len(chips_in_force), "difference": eur(chips_difference)} if chips_in_force else ""
@@ -844,6 +863,9 @@ def _build_document(
          pgettext("drawer", "not counted") if chips_difference is None else Money(chips_difference)),
         (_("Sessions closed without a drawer count"),
          not_counted_words or pgettext("sessions not counted", "none")),
+        (_("Changeurs' handovers counted"), len(handovers_in_force)),
+        (_("Changeurs' handovers' difference (counted less expected, counts in force)"),
+         pgettext("drawer", "not counted") if handover_difference is None else Money(handover_difference)),
         (_("Tables flagged (banker's win rate outside 95%)"), ", ".join(map(str, summary["flagged_tables"])) or pgettext("tables flagged", "none")),
         (_("Audit seal (SHA-256 over the day's stream heads)"), seal),
         (_("Sealed streams"), len(streams)),

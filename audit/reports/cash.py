@@ -104,11 +104,12 @@ DRAWER_ACTIONS = (DRAWER_COUNTED, DRAWER_CORRECTED)
 
 
 def day_cash_counts(*, gaming_day_id: int) -> QuerySet[CashCount]:
-    """Every count of the day's drawers, corrected ones included, by table, session and time,
-    with what the report prints of them (one query)."""
+    """Every count of the day's drawers, the changeurs' handovers' and the final ones, corrected
+    ones included, by table, session and time, with what the report prints of them (one query:
+    a handover's staff change and the changeur it relieved)."""
     return (
         CashCount.objects.filter(session__gaming_day_id=gaming_day_id)
-        .select_related("session__table", "counted_by")
+        .select_related("session__table", "counted_by", "staff_change__old_changeur")
         .order_by("session__table__number", "session__number", "counted_at", "pk")
     )
 

@@ -11,8 +11,10 @@ from decimal import Decimal
 
 import pytest
 
+from audit.exports.formatting import datetime_iso
 from audit.models import DayReport
 from floor import services as floor_services
+from floor.roles import Role
 from tables import services as table_services
 from tests.audit.conftest import raw_sql
 from tests.audit.test_exports import csv_blocks, pdf_text
@@ -27,10 +29,10 @@ pytestmark = pytest.mark.django_db
 
 SECTION = "Cash drawers counted at the end of each session"
 SECTION_IT = "Cassetti del cambio contati a fine sessione"
-HEADER = ["table", "session", "count", "float_issued_eur", "net_eur", "expected_eur", "counted_eur",
+HEADER = ["table", "session", "count", "handover", "float_issued_eur", "net_eur", "expected_eur", "counted_eur",
           "difference_eur", "chips_float_eur", "chips_expected_eur", "chips_counted_eur", "chips_difference_eur",
           "counted_by", "counted_at", "state", "corrects", "corrected_by", "note"]  # fmt: skip
-STATE, AT, NOTE = 14, 13, 17  # the columns' places in a row
+STATE, AT, NOTE, HANDOVER = 15, 14, 18, 3  # the columns' places in a row
 
 
 def _counted(world):
@@ -61,7 +63,8 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     held = report.summary["drawers"]
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "counted": 1, "difference": 5_00, "surplus": 5_00, "shortfall": 0, "chips_counted": 1,
-        "chips_difference": -10_00, "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
+        "chips_difference": -10_00, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 0,
+        "handover_difference": None}  # fmt: skip
     assert sorted(held["as_recorded"], key=int) == [str(first.pk), str(second.pk)]
 
     files = {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
@@ -76,10 +79,10 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     who = [commissario if world.commissario.get_full_name() else world.commissario.username,
            direzione if world.direzione.get_full_name() else world.direzione.username]  # fmt: skip
     assert rows == [
-        ["1", "1", "", "", "0.00", "", "", "", "", "", "", "", "", "not_counted", "", "", ""],
-        ["2", "1", str(first.pk), "500.00", "800.00", "1300.00", "1290.00", "-10.00", "", "", "", "", who[0],
+        ["1", "1", "", "", "", "0.00", "", "", "", "", "", "", "", "", "not_counted", "", "", ""],
+        ["2", "1", str(first.pk), "", "500.00", "800.00", "1300.00", "1290.00", "-10.00", "", "", "", "", who[0],
          "corrected", "", str(second.pk), "slip 4"],
-        ["2", "1", str(second.pk), "500.00", "800.00", "1300.00", "1305.00", "5.00", "3000.00", "2200.00",
+        ["2", "1", str(second.pk), "", "500.00", "800.00", "1300.00", "1305.00", "5.00", "3000.00", "2200.00",
          "2190.00", "-10.00", who[1], "in_force", str(first.pk), "", "a 5 and a 10 under the tray"],
     ]  # fmt: skip
     assert block[2][AT] == "" and block[3][AT] and block[4][AT]
@@ -91,16 +94,19 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
         assert fact in preamble, fact
 
     sheet, count, listing = _xlsx(files["xlsx"], SECTION)
-    assert count == 3 and sheet[0][:8] == ("Table", "Session", "Count", "Float issued", "Register's net", "Expected",
-                                           "Counted", "Difference (counted less expected)")  # fmt: skip
-    assert [Decimal(str(v)) for v in sheet[3][3:8]] == [
+    assert count == 3 and sheet[0][:9] == ("Table", "Session", "Count",
+                                           "Changeur relieved at the handover", "Float issued",
+                                           "Register's net", "Expected", "Counted",
+                                           "Difference (counted less expected)")  # fmt: skip
+    assert [Decimal(str(v)) for v in sheet[3][4:9]] == [
         Decimal(x) for x in ("500", "800", "1300", "1305", "5")
     ]
-    assert sheet[0][8:12] == ("Chips float", "Chips expected", "Chips counted",
+    assert sheet[0][9:13] == ("Chips float", "Chips expected", "Chips counted",
                               "Chips difference")  # fmt: skip
-    assert [Decimal(str(v)) for v in sheet[3][8:12]] == [Decimal(x) for x in ("3000", "2200", "2190", "-10")]
-    assert sheet[1][3] is None and sheet[1][5] is None  # not counted: blank, never 0
-    assert sheet[1][8:12] == sheet[2][8:12] == (None,) * 4  # the chips not counted: blank, never 0
+    assert [Decimal(str(v)) for v in sheet[3][9:13]] == [Decimal(x) for x in ("3000", "2200", "2190", "-10")]
+    assert sheet[1][4] is None and sheet[1][6] is None  # not counted: blank, never 0
+    assert sheet[1][9:13] == sheet[2][9:13] == (None,) * 4  # the chips not counted: blank, never 0
+    assert sheet[2][3] in ("", None) and sheet[3][3] in ("", None)  # final counts: no handover
     assert Decimal(
         str(listing["Cash drawers' difference (counted less expected, counts in force)"][0])
     ) == Decimal("5.00")
@@ -115,6 +121,7 @@ def test_a_day_without_a_drawer_count_says_not_counted(closed, tmp_path):
     assert report.summary["drawers"] == {"counted": 0, "difference": None, "surplus": 0, "shortfall": 0,
                                          "chips_counted": 0, "chips_difference": None,
                                          "not_counted": [{"table": 1, "session": 1}, {"table": 2, "session": 1}],
+                                         "handovers_counted": 0, "handover_difference": None,
                                          "as_recorded": {}}  # fmt: skip
     preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
     assert ["# Cash drawers' difference (counted less expected, counts in force)", "not counted"] in preamble
@@ -148,8 +155,9 @@ def test_an_italian_report_says_the_drawers_in_italian_with_the_same_keys(
     summary = {row[0]: row[1:] for row in wb.worksheets[0].iter_rows(values_only=True) if row and row[0]}
     sheet = list(wb[summary[SECTION_IT][0]].iter_rows(values_only=True))
     assert [row[STATE] for row in sheet[1:]] == ["non contato", "corretto", "in vigore"]
-    assert sheet[0][3:7] == ("Fondo cassa consegnato", "Netto del registro", "Atteso", "Contato")
-    assert sheet[0][8:12] == ("Fondo fiches", "Fiches attese", "Fiches contate", "Differenza fiches")
+    assert sheet[0][3:8] == ("Changeur sostituito al cambio", "Fondo cassa consegnato",
+                             "Netto del registro", "Atteso", "Contato")  # fmt: skip
+    assert sheet[0][9:13] == ("Fondo fiches", "Fiches attese", "Fiches contate", "Differenza fiches")
 
 
 def test_an_honest_day_with_drawer_counts_verifies(
@@ -291,7 +299,8 @@ def test_a_drawer_counted_after_the_close_is_listed_by_the_signed_version_and_ve
     held = report.summary["drawers"]
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "counted": 1, "difference": -5_00, "surplus": 0, "shortfall": 5_00, "chips_counted": 0,
-        "chips_difference": None, "not_counted": [{"table": 1, "session": 1}]}  # fmt: skip
+        "chips_difference": None, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 0,
+        "handover_difference": None}  # fmt: skip
     assert list(held["as_recorded"]) == [str(count.pk)]
     rows = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION][2:]
     assert [(row[0], row[2], row[STATE], row[NOTE]) for row in rows] == [("1", "", "not_counted", ""),
@@ -350,3 +359,128 @@ def test_a_late_count_edited_in_sql_is_named_by_the_verification(
     assert wrong in client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"]
     first = DayReport.objects.get(gaming_day=closed.day, version=1)
     assert client.post(f"/api/reports/{first.pk}/verify/").json()["reasons"] == [wrong]
+
+
+# --------------------------------------------------------------------------- the changeur's handover
+
+
+def _handed_over(world, make_user):
+    """Table 2's session: its first changeur takes a buy-in of 1,000.00 and is relieved; his
+    successor pays a cash-out of 200.00 and is relieved in turn (his drawer not counted); the
+    session closes. The first changeur's drawer, counted at his handover: float 500.00, net
+    1,000.00, 1,495.00 found (5.00 short); the final count: net 800.00, 1,290.00 found (10.00
+    short, of which 5.00 since the handover). Returns the two staff changes and both counts."""
+    from django.db.models import F
+
+    from floor.models import StaffChange
+
+    s2 = world.sessions[1]
+    outgoing = s2.changeur
+    table_services.cash_exchange_record(session=s2, by=outgoing, direction="buy_in", amount=1000_00)
+    second, third = make_user("changeur_relief", Role.CHANGEUR), make_user("changeur_three", Role.CHANGEUR)
+    floor_services.table_session_staff_change(session=s2, by=world.commissario, changeur=second, reason="break")
+    table_services.cash_exchange_record(session=s2, by=second, direction="cash_out", amount=200_00)
+    floor_services.table_session_staff_change(session=s2, by=world.commissario, changeur=third, reason="end of shift")
+    floor_services.table_session_close(session=s2, by=world.commissario)
+    # (the fixture's day relieved the session's Capo Partita already: that change hands no drawer over)
+    changes = list(StaffChange.objects.filter(session=s2).exclude(old_changeur=F("new_changeur")).order_by("at", "pk"))
+    assert len(changes) == 2
+    handover = table_services.cash_count_record(session=s2, by=world.commissario, float_issued=500_00,
+                                                counted=1495_00, staff_change=changes[0], note="handover")  # fmt: skip
+    final = table_services.cash_count_record(session=s2, by=world.direzione, float_issued=500_00, counted=1290_00)
+    return outgoing, changes, handover, final
+
+
+def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_ones_apart(
+    world, media, make_user, tmp_path, django_capture_on_commit_callbacks
+):
+    from floor.models import StaffChange
+
+    outgoing, changes, handover, final = _handed_over(world, make_user)
+    assert (handover.net, handover.difference, final.net, final.difference) == (1000_00, -5_00, 800_00, -10_00)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    assert report.status == "done", report.error
+    held = report.summary["drawers"]
+    assert {k: v for k, v in held.items() if k != "as_recorded"} == {
+        "counted": 1, "difference": -10_00, "surplus": 0, "shortfall": 10_00, "chips_counted": 0,
+        "chips_difference": None, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 1,
+        "handover_difference": -5_00}  # fmt: skip
+    assert sorted(held["as_recorded"], key=int) == [str(handover.pk), str(final.pk)]
+
+    files = {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
+    preamble, blocks = csv_blocks(files["csv"])
+    block = blocks[SECTION]
+    assert block[1] == HEADER
+    who = f"{outgoing.get_full_name()} ({outgoing.username})" if outgoing.get_full_name() else outgoing.username
+    at = StaffChange.objects.get(pk=changes[0].pk).at
+    rows = {row[2]: row for row in block[2:]}
+    assert [(row[0], row[2], row[STATE]) for row in block[2:]] == [
+        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", str(final.pk), "in_force")]
+    # The changeur relieved and the handover's time (the staff change's, not the count's).
+    assert rows[str(handover.pk)][HANDOVER] == f"{who}, relieved at {datetime_iso(at)}"
+    assert rows[str(handover.pk)][4:9] == ["500.00", "1000.00", "1500.00", "1495.00", "-5.00"]
+    assert rows[str(final.pk)][HANDOVER] == ""  # a final count: blank
+    assert rows[str(final.pk)][4:9] == ["500.00", "800.00", "1300.00", "1290.00", "-10.00"]
+    assert "Handovers counted: 1, difference -5.00 EUR (part of the final counts', not added to them)." in block[0][0]
+    assert "Counts in force: 1, difference -10.00 EUR." in block[0][0]
+    for fact in (["# Cash drawers counted", "1"], ["# Changeurs' handovers counted", "1"],
+                 ["# Changeurs' handovers' difference (counted less expected, counts in force)", "-5.00 EUR"],
+                 ["# Cash drawers' difference (counted less expected, counts in force)", "-10.00 EUR"]):  # fmt: skip
+        assert fact in preamble, fact
+    sheet, count, _listing = _xlsx(files["xlsx"], SECTION)
+    assert count == 3 and sheet[2][3] == f"{who}, relieved at {datetime_iso(at)}" and sheet[3][3] in ("", None)
+    text = pdf_text(files["pdf"], tmp_path)
+    if text is not None:
+        assert SECTION in text and "relieved at" in text
+
+
+def test_a_session_with_only_a_handover_counted_is_still_not_counted(
+    world, media, make_user, django_capture_on_commit_callbacks
+):
+    _outgoing, _changes, handover, final = _handed_over(world, make_user)
+    raw_sql("DELETE FROM tables_cashcount WHERE id = %s", (final.pk,))  # (as if the final count never was)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    held = report.summary["drawers"]
+    assert (held["counted"], held["difference"], held["handovers_counted"], held["handover_difference"]) == (
+        0, None, 1, -5_00)
+    assert held["not_counted"] == [{"table": 1, "session": 1}, {"table": 2, "session": 1}]
+    block = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION]
+    assert [(row[0], row[2], row[STATE]) for row in block[2:]] == [
+        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", "", "not_counted")]
+
+
+def test_an_honest_day_with_a_handover_verifies_and_a_staff_change_edited_in_sql_is_named(
+    world, media, api, auditor, make_user, django_capture_on_commit_callbacks
+):
+    _outgoing, changes, handover, final = _handed_over(world, make_user)
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    client = api(auditor)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body["reasons"]
+    wrong = {"code": "drawer_not_as_recorded", "table": 2, "session": 1, "in_books": True, "recorded_in_trail": True}
+    # The handover count moved to the other relief (the second changeur's drawer made the first's):
+    raw_sql("UPDATE tables_cashcount SET staff_change_id = %s WHERE id = %s", (changes[1].pk, handover.pk))
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["reasons"] == [{**wrong, "count": handover.pk}]
+    raw_sql("UPDATE tables_cashcount SET staff_change_id = %s WHERE id = %s", (changes[0].pk, handover.pk))
+    assert client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == []
+    # The final count made a handover's (its row then holds a key its event has not):
+    raw_sql("UPDATE tables_cashcount SET staff_change_id = %s WHERE id = %s", (changes[1].pk, final.pk))
+    assert client.post(f"/api/reports/{report.pk}/verify/").json()["reasons"] == [{**wrong, "count": final.pk}]
+
+
+def test_a_staff_change_edited_before_the_build_is_a_drawer_mismatch(
+    world, media, api, auditor, make_user, django_capture_on_commit_callbacks
+):
+    _outgoing, changes, handover, _final = _handed_over(world, make_user)
+    raw_sql("UPDATE tables_cashcount SET staff_change_id = %s WHERE id = %s", (changes[1].pk, handover.pk))
+    close(world, django_capture_on_commit_callbacks)
+    raw_sql("UPDATE tables_cashcount SET staff_change_id = %s WHERE id = %s", (changes[0].pk, handover.pk))
+    report = DayReport.objects.get(gaming_day=world.day, version=1)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False and body["reasons"] == [
+        {"code": "drawer_mismatch", "count": handover.pk, "table": 2, "session": 1, "listed_in_report": True,
+         "recorded_in_trail": True}]  # fmt: skip
