@@ -788,7 +788,8 @@ def drawer_count_window(*, session: TableSession) -> str:
 
 def closed_sessions_with_drawer(day_ids: list[int]) -> dict[int, list[TableSession]]:
     """The days' closed sessions, each with whether its drawer is counted
-    (tables.services.cash_count), by day: one query however many. (The floor's dashboard asks
+    (tables.services.cash_count: its final count; a changeur's handover counted is not the
+    session's drawer), by day: one query however many. (The floor's dashboard asks
     it of the open days; the desk's page of a day, of that day, open or closed: a drawer is
     counted late after the close.)"""
     if not day_ids:
@@ -796,7 +797,7 @@ def closed_sessions_with_drawer(day_ids: list[int]) -> dict[int, list[TableSessi
     sessions = (
         TableSession.objects.filter(gaming_day_id__in=day_ids, status=TableSession.Status.CLOSED)
         .select_related("table")
-        .annotate(drawer_counted=Exists(CashCount.objects.filter(session=OuterRef("pk"))))
+        .annotate(drawer_counted=Exists(CashCount.objects.filter(session=OuterRef("pk"), staff_change__isnull=True)))
         .order_by("table__number", "number")
     )
     out: dict[int, list[TableSession]] = {}

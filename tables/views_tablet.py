@@ -29,6 +29,7 @@ from config.htmx import refusal
 from floor.models import Patron, TableSession
 from floor.permissions import readable_sessions, session_readable_by, session_writable_by
 from floor.roles import Role, has_role
+from floor.selectors import staff_change_list
 from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
@@ -413,6 +414,11 @@ def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum:
     voids_any = not closed and has_role(viewer, *VOIDS_ANY)
     rows = list(cash_exchange_list(session=session))
     totals = cash_exchange_totals(session=session)
+    # The changeurs relieved (their drawers counted at the handover) and the counts, read once
+    # for the handovers' panel and the closed session's drawer.
+    changes = [c for c in staff_change_list(session=session) if c.old_changeur_id != c.new_changeur_id]
+    history = cash_count_history(session=session) if closed or changes else []
+    window = drawer_count_window(session=session) if closed or changes else None
     threshold = settings.AML_IDENTIFY_CENTS
     linked: dict[int, dict] = {}
     for row in rows:
@@ -426,7 +432,8 @@ def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum:
         "writable": writable,
         "rows": rows,
         "totals": totals,
-        "drawer": _drawer_panel(session, viewer, totals) if closed else None,
+        "drawer": _drawer_panel(session, viewer, totals, history) if closed else None,
+        "handovers": _handovers_panel(session, viewer, changes, history, window),
         "threshold": threshold,
         # what unnamed exchanges may still come to, together, before each names its patron
         "unnamed_left": max(threshold - totals["unnamed"], 0),
@@ -436,14 +443,37 @@ def _cash_panel(session: TableSession, viewer: Any, places: list[dict], minimum:
     }
 
 
-def _drawer_panel(session: TableSession, viewer: Any, totals: dict) -> dict:
+def _handovers_panel(
+    session: TableSession, viewer: Any, changes: list, history: list[CashCount], window: str | None
+) -> list[dict]:
+    """Each changeur's handover (a staff change that relieved the changeur), the session
+    running or closed: the drawer he handed over, its count in force (the register's net up to
+    the handover, expected, counted, difference, and the part of it since the handover counted
+    before) and its corrections, for every reader of the register; its count form, or the
+    correction's, for the Commissario and the Direzione while a count is taken (the day open,
+    or closed until its books are signed: tables.services.cash_count)."""
+    counts = window in ("open", "late") and has_role(viewer, *COUNTS_DRAWER)
+    panel = []
+    for change in changes:
+        mine = [row for row in history if row.staff_change_id == change.pk]
+        in_force = next((row for row in mine if row.in_force), None)
+        panel.append({
+            "change": change, "in_force": in_force, "corrected": [row for row in mine if not row.in_force],
+            "can_count": counts and in_force is None, "can_correct": counts and in_force is not None,
+            "books_signed": window == "books_signed",
+        })  # fmt: skip
+    return panel
+
+
+def _drawer_panel(session: TableSession, viewer: Any, totals: dict, history: list[CashCount]) -> dict:
     """A closed session's drawer, counted against the register: the count in force (float,
     the register's net, expected, counted, difference; and, when it counted them, the chips'
     float, the chips handed out for that net, expected, counted, difference) and its history, for every reader of
     the register; the count form, or the correction's, for the Commissario and the Direzione
     while the gaming day is open, and after its close until its control register is signed by
-    both (a late count, into the day's books: tables.services.cash_count)."""
-    history = cash_count_history(session=session)
+    both (a late count, into the day's books: tables.services.cash_count). The final count
+    only: the changeurs' handovers have their own panel (_handovers_panel)."""
+    history = [row for row in history if row.staff_change_id is None]
     in_force = next((row for row in history if row.in_force), None)
     # Read for every reader: once the books are signed a drawer not counted never will be, and
     # "not counted yet" would say to the auditor too that a count may still come.
@@ -946,6 +976,8 @@ DRAWER_REFUSALS = {
     "books_signed": gettext_lazy(
         "The day's control register is signed by both: its books are final, the drawer is no longer counted."
     ),
+    "unknown_staff_change": gettext_lazy("This handover is not of this table session."),
+    "changeur_not_changed": gettext_lazy("This staff change kept the changeur: no drawer was handed over."),
 }
 
 
@@ -1001,15 +1033,21 @@ def _chips_figures(request: HttpRequest) -> dict[str, int]:
 
 
 def act_cash_count(request, session, user):
+    # A changeur's handover: the staff change whose drawer is counted (none: the final count).
+    raw = (request.POST.get("staff_change") or "").strip()
+    handover = {"staff_change": int_field(raw, field="staff_change")} if raw else {}
     count = _drawer_service(
         services.cash_count_record,
         session=session,
         by=user,
+        **handover,
         float_issued=euros_to_cents(request.POST.get("float_issued") or "0", field="float_issued"),
         counted=euros_to_cents(request.POST.get("counted"), field="counted"),
         note=request.POST.get("note", ""),
         **_chips_figures(request),
     )
+    if count.staff_change_id is not None:
+        return _("Handover counted.") + " " + _drawer_words(count)
     return _("Drawer counted.") + " " + _drawer_words(count)
 
 

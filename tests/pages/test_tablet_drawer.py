@@ -382,3 +382,112 @@ def test_a_session_closed_without_cash_says_none_was_exchanged(game, client_for,
     assert "No cash was exchanged in this session." in html and "No cash exchanged at this table yet." not in html
     it = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert "Nessun cambio in questa sessione." in it
+
+
+# --------------------------------------------------------------------------- the changeur's handover
+
+
+@pytest.fixture
+def relieved(game, changeur, commissario, make_user):
+    """The first changeur takes buy-ins 900.00 and a cash-out 150.00 (net 750.00) and is relieved
+    while the session runs; his successor takes a buy-in of 100.00 (the session's net 850.00)."""
+    from floor.models import StaffChange
+    from floor.roles import Role
+
+    services.cash_exchange_record(session=game.session, by=changeur, direction="buy_in", amount=900_00)
+    services.cash_exchange_record(session=game.session, by=changeur, direction="cash_out", amount=150_00)
+    successor = make_user("changeur_relief", Role.CHANGEUR)
+    floor_services.table_session_staff_change(session=game.session, by=commissario, changeur=successor,
+                                              reason="break")  # fmt: skip
+    services.cash_exchange_record(session=game.session, by=successor, direction="buy_in", amount=100_00)
+    game.change = StaffChange.objects.get(session=game.session)
+    game.successor = successor
+    return game
+
+
+HANDOVER_FORM = 'name="staff_change"'
+
+
+def _handover(html: str, change) -> str:
+    return html.split(f'id="handover-title-{change.pk}"', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_commissario_counts_the_handover_while_the_session_runs(relieved, client_for, commissario):
+    client = client_for(commissario)
+    html = page(client, relieved)
+    part = _handover(html, relieved.change)
+    assert "This drawer is not counted yet" in part and HANDOVER_FORM in part
+    assert 'id="drawer-title"' not in html  # the final count: once the session is closed
+    r = post(client, relieved, "cash-count", staff_change=str(relieved.change.pk), float_issued="1000",
+             counted="1745")  # fmt: skip
+    assert r.status_code == 200, r.content.decode()
+    assert "Handover counted. Expected € 1\u202f750, counted € 1\u202f745: a shortfall of € 5." in unescape(
+        r.content.decode())
+    count = CashCount.objects.get()
+    # The successor's buy-in, after the relief, is not in the handed-over drawer.
+    assert (count.staff_change_id, count.net, count.difference) == (relieved.change.pk, 750_00, -5_00)
+    part = _handover(page(client, relieved), relieved.change)
+    assert "-5 (shortfall)" in part and HANDOVER_FORM not in part and "Correct this count" in part
+    r = post(client, relieved, "cash-count-correct", count=str(count.pk), counted="1750", reason="a fiver found")
+    assert r.status_code == 200 and "the drawer is exact" in r.content.decode()
+    new = CashCount.objects.get(corrects=count)
+    assert (new.staff_change_id, new.net, new.difference) == (relieved.change.pk, 750_00, 0)
+    assert "Counts corrected since" in _handover(page(client, relieved), relieved.change)
+    # Counted again: refused, nothing written.
+    r = post(client, relieved, "cash-count", staff_change=str(relieved.change.pk), float_issued="0", counted="1")
+    assert r.status_code == 409 and CashCount.objects.count() == 2
+
+
+def test_the_final_count_says_what_arose_since_the_handover(relieved, client_for, commissario):
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=1_000_00, counted=1_745_00,
+                               staff_change=relieved.change)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    client = client_for(commissario)
+    r = post(client, relieved, "cash-count", float_issued="1000", counted="1840")
+    assert r.status_code == 200, r.content.decode()
+    final = CashCount.objects.get(staff_change__isnull=True)
+    assert (final.net, final.difference) == (850_00, -10_00)
+    html = page(client, relieved)
+    drawer = html.split('id="drawer-title"', 1)[1].split("</dl>", 1)[0]
+    # -10.00 in all, -5.00 of it at the handover: -5.00 since.
+    assert "-10 (shortfall)" in drawer and "of which since the handover" in drawer and "<dd>€ -5</dd>" in drawer
+    assert "-5 (shortfall)" in _handover(html, relieved.change)
+
+
+@pytest.mark.parametrize("who", ["changeur", "successor", "auditor"])
+def test_no_one_else_is_offered_the_handover_form_nor_may_post_it(relieved, client_for, who, request):
+    user = relieved.successor if who == "successor" else request.getfixturevalue(who)
+    client = client_for(user)
+    html = page(client, relieved)
+    if 'id="handover-title-' in html:  # (a relieved changeur reads the register no more)
+        assert HANDOVER_FORM not in html
+    r = post(client, relieved, "cash-count", staff_change=str(relieved.change.pk), float_issued="0", counted="750")
+    assert r.status_code == 403 and not CashCount.objects.exists()
+
+
+def test_a_bad_handover_on_the_page_writes_nothing(relieved, client_for, commissario, make_game):
+    client = client_for(commissario)
+    events = AuditEvent.objects.count()
+    for staff_change in ("abc", "999999999"):
+        r = post(client, relieved, "cash-count", staff_change=staff_change, float_issued="0", counted="750")
+        assert r.status_code == 400, (staff_change, r.status_code)
+    assert "This handover is not of this table session." in unescape(r.content.decode())
+    assert not CashCount.objects.exists() and AuditEvent.objects.count() == events
+
+
+def test_the_handover_in_italian_is_all_italian(relieved, commissario):
+    evening = Evening()
+    boss = evening.client(commissario)
+    tablet = f"/tablet/sessions/{relieved.session.pk}/"
+    html = evening.get(boss, tablet).content.decode()
+    assert "Questo cassetto non è ancora contato" in html and "Registra il conteggio al cambio" in html
+    r = evening.post(boss, tablet + "cash-count/", staff_change=str(relieved.change.pk), float_issued="1.000",
+                     counted="1.745")  # fmt: skip
+    assert "Cassetto del cambio contato." in unescape(r.content.decode())
+    evening.post(boss, tablet + "cash-count/", staff_change="999999999", float_issued="0", counted="1")
+    html = evening.get(boss, tablet).content.decode()
+    assert "netto incassato fino al cambio" in html
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    evening.post(boss, tablet + "cash-count/", float_issued="1.000", counted="1.840")
+    assert "di cui dopo il cambio" in evening.get(boss, tablet).content.decode()
+    assert evening.problems == []
