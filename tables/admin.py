@@ -173,6 +173,6 @@ class CashExchangeAdmin(ReadOnlyAdmin):
 
 @admin.register(CashCount)
 class CashCountAdmin(ReadOnlyAdmin):
-    list_display = ("id", "session", "float_issued", "net", "expected", "counted", "counted_by", "counted_at",
-                    "corrects")  # fmt: skip
-    list_select_related = ("session", "counted_by")
+    list_display = ("id", "session", "staff_change", "float_issued", "net", "expected", "counted", "counted_by",
+                    "counted_at", "corrects")  # fmt: skip
+    list_select_related = ("session", "counted_by", "staff_change")

@@ -491,3 +491,17 @@ def test_the_handover_in_italian_is_all_italian(relieved, commissario):
     evening.post(boss, tablet + "cash-count/", float_issued="1.000", counted="1.840")
     assert "di cui dopo il cambio" in evening.get(boss, tablet).content.decode()
     assert evening.problems == []
+
+
+def test_a_handover_counted_is_not_the_sessions_drawer(relieved, client_for, commissario):
+    """Closed with only its handover counted: the session's drawer reads not counted, on its page
+    and on the floor's dashboard, and the final count is offered."""
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=750_00,
+                               staff_change=relieved.change)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    client = client_for(commissario)
+    html = page(client, relieved)
+    drawer = html.split('id="drawer-title"', 1)[1]
+    assert "The drawer is not counted yet." in drawer and FORM in drawer.split("</form>", 1)[0]
+    section = client.get("/floor/").content.decode().split("Closed sessions: the changeur's drawers", 1)[1]
+    assert "drawer not counted" in section.split("</section>", 1)[0]
