@@ -226,7 +226,7 @@ def cash_count_record(
             if change is None else
             "The drawer of this handover is counted already; enter a correction of the count in force.",
             details={"count": existing, "in_force": cash_count_in_force_id(session.pk, staff_change=change),
-                     "staff_change": None if change is None else change.pk},
+                     **({} if change is None else {"staff_change": change.pk})},
         )  # fmt: skip
     net = _net(session, change)
     try:
