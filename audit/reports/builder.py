@@ -817,15 +817,15 @@ def _build_document(
             % {"count": len(in_force), "difference": eur(drawer_difference)} if in_force else
             _("No drawer was counted.")
         ) + (
+            " " + _("Chips counted in %(count)s of them, difference %(difference)s.")
+            % {"count": len(chips_in_force), "difference": eur(chips_difference)} if chips_in_force else ""
+        ) + (
             " " + _("A changeur relieved during the session handed his drawer over counted: its row gives the "
                     "handover's time and the changeur relieved, its register's net the lines up to the handover; "
                     "the final count holds the whole session. Handovers counted: %(count)s, difference "
                     "%(difference)s (part of the final counts', not added to them).")
             % {"count": len(handovers_in_force), "difference": eur(handover_difference)}
             if handovers_in_force else ""
-        ) + (
-            " " + _("Chips counted in %(count)s of them, difference %(difference)s.")
-            % {"count": len(chips_in_force), "difference": eur(chips_difference)} if chips_in_force else ""
         ) + " " + (
             _("Sessions closed without a drawer count: %(sessions)s.") % {"sessions": not_counted_words}
             if not_counted else _("Every session's drawer was counted.")
