@@ -7,7 +7,7 @@ derived; every refusal writes nothing."""
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -166,6 +166,40 @@ def test_the_database_holds_one_original_count_per_handover(relieved, commissari
     # The final count is another drawer: the database takes it beside the handover's.
     CashCount.objects.create(session=relieved.session, float_issued=0, net=850_00, expected=850_00, counted=1,
                              counted_by=commissario, counted_at=timezone.now())  # fmt: skip
+
+
+def test_the_database_holds_a_count_s_staff_change_to_its_session(relieved, make_game, commissario, make_user):
+    """Behind the service (tables migration 0017, a row trigger): a count whose staff change is
+    another session's is not written, by an INSERT nor an UPDATE in SQL, and a counted staff
+    change does not move to another session."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the guard is a PostgreSQL trigger (the SQLite demo has the service's rule only)")
+    other = make_game("venezia")
+    elsewhere = relieve(other, commissario, make_user("changeur_other", Role.CHANGEUR))
+    with pytest.raises(IntegrityError, match="is not of session"), transaction.atomic():
+        CashCount.objects.create(session=relieved.session, staff_change=elsewhere, float_issued=0, net=0, expected=0,
+                                 counted=1, counted_by=commissario, counted_at=timezone.now())  # fmt: skip
+    count = services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=1,
+                                       staff_change=relieved.change)  # fmt: skip
+    final = CashCount.objects.create(session=other.session, float_issued=0, net=0, expected=0, counted=0,
+                                     counted_by=commissario, counted_at=timezone.now())  # fmt: skip
+    table = CashCount._meta.db_table
+    for sql, params in (
+        (f"UPDATE {table} SET session_id = %s WHERE id = %s", [other.session.pk, count.pk]),
+        (f"UPDATE {table} SET staff_change_id = %s WHERE id = %s", [elsewhere.pk, count.pk]),
+        (f"UPDATE {table} SET staff_change_id = %s WHERE id = %s", [relieved.change.pk, final.pk]),
+        (f"UPDATE {StaffChange._meta.db_table} SET session_id = %s WHERE id = %s", [other.session.pk,
+                                                                                    relieved.change.pk]),
+    ):  # fmt: skip
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+    count.refresh_from_db()
+    assert (count.session_id, count.staff_change_id) == (relieved.session.pk, relieved.change.pk)
+    assert CashCount.objects.get(pk=final.pk).staff_change_id is None
+    # The rule's own rows pass: its session's staff change, and the final count's none.
+    CashCount.objects.filter(pk=count.pk).update(note="recounted by the Direzione")
+    CashCount.objects.create(session=other.session, staff_change=elsewhere, float_issued=0, net=0, expected=0,
+                             counted=0, counted_by=commissario, counted_at=timezone.now())  # fmt: skip
 
 
 # --------------------------------------------------------------------------- refusals
