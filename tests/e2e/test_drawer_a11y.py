@@ -62,6 +62,42 @@ def test_the_corrected_counts_with_their_chips_by_touch(make_game, touch_page, s
 
 
 @pytest.mark.parametrize("lang", ["en", "it"])
+def test_a_handover_s_count_with_its_chips_by_touch(make_game, touch_page, shoot, changeur, commissario, make_user,
+                                                    lang):  # fmt: skip
+    """A changeur relieved while the session runs, his drawer counted at the handover with its
+    chips, at their widest, and corrected: the handover's panel carries the chips' block and the
+    corrected count's chips row, and the running session's page still fits the tablet."""
+    from floor.models import StaffChange
+    from floor.roles import Role
+
+    game = make_game("venezia")
+    services.cash_exchange_record(session=game.session, by=changeur, direction="buy_in", amount=999_999_99,
+                                  patron=game.seat(2))  # fmt: skip
+    floor_services.table_session_staff_change(session=game.session, by=commissario,
+                                              changeur=make_user("changeur_relief", Role.CHANGEUR), reason="break")  # fmt: skip
+    change = StaffChange.objects.get(session=game.session)
+    first = services.cash_count_record(session=game.session, by=commissario, float_issued=1_000_000_00,
+                                       counted=999_999_99, chips_float=1_000_000_00, chips_counted=0,
+                                       staff_change=change)  # fmt: skip
+    services.cash_count_correct(count=first, by=commissario, counted=1_000_000_00, chips_counted=999_999_99,
+                                reason="a plaque under the tray, recounted by the Direzione")  # fmt: skip
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
+    panel = page.locator(f"section.handover[aria-labelledby=handover-title-{change.pk}]")
+    expect(panel.locator("dl.drawer-chips dt")).to_have_count(5)
+    expect(panel.locator("table.drawer-counts tbody tr.chips-row del")).to_be_visible()
+    found = []
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"handover-chips-{name}-{lang}")
+        found += [f"{name}, {lang}: {p}" for p in audit(page)]
+    if lang_of(page) != lang:
+        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
 def test_the_floor_s_drawers_left_to_count_by_touch(make_game, touch_page, shoot, commissario, lang):
     """The day closed with two drawers not counted: the floor lists them, each link a touch
     target apart from the next, and fits the tablet either way it is held."""

@@ -505,3 +505,38 @@ def test_a_handover_counted_is_not_the_sessions_drawer(relieved, client_for, com
     assert "The drawer is not counted yet." in drawer and FORM in drawer.split("</form>", 1)[0]
     section = client.get("/floor/").content.decode().split("Closed sessions: the changeur's drawers", 1)[1]
     assert "drawer not counted" in section.split("</section>", 1)[0]
+
+
+def test_the_handover_s_chips_are_shown_whole_as_the_final_count_s(relieved, client_for, commissario):
+    """The handover's panel showed the chips as their difference alone, and its corrected counts
+    without their chips: the tray handed over reads as the final one's, every figure (float,
+    handed out up to the handover, expected, counted, difference), and a corrected count's
+    chips under its cash. A tray of 3,000.00 less the 750.00 handed out up to the handover
+    should hold 2,250.00; 2,240.00 found is 10.00 short."""
+    count = services.cash_count_record(session=relieved.session, by=commissario, float_issued=1_000_00,
+                                       counted=1_750_00, chips_float=3_000_00, chips_counted=2_240_00,
+                                       staff_change=relieved.change)  # fmt: skip
+    client = client_for(commissario)
+    part = unescape(_handover(page(client, relieved), relieved.change))
+    chips = part.split('class="facts drawer-chips"', 1)[1].split("</dl>", 1)[0]
+    for term, figure in (("chips' float", "€ 3\u202f000"), ("chips handed out, net", "€ +750"),
+                         ("chips expected in the tray", "€ 2\u202f250"), ("chips counted", "€ 2\u202f240"),
+                         ("chips' difference", "€ -10 (shortfall)")):  # fmt: skip
+        assert f"<dt>{term}</dt><dd>{figure}</dd>" in chips, term
+    services.cash_count_correct(count=count, by=commissario, chips_counted=2_250_00, reason="a plaque")
+    html = page(client, relieved)
+    assert "€ 0 (exact)" in _handover(html, relieved.change).split('class="facts drawer-chips"', 1)[1]
+    (cash, chips_row), = _corrected(_handover(html, relieved.change))
+    figures = lambda row: re.findall(r'<td class="num">(.*?)</td>', row)  # noqa: E731
+    assert figures(cash) == ["1\u202f000", "1\u202f750", "<del>1\u202f750</del>", "0"]
+    assert figures(chips_row) == ["3\u202f000", "2\u202f250", "<del>2\u202f240</del>", "-10"]
+
+
+def test_a_handover_counted_without_its_chips_says_so(relieved, client_for, commissario):
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=750_00,
+                               staff_change=relieved.change)  # fmt: skip
+    part = unescape(_handover(page(client_for(commissario), relieved), relieved.change))
+    assert "The chips in the changeur's tray were not counted." in part and "drawer-chips" in part
+    it = unescape(client_for(commissario).get(f"/tablet/sessions/{relieved.session.pk}/",
+                                              HTTP_ACCEPT_LANGUAGE="it").content.decode())  # fmt: skip
+    assert "The chips in the changeur's tray" not in it
