@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from audit.services import books_signed_days, books_signed_register
 from config import prepared
 from config.prepared import Prepared
-from floor.models import Casino, GamingDay, Patron, Seat, TableSession
+from floor.models import Casino, GamingDay, Patron, Seat, StaffChange, TableSession
 from tables.engine import EngineError, get_profile, live
 from tables.engine import Shoe as EngineShoe
 from tables.engine import succession as succession_rules
@@ -806,14 +806,41 @@ def closed_sessions_with_drawer(day_ids: list[int]) -> dict[int, list[TableSessi
     return out
 
 
-def drawers_left_to_count(*, casinos: list[Casino]) -> dict[int, tuple[GamingDay, list[TableSession]]]:
+def handovers_not_counted(day_ids: list[int]) -> dict[int, list[StaffChange]]:
+    """The days' changeurs' handovers whose drawer is not counted, by day: each staff change of
+    a session of those days that relieved its changeur (old_changeur != new_changeur; a change
+    of the Capo Partita alone hands no drawer over) with no count of it (no original count with
+    that staff change: a correction always follows one, so none at all), the session running
+    or closed (a handover is counted from the change on: tables.services.cash_count), with the
+    session's table and the changeurs, by table, session and time: one query however many. The
+    supervisors are told of them where they are told of the sessions' drawers not counted (the
+    floor, the desk's page of a day and its register's signature)."""
+    if not day_ids:
+        return {}
+    changes = (
+        StaffChange.objects.filter(session__gaming_day_id__in=day_ids)
+        .exclude(old_changeur=F("new_changeur"))
+        .exclude(Exists(CashCount.objects.filter(staff_change=OuterRef("pk"), corrects__isnull=True)))
+        .select_related("session__table", "old_changeur", "new_changeur")
+        .order_by("session__table__number", "session__number", "at", "pk")
+    )
+    out: dict[int, list[StaffChange]] = {}
+    for change in changes:
+        out.setdefault(change.session.gaming_day_id, []).append(change)
+    return out
+
+
+def drawers_left_to_count(
+    *, casinos: list[Casino]
+) -> dict[int, tuple[GamingDay, list[TableSession], list[StaffChange]]]:
     """For each of these casinos, its last closed gaming day, with that day's closed sessions
-    whose drawer is not counted (tables.services.cash_count: a drawer is counted late until the
-    day's control register in force is signed by both), by casino; a casino is left out once
-    that day's books are signed (a correction of the register, until its own two signatures,
-    opens them again) or every drawer of it is counted. Three
-    queries however many casinos, days and sessions. (The floor asks it of the casinos with no
-    day open: once the day is closed its drawers were listed nowhere there.)"""
+    whose drawer is not counted and its changeurs' handovers not counted (handovers_not_counted)
+    (tables.services.cash_count: a drawer is counted late until the day's control register in
+    force is signed by both), by casino; a casino is left out once that day's books are signed
+    (a correction of the register, until its own two signatures, opens them again) or every
+    drawer of it, the handovers' included, is counted. Four queries however many casinos, days,
+    sessions and handovers. (The floor asks it of the casinos with no day open: once the day is
+    closed its drawers were listed nowhere there.)"""
     if not casinos:
         return {}
     last = GamingDay.objects.filter(casino=OuterRef("pk"), closed_at__isnull=False).order_by("-date", "-pk")
@@ -824,10 +851,11 @@ def drawers_left_to_count(*, casinos: list[Casino]) -> dict[int, tuple[GamingDay
     )
     signed = books_signed_days(gaming_day_ids=[day.pk for day in days])
     open_books = {day.pk: day for day in days if day.pk not in signed}
-    out: dict[int, tuple[GamingDay, list[TableSession]]] = {}
-    for day_id, sessions in closed_sessions_with_drawer(list(open_books)).items():
-        left = [session for session in sessions if not session.drawer_counted]
-        if left:
-            day = open_books[day_id]
-            out[day.casino_id] = (day, left)
+    sessions = closed_sessions_with_drawer(list(open_books))
+    handovers = handovers_not_counted(list(open_books))
+    out: dict[int, tuple[GamingDay, list[TableSession], list[StaffChange]]] = {}
+    for day_id, day in open_books.items():
+        left = [session for session in sessions.get(day_id, []) if not session.drawer_counted]
+        if left or handovers.get(day_id):
+            out[day.casino_id] = (day, left, handovers.get(day_id, []))
     return out

@@ -32,7 +32,12 @@ from floor.models import Casino, GamingDay, Patron, Seat, SessionInterruption, T
 from floor.permissions import SuspendsPlay
 from floor.roles import Role, has_role
 from tables.models import Coup
-from tables.selectors import closed_sessions_with_drawer, drawers_left_to_count, session_game_states
+from tables.selectors import (
+    closed_sessions_with_drawer,
+    drawers_left_to_count,
+    handovers_not_counted,
+    session_game_states,
+)
 from tables.services.cash_count import COUNTS_DRAWER
 
 from .templatetags.chemin_ui import euros
@@ -259,6 +264,9 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     days = floor_selectors.gaming_days_open(casinos=all_casinos)
     next_dates = floor_selectors.next_gaming_day_dates(casinos=[c for c in all_casinos if c.pk not in days])
     drawers = closed_sessions_with_drawer([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
+    # The changeurs relieved whose drawer is not counted, the sessions running or closed: each
+    # handover is counted on its session's page, from the change on (tables.services.cash_count).
+    handovers = handovers_not_counted([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
     # No day open: the last day's drawers not counted, to those who count them, while its books
     # are still open (a late count; the desk's page of the day lists them too)
     late = (
@@ -272,6 +280,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
             "day": days.get(casino.pk),
             "in_play": in_play(live, days[casino.pk]) if casino.pk in days else [],
             "drawers": drawers.get(days[casino.pk].pk, []) if casino.pk in days else [],
+            "handovers": handovers.get(days[casino.pk].pk, []) if casino.pk in days else [],
             "late": late.get(casino.pk),
             "next_date": next_dates.get(casino.pk),
             "cards": [card for card in cards if card["table"].casino_id == casino.pk],
@@ -446,8 +455,9 @@ ACTIONS: dict[str, Callable] = {
 STAFF_ACTIONS = frozenset({"open", "close", "staff"})
 # Actions that change whether the gaming day may close: its close form changes with them.
 DAY_CLOSE_ACTIONS = frozenset({"open", "close"})
-# Actions that change the day's closed sessions, listed with their drawers (an open adds none).
-DRAWER_LIST_ACTIONS = frozenset({"close"})
+# Actions that change the day's closed sessions, listed with their drawers (an open adds none),
+# or its changeurs' handovers not counted (a relief of the changeur adds one).
+DRAWER_LIST_ACTIONS = frozenset({"close", "staff"})
 
 
 def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action: str = "") -> HttpResponse:
@@ -470,17 +480,20 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
                 context = {"c": other, "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
         day = None
-        if outcome.ok and action in DAY_CLOSE_ACTIONS and common["can_write"]:
+        if outcome.ok and action in DAY_CLOSE_ACTIONS | DRAWER_LIST_ACTIONS and common["can_write"]:
             day = floor_selectors.gaming_days_open(casinos=[table.casino]).get(table.casino_id)
         if day is not None:
-            # the close of the day, swapped in place too: offered once the last session closes,
-            # withdrawn (naming the table) once one opens, without reloading the page
             g = {"casino": table.casino, "day": day, "in_play": in_play(live, day)}
-            response.content += render(request, "tables/_floor_day_close.html", {"g": g, "oob": True}).content
+            if action in DAY_CLOSE_ACTIONS:
+                # the close of the day, swapped in place too: offered once the last session
+                # closes, withdrawn (naming the table) once one opens, without reloading the page
+                response.content += render(request, "tables/_floor_day_close.html", {"g": g, "oob": True}).content
             if action in DRAWER_LIST_ACTIONS:
-                # the day's closed sessions, the one just closed with its drawer to count: listed
-                # (and linked) at once, as the close of the day is
+                # the day's closed sessions, the one just closed with its drawer to count, and its
+                # handovers not counted, the one just made among them: listed (and linked) at
+                # once, as the close of the day is
                 g["drawers"] = closed_sessions_with_drawer([day.pk]).get(day.pk, [])
+                g["handovers"] = handovers_not_counted([day.pk]).get(day.pk, [])
                 response.content += render(request, "tables/_floor_drawers.html", {"g": g, "oob": True}).content
         return response
     return _page(request, outcome)

@@ -589,7 +589,7 @@ def test_the_drawers_left_to_count_cost_the_same_queries_however_many(client_for
 
     staff = itertools.count(1)
 
-    def closed_day(site, tables: int, *, counted: int = 0, signed: bool = False) -> list[TableSession]:
+    def closed_day(site, tables: int, *, counted: int = 0, signed: bool = False, relieved: int = 0) -> list[TableSession]:
         day = floor_services.gaming_day_open(casino=site.casino, by=commissario)
         sessions = []
         for number in range(1, tables + 1):
@@ -599,6 +599,9 @@ def test_the_drawers_left_to_count_cost_the_same_queries_however_many(client_for
                 table=table, by=commissario, shoe_number=f"S{n}", minimum=100_00,
                 capo_partita=make_user(f"capo_{n}", Role.CAPO_PARTITA), changeur=make_user(f"changeur_{n}", Role.CHANGEUR),
             )  # fmt: skip
+            if number <= relieved:  # the changeur relieved: his handover not counted
+                floor_services.table_session_staff_change(session=session, by=commissario, reason="break",
+                                                          changeur=make_user(f"relief_{n}", Role.CHANGEUR))  # fmt: skip
             floor_services.table_session_close(session=session, by=commissario)
             sessions.append(session)
         for session in sessions[:counted]:
@@ -627,10 +630,11 @@ def test_the_drawers_left_to_count_cost_the_same_queries_however_many(client_for
     first = closed_day(SiteFactory(name="Ca' Vendramin Calergi"), 1)
     few, html = page()
     assert html.count("drawers not counted") == 1 and f"/tablet/sessions/{first[0].pk}/#drawer-title" in html
-    three = closed_day(SiteFactory(name="Ca' Noghera"), 3, counted=1)
-    signed = closed_day(SiteFactory(name="Sanremo"), 2, signed=True)
+    three = closed_day(SiteFactory(name="Ca' Noghera"), 3, counted=1, relieved=2)
+    signed = closed_day(SiteFactory(name="Sanremo"), 2, signed=True, relieved=1)
     many, html = page()
     assert html.count("drawers not counted") == 2
+    assert html.count("handed over at") == 2  # the handovers of the day whose books are open
     listed = [s for s in (*first, *three, *signed) if f"/tablet/sessions/{s.pk}/#drawer-title" in html]
     assert listed == [first[0], three[1], three[2]]
     assert many == few

@@ -1,0 +1,215 @@
+"""The changeurs' handovers whose drawer is not counted (tables.selectors.handovers_not_counted),
+named where the supervisors are told of the sessions' drawers not counted: the floor's list of
+the open day's drawers (the session running or closed), the floor's list of the last closed
+day's drawers left to count, the desk's day page ("Cash drawer" column) and its register's sign
+form. Not counted: a staff change that relieved the changeur with no count of it (a change of
+the Capo Partita alone hands no drawer over); each is linked to its count's form on the
+session's page, and leaves every list once counted."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from html import unescape
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from floor import services as floor_services
+from floor.models import StaffChange
+from floor.roles import Role
+from tables import services
+from tests.pages.test_floor_drawers import drawers, late
+from tests.pages.test_italian import Evening
+
+pytestmark = pytest.mark.django_db
+
+
+def relieve(game, commissario, changeur) -> StaffChange:
+    floor_services.table_session_staff_change(session=game.session, by=commissario, changeur=changeur, reason="break")
+    return StaffChange.objects.filter(session=game.session).latest("at", "pk")
+
+
+def link(change) -> str:
+    return f'href="/tablet/sessions/{change.session_id}/#handover-title-{change.pk}"'
+
+
+def count(change, commissario):
+    return services.cash_count_record(session=change.session_id, by=commissario, float_issued=0, counted=0,
+                                      staff_change=change)  # fmt: skip
+
+
+def handovers(html: str, casino_id: int) -> str:
+    found = re.search(r'<section class="drawers handovers-uncounted".*?</section>', drawers(html, casino_id), re.S)
+    return found.group(0) if found else ""
+
+
+@pytest.fixture
+def relieved(game, commissario, make_user):
+    """The session runs; its changeur, Mario Rossi, is relieved."""
+    outgoing = game.session.changeur
+    outgoing.first_name, outgoing.last_name = "Mario", "Rossi"
+    outgoing.save()
+    game.change = relieve(game, commissario, make_user("changeur_relief", Role.CHANGEUR))
+    return game
+
+
+# --------------------------------------------------------------------------- the floor, the day open
+
+
+def test_the_floor_names_the_handover_not_counted_while_the_session_runs(relieved, client_for, commissario,
+                                                                          make_user, auditor):  # fmt: skip
+    change, casino = relieved.change, relieved.session.table.casino_id
+    # A change of the Capo Partita alone hands no drawer over: not listed.
+    floor_services.table_session_staff_change(session=relieved.session, by=commissario, reason="break",
+                                              capo_partita=make_user("capo_relief", Role.CAPO_PARTITA))  # fmt: skip
+    for who in (commissario, auditor):
+        part = unescape(handovers(client_for(who).get("/floor/").content.decode(), casino))
+        assert "Changeurs' handovers: drawers not counted" in part
+        at = re.escape(change.at.astimezone().strftime("%H:%M"))
+        assert re.search(rf'<a class="button-link" {link(change)}>Table {relieved.session.table.number}, session '
+                         rf"{relieved.session.number}: the drawer Mario Rossi handed over at {at}</a>", part), part  # fmt: skip
+        assert part.count("<li>") == 1
+    count(change, commissario)
+    assert handovers(client_for(commissario).get("/floor/").content.decode(), casino) == ""
+
+
+def test_an_htmx_relief_lists_the_handover_at_once(game, client_for, make_user):
+    """The relief of the changeur on the table's card: its handover, not counted, is in the
+    answer's drawers' list (out of band), as a close's drawer is."""
+    client = client_for(game.commissario)
+    session, casino = game.session, game.session.table.casino_id
+    relief = make_user("changeur_relief", Role.CHANGEUR)
+    answer = client.post(f"/floor/tables/{session.table_id}/staff/", {
+        "session": session.pk, "current_capo_partita": str(session.capo_partita_id),
+        "current_changeur": str(session.changeur_id), "capo_partita": str(session.capo_partita_id),
+        "changeur": str(relief.pk), "reason": "break", "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_HX_REQUEST="true")  # fmt: skip
+    assert answer.status_code == 200, answer.content.decode()[:2000]
+    html = answer.content.decode()
+    part = drawers(html, casino)
+    assert 'hx-swap-oob="true"' in part.split(">", 1)[0]
+    assert link(StaffChange.objects.get(session=session)) in handovers(html, casino)
+    assert "day-close" not in html or "hx-swap-oob" not in html.split("day-close", 1)[1][:200]
+
+
+# --------------------------------------------------------------------------- the floor, the day closed
+
+
+def test_once_the_day_is_closed_the_floor_lists_the_handover_left_to_count(relieved, client_for, commissario):
+    """Every session's drawer counted, the handover not: the last day is still listed, with the
+    handover's link; counted (late), the day leaves the list."""
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=0)
+    day = relieved.session.gaming_day
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    client, casino = client_for(commissario), day.casino_id
+    part = late(client.get("/floor/").content.decode(), casino)
+    assert link(relieved.change) in part and f"/tablet/sessions/{relieved.session.pk}/#drawer-title" not in part
+    assert "the drawer Mario Rossi handed over at" in unescape(part)
+    count(relieved.change, commissario)
+    assert late(client.get("/floor/").content.decode(), casino) == ""
+
+
+# --------------------------------------------------------------------------- the desk
+
+
+def _desk_ready(game, commissario, direzione):
+    from audit.reports import registers
+    from tables import report_selectors
+
+    day, table = game.session.gaming_day, game.session.table
+    floor_services.table_session_close(session=game.session, by=commissario)
+    services.cash_count_record(session=game.session, by=commissario, float_issued=0, counted=0)
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    registers.cagnotte_count_record(
+        gaming_day=day, table=table, by=direzione, witness=commissario,
+        counted=report_selectors.expected_cagnotte(gaming_day_id=day.pk, table_id=table.pk),
+    )  # fmt: skip
+    registers.control_register_prepare(gaming_day=day, by=direzione)
+    return day
+
+
+def test_the_desk_names_the_handover_in_the_drawer_column_and_at_the_signature(
+    relieved, client_for, commissario, direzione
+):
+    """The session's drawer counted, its handover not: the desk's day page said "drawer counted"
+    and its sign form warned of nothing, and the books were signed over a drawer never counted.
+    The column and the sign form name the changeur relieved and when, linked to the form."""
+    day = _desk_ready(relieved, commissario, direzione)
+    desk = client_for(direzione)
+    html = unescape(desk.get(f"/desk/days/{day.pk}/").content.decode())
+    row = re.search(rf'<tr data-session="{relieved.session.pk}">(.*?)</tr>', html, re.S).group(1)
+    at = relieved.change.at.astimezone().strftime("%H:%M")
+    assert "drawer counted" in row and link(relieved.change) in row
+    assert f"Mario Rossi's handover at {at} not counted" in row
+    warning = ("A changeur's drawer handed over is not counted: once the register is signed by both, it can no "
+               "longer be counted.")  # fmt: skip
+    assert warning in html and html.index(warning) < html.index("Sign first")
+    banner = html.split('class="banner warn handovers-uncounted"', 1)[1].split("</div>", 1)[0]
+    assert link(relieved.change) in banner and "the drawer Mario Rossi handed over at" in banner
+    assert "drawers-uncounted" not in html.replace("handovers-uncounted", "")  # the session's drawer is counted
+    it = unescape(desk.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    assert "Il cassetto consegnato da un changeur al cambio non è contato" in it
+    assert f"cassetto consegnato da Mario Rossi alle {at} non contato" in it
+    count(relieved.change, commissario)
+    html = desk.get(f"/desk/days/{day.pk}/").content.decode()
+    assert "handovers-uncounted" not in html and "handover-uncounted" not in html
+
+
+def test_the_handovers_in_italian(relieved, commissario):
+    evening = Evening()
+    html = unescape(evening.get(evening.client(commissario), "/floor/").content.decode())
+    assert "Cambi dei changeur: cassetti non contati" in html
+    assert f"Tavolo {relieved.session.table.number}, sessione {relieved.session.number}: il cassetto consegnato da " \
+           "Mario Rossi alle" in html
+    assert evening.problems == []
+
+
+# --------------------------------------------------------------------------- the queries
+
+
+def _queries(client, url: str) -> tuple[int, str]:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(captured), unescape(response.content.decode())
+
+
+def test_the_floor_and_the_desk_read_the_handovers_in_the_same_queries_however_many(
+    relieved, make_game, client_for, commissario, direzione, make_user
+):
+    """One handover not counted, then four over three sessions (one of them counted, one a
+    change of the Capo Partita alone): as many queries for the floor (the day open, then
+    closed) and for the desk's day page."""
+    client, desk = client_for(commissario), client_for(direzione)
+    day = relieved.session.gaming_day
+    few, html = _queries(client, "/floor/")
+    assert html.count("handed over at") == 1
+    others = [make_game("venezia"), make_game("venezia")]
+    changes = [relieve(relieved, commissario, make_user("relief_2", Role.CHANGEUR))]
+    for n, other in enumerate(others, 3):
+        changes.append(relieve(other, commissario, make_user(f"relief_{n}", Role.CHANGEUR)))
+        changes.append(relieve(other, commissario, make_user(f"relief_{n}b", Role.CHANGEUR)))
+    floor_services.table_session_staff_change(session=others[0].session, by=commissario, reason="break",
+                                              capo_partita=make_user("capo_relief", Role.CAPO_PARTITA))  # fmt: skip
+    count(changes[-1], commissario)
+    many, html = _queries(client, "/floor/")
+    assert html.count("handed over at") == 5
+    assert many == few
+    # The day closed: the desk's page and the floor's list of the drawers left to count.
+    for game in (relieved, *others):
+        floor_services.table_session_close(session=game.session, by=commissario)
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    late_many, html = _queries(client, "/floor/")
+    assert html.count("handed over at") == 5
+    desk_many, html = _queries(desk, f"/desk/days/{day.pk}/")
+    assert len(re.findall(r"'s handover at \d\d:\d\d not counted", html)) == 5
+    for change in (relieved.change, *changes[:-1]):
+        count(change, commissario)
+    late_few, html = _queries(client, "/floor/")
+    assert html.count("handed over at") == 0 and "drawers not counted" in html  # the sessions' drawers left
+    desk_few, html = _queries(desk, f"/desk/days/{day.pk}/")
+    assert "not counted</strong></a>" not in html.replace("drawer not counted</strong></a>", "")
+    assert (late_many, desk_many) == (late_few, desk_few)
