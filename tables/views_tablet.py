@@ -1065,6 +1065,8 @@ def act_cash_count_correct(request, session, user):
     new = _drawer_service(
         services.cash_count_correct, count=count, by=user, reason=request.POST.get("reason", ""), **figures
     )
+    if new.staff_change_id is not None:  # said as the count was: a handover's is not the session's drawer
+        return _("Handover count corrected.") + " " + _drawer_words(new)
     return _("Count corrected.") + " " + _drawer_words(new)
 
 

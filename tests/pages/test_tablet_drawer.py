@@ -430,6 +430,8 @@ def test_the_commissario_counts_the_handover_while_the_session_runs(relieved, cl
     assert "-5 (shortfall)" in part and HANDOVER_FORM not in part and "Correct this count" in part
     r = post(client, relieved, "cash-count-correct", count=str(count.pk), counted="1750", reason="a fiver found")
     assert r.status_code == 200 and "the drawer is exact" in r.content.decode()
+    # Said as the handover's, as its count was: not the session's drawer corrected.
+    assert "Handover count corrected. Expected" in r.content.decode()
     new = CashCount.objects.get(corrects=count)
     assert (new.staff_change_id, new.net, new.difference) == (relieved.change.pk, 750_00, 0)
     assert "Counts corrected since" in _handover(page(client, relieved), relieved.change)
@@ -484,6 +486,9 @@ def test_the_handover_in_italian_is_all_italian(relieved, commissario):
     r = evening.post(boss, tablet + "cash-count/", staff_change=str(relieved.change.pk), float_issued="1.000",
                      counted="1.745")  # fmt: skip
     assert "Cassetto del cambio contato." in unescape(r.content.decode())
+    count = CashCount.objects.get()
+    r = evening.post(boss, tablet + "cash-count-correct/", count=str(count.pk), counted="1.750", reason="recount")
+    assert "Conteggio del cassetto al cambio corretto." in unescape(r.content.decode())
     evening.post(boss, tablet + "cash-count/", staff_change="999999999", float_issued="0", counted="1")
     html = evening.get(boss, tablet).content.decode()
     assert "netto incassato fino al cambio" in html
