@@ -119,3 +119,40 @@ def test_the_floor_s_drawers_left_to_count_by_touch(make_game, touch_page, shoot
         pytest.fail("\n".join(found), pytrace=False)
     page.locator("section.drawers-late ul.drawer-links a").first.tap()
     expect(page.locator("form.drawer-form")).to_have_count(1)  # the late count, offered
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game, touch_page, shoot, commissario,
+                                                                      direzione, make_user, lang):  # fmt: skip
+    """Two changeurs relieved at one table and one at another, no handover counted: the floor
+    lists the three, the desk's day page names them under each session's drawer, each link a
+    touch target apart from the next, and both pages fit the tablet either way it is held."""
+    from floor.roles import Role
+
+    games = [make_game("venezia"), make_game("venezia")]
+    for n, game in enumerate((games[0], games[0], games[1])):
+        floor_services.table_session_staff_change(session=game.session, by=commissario, reason="break",
+                                                  changeur=make_user(f"relief_{n}", Role.CHANGEUR))  # fmt: skip
+    found = []
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/floor/")
+    expect(page.locator("section.handovers-uncounted ul.handover-links a")).to_have_count(3)
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"floor-handovers-{name}-{lang}")
+        found += [f"floor, {name}, {lang}: {p}" for p in audit(page)]
+    page.locator("section.handovers-uncounted ul.handover-links a").first.tap()
+    expect(page.locator("section.handover form.drawer-form").first).to_be_visible()  # its count's form
+    for game in games:
+        floor_services.table_session_close(session=game.session, by=commissario)
+    day = games[0].session.gaming_day
+    floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    desk = touch_page(direzione, lang)
+    desk.goto(f"{desk.base}/desk/days/{day.pk}/")
+    expect(desk.locator("td.drawer a.handover-uncounted")).to_have_count(3)
+    for name, size in VIEWPORTS.items():
+        desk.set_viewport_size(size)
+        shoot(desk, f"desk-handovers-{name}-{lang}")
+        found += [f"desk, {name}, {lang}: {p}" for p in audit(desk)]
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
