@@ -998,10 +998,14 @@ def _drawer_words(count: CashCount) -> str:
         "difference": euros(abs(count.difference)),
     }
     if count.difference > 0:
-        return _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.") % words
-    if count.difference < 0:
-        return _("Expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.") % words
-    return _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.") % words + _chips_words(count)
+        said = _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.")
+    elif count.difference < 0:
+        said = _("Expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.")
+    else:
+        said = _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.")
+    # The chips' sentence follows the cash's whatever the cash's difference (it followed an
+    # exact drawer only: a tray short beside a cash surplus went unsaid).
+    return said % words + _chips_words(count)
 
 
 def _chips_words(count: CashCount) -> str:

@@ -280,6 +280,22 @@ def test_the_chips_are_counted_on_the_page_and_shown_against_the_register(closed
     assert "€ 0 (exact)" in _chips(page(client, closed))
 
 
+def test_the_chips_are_said_beside_a_cash_surplus_or_shortfall_too(closed, client_for, commissario):
+    """The answer says the tray whatever the cash's difference: it said it after an exact drawer
+    only, so a tray 10.00 short beside a cash surplus went unsaid."""
+    client = client_for(commissario)
+    r = post(client, closed, "cash-count", float_issued="1,000", counted="1760", chips_float="3,000",
+             chips_counted="2240")  # fmt: skip
+    assert r.status_code == 200, r.content.decode()
+    assert ("a surplus of € 10. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10."
+            in r.content.decode())  # fmt: skip
+    count = CashCount.objects.get()
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="1740", reason="a note found")
+    assert r.status_code == 200, r.content.decode()
+    assert "a shortfall of € 10. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10." in (
+        r.content.decode())
+
+
 def test_chips_incomplete_on_the_page_write_nothing_and_a_correction_adds_them(closed, client_for, direzione):
     client = client_for(direzione)
     for fields in ({"chips_float": "100"}, {"chips_counted": "0"}, {"chips_float": "-1", "chips_counted": "0"}):
