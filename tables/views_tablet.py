@@ -451,16 +451,20 @@ def _handovers_panel(
     the handover, expected, counted, difference, and the part of it since the handover counted
     before) and its corrections, for every reader of the register; its count form, or the
     correction's, for the Commissario and the Direzione while a count is taken (the day open,
-    or closed until its books are signed: tables.services.cash_count)."""
+    or closed until its books are signed: tables.services.cash_count). A drawer not counted says
+    what it should hold, as the final one does: the register's net up to the handover (one
+    query each; the session's totals above run on past it), and, to whoever may count it once
+    the day is closed, that the count goes into the day's books."""
     counts = window in ("open", "late") and has_role(viewer, *COUNTS_DRAWER)
     panel = []
     for change in changes:
         mine = [row for row in history if row.staff_change_id == change.pk]
         in_force = next((row for row in mine if row.in_force), None)
+        net = cash_exchange_totals(session=session, until=change.at)["net"] if in_force is None else None
         panel.append({
             "change": change, "in_force": in_force, "corrected": [row for row in mine if not row.in_force],
             "can_count": counts and in_force is None, "can_correct": counts and in_force is not None,
-            "books_signed": window == "books_signed",
+            "late": counts and window == "late", "books_signed": window == "books_signed", "net": net,
         })  # fmt: skip
     return panel
 

@@ -499,6 +499,7 @@ def test_the_handover_in_italian_is_all_italian(relieved, commissario):
     tablet = f"/tablet/sessions/{relieved.session.pk}/"
     html = evening.get(boss, tablet).content.decode()
     assert "Questo cassetto non è ancora contato" in html and "Registra il conteggio al cambio" in html
+    assert "Il netto incassato del registro fino al cambio: € +750; il cassetto deve contenerlo" in html
     r = evening.post(boss, tablet + "cash-count/", staff_change=str(relieved.change.pk), float_issued="1.000",
                      counted="1.745")  # fmt: skip
     assert "Cassetto del cambio contato." in unescape(r.content.decode())
@@ -561,3 +562,25 @@ def test_a_handover_counted_without_its_chips_says_so(relieved, client_for, comm
     it = unescape(client_for(commissario).get(f"/tablet/sessions/{relieved.session.pk}/",
                                               HTTP_ACCEPT_LANGUAGE="it").content.decode())  # fmt: skip
     assert "The chips in the changeur's tray" not in it
+
+
+def test_a_handover_not_counted_says_what_its_drawer_should_hold_and_where_a_late_count_goes(
+    relieved, client_for, commissario, auditor, direzione, make_user
+):
+    """A handover not counted said only that it was "held to the register's lines up to the
+    handover", the session's net above running on past it (here 850.00, the handover's 750.00):
+    it says its net, as the final count does. After the day's close, its count went into the
+    day's books unsaid (said only below, by the final count's)."""
+    client = client_for(commissario)
+    part = _handover(page(client, relieved), relieved.change)
+    assert "The register's net cash taken up to the handover: € +750; the drawer should hold" in part
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=850_00)
+    floor_services.gaming_day_close(gaming_day=relieved.session.gaming_day, by=commissario, open_sessions="refuse")
+    part = _handover(page(client, relieved), relieved.change)
+    assert LATE in part and HANDOVER_FORM in part
+    assert LATE not in _handover(page(client_for(auditor), relieved), relieved.change)
+    _sign_books(relieved, direzione, make_user)
+    part = _handover(page(client, relieved), relieved.change)
+    assert "not counted at the handover before the day's books were signed. The register's net cash " \
+           "taken up to the handover: € +750." in part and LATE not in part and HANDOVER_FORM not in part
