@@ -156,3 +156,27 @@ def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game,
         found += [f"desk, {name}, {lang}: {p}" for p in audit(desk)]
     if found:
         pytest.fail("\n".join(found), pytrace=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_floor_s_closed_sessions_by_touch(make_game, touch_page, shoot, commissario, lang):
+    """The day's closed sessions on the floor, each a link to its drawer: the links were running
+    text (23 px high) under the Commissario's thumb. Each is a touch target apart from the next."""
+    for _ in range(2):
+        floor_services.table_session_close(session=make_game("venezia").session, by=commissario)
+    page = touch_page(commissario, lang)
+    page.goto(f"{page.base}/floor/")
+    links = page.locator("ul.closed-drawers li a")
+    expect(links).to_have_count(2)
+    found = []
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"floor-closed-sessions-{name}-{lang}")
+        boxes = [links.nth(i).bounding_box() for i in range(2)]
+        found += [f"{name}, {lang}: link {i} is {box['height']} px high" for i, box in enumerate(boxes)
+                  if box["height"] < 44]  # fmt: skip
+        if boxes[1]["y"] < boxes[0]["y"] + boxes[0]["height"]:
+            found.append(f"{name}, {lang}: the links overlap")
+        found += [f"{name}, {lang}: {p}" for p in audit(page)]
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
