@@ -774,6 +774,12 @@ def cash_count_since_handover(rows: Sequence[CashCount]) -> None:
         last = before[-1] if before else None
         row.since_staff_change_id = None if last is None else last.staff_change_id
         row.since_handover = None if last is None else row.difference - last.difference
+        # The chips likewise, when both counts counted them (a tray short at the handover and as
+        # short at the end is no shortfall of the successor's).
+        row.chips_since_handover = (
+            None if last is None or row.chips_difference is None or last.chips_difference is None
+            else row.chips_difference - last.chips_difference
+        )  # fmt: skip
 
 
 def drawer_count_window(*, session: TableSession) -> str:

@@ -379,6 +379,11 @@ class CashCountSerializer(serializers.Serializer):
         "the handover's count in force's: each count holds the whole drawer since the float slip); null: no "
         "handover counted before it.",
     )
+    chips_since_handover = serializers.IntegerField(
+        allow_null=True,
+        help_text="Cents, derived: the part of `chips_difference` that arose after that handover; null: no handover "
+        "counted before it, or the chips not counted in this count or in that handover's.",
+    )
 
     def get_counted_by_name(self, row: CashCount) -> str:
         return row.counted_by.get_full_name() or row.counted_by.get_username()

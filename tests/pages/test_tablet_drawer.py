@@ -554,6 +554,23 @@ def test_the_handover_s_chips_are_shown_whole_as_the_final_count_s(relieved, cli
     assert figures(chips_row) == ["3\u202f000", "2\u202f250", "<del>2\u202f240</del>", "-10"]
 
 
+def test_the_final_count_says_what_of_the_chips_arose_since_the_handover(relieved, client_for, commissario):
+    """A tray 10.00 short at the handover and as short at the end read as the successor's
+    shortfall: the final count's chips say the part since the handover (none), as its cash."""
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=1_000_00, counted=1_750_00,
+                               chips_float=3_000_00, chips_counted=2_240_00, staff_change=relieved.change)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=1_000_00, counted=1_850_00,
+                               chips_float=3_000_00, chips_counted=2_140_00)  # fmt: skip
+    html = unescape(page(client_for(commissario), relieved))
+    final = html.split('id="drawer-title"', 1)[1]
+    chips = final.split('class="facts drawer-chips"', 1)[1].split("</dl>", 1)[0]
+    assert "<dt>chips' difference</dt><dd>€ -10 (shortfall)</dd>" in chips
+    assert "<dt>of which since the handover</dt><dd>€ 0</dd>" in chips
+    # The handover's own chips: no earlier handover, nothing derived.
+    assert "since" not in _handover(html, relieved.change).split('class="facts drawer-chips"', 1)[1].split("</dl>")[0]
+
+
 def test_a_handover_counted_without_its_chips_says_so(relieved, client_for, commissario):
     services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=750_00,
                                staff_change=relieved.change)  # fmt: skip

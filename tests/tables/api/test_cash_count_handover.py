@@ -107,6 +107,36 @@ def test_a_handover_count_is_corrected_with_the_same_cutoff(relieved, commissari
     assert (error["details"]["correction"], error["details"]["in_force"]) == (second.pk, second.pk)
 
 
+def test_the_chips_part_since_the_handover_is_derived_as_the_cash_s(relieved, commissario):
+    """A tray 10.00 short at the handover and as short at the end: the successor's tray is exact
+    (chips_since_handover 0), not 10.00 short. None where either count left the chips out."""
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=2_000_00, counted=2_750_00,
+                               chips_float=3_000_00, chips_counted=2_240_00, staff_change=relieved.change)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    # The whole session's net 850.00: the tray should hold 2,150.00; 2,140.00 is 10.00 short.
+    r = Tablet(commissario).post(url(relieved), {"float_issued": 2_000_00, "counted": 2_850_00,
+                                                 "chips_float": 3_000_00, "chips_counted": 2_140_00})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    final, [handover] = r.json()["in_force"], r.json()["handovers"]
+    assert (final["chips_difference"], final["chips_since_handover"]) == (-10_00, 0)
+    assert (handover["chips_difference"], handover["chips_since_handover"]) == (-10_00, None)
+    # The final count's tray corrected to 2,150.00 (exact in all): the successor's part is +10.00.
+    r = Tablet(commissario).post(correct_url(final["id"]), {"chips_counted": 2_150_00, "reason": "a plaque"})
+    assert r.status_code == 201, r.json()
+    assert r.json()["in_force"]["chips_since_handover"] == 10_00
+
+
+def test_no_chips_part_since_the_handover_when_the_handover_left_the_chips_out(relieved, commissario):
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=2_000_00, counted=2_750_00,
+                               staff_change=relieved.change)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    r = Tablet(commissario).post(url(relieved), {"float_issued": 2_000_00, "counted": 2_850_00,
+                                                 "chips_float": 3_000_00, "chips_counted": 2_140_00})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    final = r.json()["in_force"]
+    assert (final["since_handover"], final["chips_difference"], final["chips_since_handover"]) == (0, -10_00, None)
+
+
 def test_already_counted_per_handover_and_each_handover_and_the_final_count_apart(
     relieved, commissario, direzione, make_user, refused_api
 ):
