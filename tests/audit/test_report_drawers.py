@@ -155,7 +155,7 @@ def test_an_italian_report_says_the_drawers_in_italian_with_the_same_keys(
     summary = {row[0]: row[1:] for row in wb.worksheets[0].iter_rows(values_only=True) if row and row[0]}
     sheet = list(wb[summary[SECTION_IT][0]].iter_rows(values_only=True))
     assert [row[STATE] for row in sheet[1:]] == ["non contato", "corretto", "in vigore"]
-    assert sheet[0][3:8] == ("Changeur sostituito al cambio", "Fondo cassa consegnato",
+    assert sheet[0][3:8] == ("Changeur sostituito al cambio turno", "Fondo cassa consegnato",
                              "Netto del registro", "Atteso", "Contato")  # fmt: skip
     assert sheet[0][9:13] == ("Fondo fiches", "Fiches attese", "Fiches contate", "Differenza fiches")
 

@@ -151,7 +151,7 @@ def test_the_desk_names_the_handover_in_the_drawer_column_and_at_the_signature(
     assert link(relieved.change) in banner and "the drawer Mario Rossi handed over at" in banner
     assert "drawers-uncounted" not in html.replace("handovers-uncounted", "")  # the session's drawer is counted
     it = unescape(desk.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
-    assert "Il cassetto consegnato da un changeur al cambio non è contato" in it
+    assert "Il cassetto consegnato da un changeur al cambio turno non è contato" in it
     assert f"cassetto consegnato da Mario Rossi alle {at} non contato" in it
     count(relieved.change, commissario)
     html = desk.get(f"/desk/days/{day.pk}/").content.decode()
@@ -161,7 +161,7 @@ def test_the_desk_names_the_handover_in_the_drawer_column_and_at_the_signature(
 def test_the_handovers_in_italian(relieved, commissario):
     evening = Evening()
     html = unescape(evening.get(evening.client(commissario), "/floor/").content.decode())
-    assert "Cambi dei changeur: cassetti non contati" in html
+    assert "Cambi turno dei changeur: cassetti non contati" in html
     assert f"Tavolo {relieved.session.table.number}, sessione {relieved.session.number}: il cassetto consegnato da " \
            "Mario Rossi alle" in html
     assert evening.problems == []

@@ -498,20 +498,20 @@ def test_the_handover_in_italian_is_all_italian(relieved, commissario):
     boss = evening.client(commissario)
     tablet = f"/tablet/sessions/{relieved.session.pk}/"
     html = evening.get(boss, tablet).content.decode()
-    assert "Questo cassetto non è ancora contato" in html and "Registra il conteggio al cambio" in html
-    assert "Il netto incassato del registro fino al cambio: € +750; il cassetto deve contenerlo" in html
+    assert "Questo cassetto non è ancora contato" in html and "Registra il conteggio al cambio turno" in html
+    assert "Il netto incassato del registro fino al cambio turno: € +750; il cassetto deve contenerlo" in html
     r = evening.post(boss, tablet + "cash-count/", staff_change=str(relieved.change.pk), float_issued="1.000",
                      counted="1.745")  # fmt: skip
-    assert "Cassetto del cambio contato." in unescape(r.content.decode())
+    assert "Cassetto del cambio turno contato." in unescape(r.content.decode())
     count = CashCount.objects.get()
     r = evening.post(boss, tablet + "cash-count-correct/", count=str(count.pk), counted="1.750", reason="recount")
-    assert "Conteggio del cassetto al cambio corretto." in unescape(r.content.decode())
+    assert "Conteggio del cassetto al cambio turno corretto." in unescape(r.content.decode())
     evening.post(boss, tablet + "cash-count/", staff_change="999999999", float_issued="0", counted="1")
     html = evening.get(boss, tablet).content.decode()
-    assert "netto incassato fino al cambio" in html
+    assert "netto incassato fino al cambio turno" in html
     floor_services.table_session_close(session=relieved.session, by=commissario)
     evening.post(boss, tablet + "cash-count/", float_issued="1.000", counted="1.840")
-    assert "di cui dopo il cambio" in evening.get(boss, tablet).content.decode()
+    assert "di cui dopo il cambio turno" in evening.get(boss, tablet).content.decode()
     assert evening.problems == []
 
 
