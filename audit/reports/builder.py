@@ -754,7 +754,7 @@ def _build_document(
     # figure at its largest); the totals, the session's "counted"
     # and the sessions not counted are the final counts' (each the whole session's drawer), the
     # handovers' apart: a handover's difference is part of the final one, never added to it.
-    drawer_rows, not_counted, in_force, handovers_in_force = [], [], [], []
+    drawer_rows, not_counted, in_force, handovers_in_force, handovers_not_counted = [], [], [], [], []
     for s in sessions:
         listed_counts = counts_by_session.get(s.pk, [])
         for c in listed_counts:
@@ -769,6 +769,18 @@ def _build_document(
                                 c.expected, c.counted, c.difference, c.chips_float, c.chips_expected,
                                 c.chips_counted, c.chips_difference, _who(c.counted_by), c.counted_at, state,
                                 c.corrects_id, superseded_by.get(c.pk), c.note])  # fmt: skip
+        # A changeur relieved whose drawer no count holds: its own row, not counted, with the
+        # register's net up to the handover (the lines standing at the build, as the count's).
+        counted_changes = {c.staff_change_id for c in listed_counts}
+        for change in reliefs.get(s.pk, []):
+            if change.old_changeur_id == change.new_changeur_id or change.pk in counted_changes:
+                continue
+            handovers_not_counted.append((s, change))
+            net = sum((x.amount if x.direction == x.Direction.BUY_IN else -x.amount)
+                      for x in standing if x.session_id == s.pk and x.at <= change.at)  # fmt: skip
+            drawer_rows.append([s.table.number, s.number, None, _("%(changeur)s, relieved at %(at)s") % {
+                "changeur": _who(change.old_changeur), "at": _when(change.at)}, None, net, None, None, None, None,
+                None, None, None, None, None, "not_counted", None, None, ""])  # fmt: skip
         if not any(c.staff_change_id is None for c in listed_counts):
             not_counted.append(s)
             drawer_rows.append([s.table.number, s.number, None, "", None, net_by_session.get(s.pk, 0), None,
@@ -793,6 +805,8 @@ def _build_document(
         "chips_counted": len(chips_in_force), "chips_difference": chips_difference,
         "not_counted": [{"table": s.table.number, "session": s.number} for s in not_counted],
         "handovers_counted": len(handovers_in_force), "handover_difference": handover_difference,
+        "handovers_not_counted": [{"table": s.table.number, "session": s.number, "staff_change": change.pk}
+                                  for s, change in handovers_not_counted],
         "as_recorded": {str(c.pk): unclaimed.payload_digest(rs.cash_count_payload(c)) for c in drawer_counts},
     }  # fmt: skip
     sections.append(Section("cash_drawers", _("Cash drawers counted at the end of each session"), _cols(
@@ -826,6 +840,12 @@ def _build_document(
                     "%(difference)s (part of the final counts', not added to them).")
             % {"count": len(handovers_in_force), "difference": eur(handover_difference)}
             if handovers_in_force else ""
+        ) + (
+            " " + _("Changeurs' handovers not counted: %(handovers)s.") % {"handovers": ", ".join(
+                _("table %(table)s session %(session)s, %(changeur)s at %(at)s") % {
+                    "table": s.table.number, "session": s.number, "changeur": _who(change.old_changeur),
+                    "at": _when(change.at)} for s, change in handovers_not_counted)}
+            if handovers_not_counted else ""
         ) + " " + (
             _("Sessions closed without a drawer count: %(sessions)s.") % {"sessions": not_counted_words}
             if not_counted else _("Every session's drawer was counted.")

@@ -64,7 +64,7 @@ def test_the_report_lists_each_sessions_drawer_and_names_the_one_not_counted(
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "counted": 1, "difference": 5_00, "surplus": 5_00, "shortfall": 0, "chips_counted": 1,
         "chips_difference": -10_00, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 0,
-        "handover_difference": None}  # fmt: skip
+        "handover_difference": None, "handovers_not_counted": []}  # fmt: skip
     assert sorted(held["as_recorded"], key=int) == [str(first.pk), str(second.pk)]
 
     files = {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
@@ -122,7 +122,7 @@ def test_a_day_without_a_drawer_count_says_not_counted(closed, tmp_path):
                                          "chips_counted": 0, "chips_difference": None,
                                          "not_counted": [{"table": 1, "session": 1}, {"table": 2, "session": 1}],
                                          "handovers_counted": 0, "handover_difference": None,
-                                         "as_recorded": {}}  # fmt: skip
+                                         "handovers_not_counted": [], "as_recorded": {}}  # fmt: skip
     preamble, blocks = csv_blocks(_file(report, "csv").read_bytes())
     assert ["# Cash drawers' difference (counted less expected, counts in force)", "not counted"] in preamble
     assert ["# Sessions closed without a drawer count", "table 1 session 1, table 2 session 1"] in preamble
@@ -300,7 +300,7 @@ def test_a_drawer_counted_after_the_close_is_listed_by_the_signed_version_and_ve
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "counted": 1, "difference": -5_00, "surplus": 0, "shortfall": 5_00, "chips_counted": 0,
         "chips_difference": None, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 0,
-        "handover_difference": None}  # fmt: skip
+        "handover_difference": None, "handovers_not_counted": []}  # fmt: skip
     assert list(held["as_recorded"]) == [str(count.pk)]
     rows = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION][2:]
     assert [(row[0], row[2], row[STATE], row[NOTE]) for row in rows] == [("1", "", "not_counted", ""),
@@ -405,7 +405,8 @@ def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_o
     assert {k: v for k, v in held.items() if k != "as_recorded"} == {
         "counted": 1, "difference": -10_00, "surplus": 0, "shortfall": 10_00, "chips_counted": 0,
         "chips_difference": None, "not_counted": [{"table": 1, "session": 1}], "handovers_counted": 1,
-        "handover_difference": -5_00}  # fmt: skip
+        "handover_difference": -5_00,
+        "handovers_not_counted": [{"table": 2, "session": 1, "staff_change": changes[1].pk}]}  # fmt: skip
     assert sorted(held["as_recorded"], key=int) == [str(handover.pk), str(final.pk)]
 
     files = {fmt: _file(report, fmt).read_bytes() for fmt in ("csv", "xlsx", "pdf")}
@@ -416,7 +417,17 @@ def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_o
     at = StaffChange.objects.get(pk=changes[0].pk).at
     rows = {row[2]: row for row in block[2:]}
     assert [(row[0], row[2], row[STATE]) for row in block[2:]] == [
-        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", str(final.pk), "in_force")]
+        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", str(final.pk), "in_force"),
+        ("2", "", "not_counted")]  # fmt: skip
+    # The second changeur's handover, never counted: its own row, the register's net up to it
+    # (1,000.00 less the 200.00 he paid out), every other figure blank; named in the note.
+    second = StaffChange.objects.select_related("old_changeur").get(pk=changes[1].pk)
+    who2 = f"{second.old_changeur.get_full_name()} ({second.old_changeur.username})" if (
+        second.old_changeur.get_full_name()) else second.old_changeur.username
+    assert block[-1][HANDOVER] == f"{who2}, relieved at {datetime_iso(second.at)}"
+    assert block[-1][4:9] == ["", "800.00", "", "", ""]
+    assert (f"Changeurs' handovers not counted: table 2 session 1, {who2} at {datetime_iso(second.at)}."
+            in block[0][0])  # fmt: skip
     # The changeur relieved and the handover's time (the staff change's, not the count's).
     assert rows[str(handover.pk)][HANDOVER] == f"{who}, relieved at {datetime_iso(at)}"
     assert rows[str(handover.pk)][4:9] == ["500.00", "1000.00", "1500.00", "1495.00", "-5.00"]
@@ -429,7 +440,8 @@ def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_o
                  ["# Cash drawers' difference (counted less expected, counts in force)", "-10.00 EUR"]):  # fmt: skip
         assert fact in preamble, fact
     sheet, count, _listing = _xlsx(files["xlsx"], SECTION)
-    assert count == 3 and sheet[2][3] == f"{who}, relieved at {datetime_iso(at)}" and sheet[3][3] in ("", None)
+    assert count == 4 and sheet[2][3] == f"{who}, relieved at {datetime_iso(at)}" and sheet[3][3] in ("", None)
+    assert sheet[4][3] == f"{who2}, relieved at {datetime_iso(second.at)}"
     text = pdf_text(files["pdf"], tmp_path)
     if text is not None:
         assert SECTION in text and "relieved at" in text
@@ -448,7 +460,9 @@ def test_a_session_with_only_a_handover_counted_is_still_not_counted(
     assert held["not_counted"] == [{"table": 1, "session": 1}, {"table": 2, "session": 1}]
     block = csv_blocks(_file(report, "csv").read_bytes())[1][SECTION]
     assert [(row[0], row[2], row[STATE]) for row in block[2:]] == [
-        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", "", "not_counted")]
+        ("1", "", "not_counted"), ("2", str(handover.pk), "in_force"), ("2", "", "not_counted"),
+        ("2", "", "not_counted")]  # fmt: skip
+    assert held["handovers_not_counted"] == [{"table": 2, "session": 1, "staff_change": _changes[1].pk}]
 
 
 def test_an_honest_day_with_a_handover_verifies_and_a_staff_change_edited_in_sql_is_named(
