@@ -465,6 +465,7 @@ def _handovers_panel(
             "change": change, "in_force": in_force, "corrected": [row for row in mine if not row.in_force],
             "can_count": counts and in_force is None, "can_correct": counts and in_force is not None,
             "late": counts and window == "late", "books_signed": window == "books_signed", "net": net,
+            "ids": f"-{change.pk}",  # its forms' ids' suffix (tables/_drawer_count_fields.html)
         })  # fmt: skip
     return panel
 
