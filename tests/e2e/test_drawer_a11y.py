@@ -29,6 +29,19 @@ def touch_page(browser, live_server, client):
         context.close()
 
 
+def _walked(page, shoot, shot: str, lang: str, where: str = "") -> list[str]:
+    """The page at both tablet sizes: a screenshot and what tests/e2e/a11y.py finds at each, then
+    its language; the findings, each naming where."""
+    found = []
+    for name, size in VIEWPORTS.items():
+        page.set_viewport_size(size)
+        shoot(page, f"{shot}-{name}-{lang}")
+        found += [f"{where}{name}, {lang}: {p}" for p in audit(page)]
+    if lang_of(page) != lang:
+        found.append(f"{where}<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    return found
+
+
 @pytest.mark.parametrize("lang", ["en", "it"])
 def test_the_corrected_counts_with_their_chips_by_touch(make_game, touch_page, shoot, changeur, commissario, lang):
     """Three counts: the first without the chips, the second with them (a large tray, its
@@ -50,13 +63,7 @@ def test_the_corrected_counts_with_their_chips_by_touch(make_game, touch_page, s
     expect(table.locator("tbody")).to_have_count(2)  # the two corrected counts, each its cash and chips rows
     expect(table.locator("tbody tr.chips-row")).to_have_count(2)
     expect(table.locator("tbody").nth(1).locator("tr.chips-row del")).to_be_visible()
-    found = []
-    for name, size in VIEWPORTS.items():
-        page.set_viewport_size(size)
-        shoot(page, f"drawer-counts-{name}-{lang}")
-        found += [f"{name}, {lang}: {p}" for p in audit(page)]
-    if lang_of(page) != lang:
-        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    found = _walked(page, shoot, "drawer-counts", lang)
     if found:
         pytest.fail("\n".join(found), pytrace=False)
 
@@ -86,13 +93,7 @@ def test_a_handover_s_count_with_its_chips_by_touch(make_game, touch_page, shoot
     panel = page.locator(f"section.handover[aria-labelledby=handover-title-{change.pk}]")
     expect(panel.locator("dl.drawer-chips dt")).to_have_count(5)
     expect(panel.locator("table.drawer-counts tbody tr.chips-row del")).to_be_visible()
-    found = []
-    for name, size in VIEWPORTS.items():
-        page.set_viewport_size(size)
-        shoot(page, f"handover-chips-{name}-{lang}")
-        found += [f"{name}, {lang}: {p}" for p in audit(page)]
-    if lang_of(page) != lang:
-        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    found = _walked(page, shoot, "handover-chips", lang)
     if found:
         pytest.fail("\n".join(found), pytrace=False)
 
@@ -108,13 +109,7 @@ def test_the_floor_s_drawers_left_to_count_by_touch(make_game, touch_page, shoot
     page = touch_page(commissario, lang)
     page.goto(f"{page.base}/floor/")
     expect(page.locator("section.drawers-late ul.drawer-links a")).to_have_count(2)
-    found = []
-    for name, size in VIEWPORTS.items():
-        page.set_viewport_size(size)
-        shoot(page, f"floor-drawers-late-{name}-{lang}")
-        found += [f"{name}, {lang}: {p}" for p in audit(page)]
-    if lang_of(page) != lang:
-        found.append(f"<html lang={lang_of(page)!r}> in a page in {lang!r}")
+    found = _walked(page, shoot, "floor-drawers-late", lang)
     if found:
         pytest.fail("\n".join(found), pytrace=False)
     page.locator("section.drawers-late ul.drawer-links a").first.tap()
@@ -137,10 +132,7 @@ def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game,
     page = touch_page(commissario, lang)
     page.goto(f"{page.base}/floor/")
     expect(page.locator("section.handovers-uncounted ul.handover-links a")).to_have_count(3)
-    for name, size in VIEWPORTS.items():
-        page.set_viewport_size(size)
-        shoot(page, f"floor-handovers-{name}-{lang}")
-        found += [f"floor, {name}, {lang}: {p}" for p in audit(page)]
+    found += _walked(page, shoot, "floor-handovers", lang, "floor, ")
     page.locator("section.handovers-uncounted ul.handover-links a").first.tap()
     expect(page.locator("section.handover form.drawer-form").first).to_be_visible()  # its count's form
     for game in games:
@@ -150,10 +142,7 @@ def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game,
     desk = touch_page(direzione, lang)
     desk.goto(f"{desk.base}/desk/days/{day.pk}/")
     expect(desk.locator("td.drawer a.handover-uncounted")).to_have_count(3)
-    for name, size in VIEWPORTS.items():
-        desk.set_viewport_size(size)
-        shoot(desk, f"desk-handovers-{name}-{lang}")
-        found += [f"desk, {name}, {lang}: {p}" for p in audit(desk)]
+    found += _walked(desk, shoot, "desk-handovers", lang, "desk, ")
     if found:
         pytest.fail("\n".join(found), pytrace=False)
 
