@@ -507,7 +507,7 @@ class CashCountCorrectApi(_DrawerApi):
         "figure not given is the corrected count's, restated; none given, or all as they stand: 400 "
         "`nothing_to_correct`. Chips once counted stay counted; a count without chips may take them in its "
         "correction, both `chips_float` and `chips_counted` then (400 `chips_incomplete`). `reason` required "
-        "(400 `reason_required` when blank). Written with its event `cash.drawer_count_corrected` (the old and "
+        "(missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 `reason_required`). Written with its event `cash.drawer_count_corrected` (the old and "
         "the new figures; the chips' in each payload only when that count counted them)." + COUNT_NOTE,
     )
     def post(self, request, pk: int):
