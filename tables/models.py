@@ -667,10 +667,11 @@ class CashCount(models.Model):
     `net` is the changeur's register's net cash taken (buy-ins less cash-outs, voided lines
     left out, as tables.selectors.cash_exchange_totals computes it) and `expected` the float
     plus that net, both computed by the service when the count is entered: the figures of
-    record whatever a screen showed. `difference` = counted - expected (a surplus > 0, a
-    shortfall < 0). A mistaken count is never edited: a correction is a new row with
-    `corrects` set and its reason in `note`; the corrected row stays (tables.services.cash_count),
-    as the cagnotte's counts (audit.models.CagnotteCount).
+    record whatever a screen showed (on PostgreSQL a row trigger, tables migration 0018, refuses
+    a row whose `net` is not the register's when it is written, behind the service too).
+    `difference` = counted - expected (a surplus > 0, a shortfall < 0). A mistaken count is never
+    edited: a correction is a new row with `corrects` set and its reason in `note`; the corrected
+    row stays (tables.services.cash_count), as the cagnotte's counts (audit.models.CagnotteCount).
 
     The chips mirror the cash: every chip the changeur sold was paid in cash, every chip he
     bought back paid out, so his tray should hold the chips it started with (`chips_float`, from
