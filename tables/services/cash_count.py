@@ -77,7 +77,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from audit.services import books_signed_register, books_stream
-from config.errors import ApplicationError, Conflict, NotAllowed, clean_text
+from config.errors import ApplicationError, Conflict, NotAllowed, clean_text, integrity_constraint
 from config.transactions import service_atomic
 from floor.models import GamingDay, StaffChange, TableSession
 from floor.roles import Role, has_role
@@ -91,6 +91,8 @@ COUNTS_DRAWER = (Role.COMMISSARIO, Role.DIREZIONE)
 COUNTED, CORRECTED = "cash.drawer_counted", "cash.drawer_count_corrected"
 FIGURES = ("float_issued", "counted", "chips_float", "chips_counted")
 CHIPS = ("chips_float", "chips_counted")
+# The partial unique indexes that hold one original count per drawer (tables.models.CashCount).
+ONE_ORIGINAL = ("tables_cash_count_one_per_session", "tables_cash_count_one_per_handover")
 
 
 def _check_counter(by: User) -> None:
@@ -237,7 +239,12 @@ def cash_count_record(
                 chips_float=chips_float, chips_expected=_chips_expected(chips_float, net), chips_counted=chips_counted,
                 counted_by=by, counted_at=now(), note=note,
             )  # fmt: skip
-    except IntegrityError:
+    except IntegrityError as exc:
+        # Only the unique indexes are a count raced in meanwhile (SQLite names no constraint);
+        # another refusal (tables migration 0018: a net that is not the register's) is not
+        # `already_counted`: it goes up as the database said it (config.errors names it).
+        if integrity_constraint(exc) not in (None, *ONE_ORIGINAL):
+            raise
         raise Conflict("already_counted", "This drawer is counted already.") from None
     record(stream=stream, actor=by, action=COUNTED, subject=count, data={"old": None, "new": count_payload(count)})
     return count

@@ -2,7 +2,8 @@
 row trigger): every count the service writes passes (the final count and its corrections, early
 or late, a handover's and its corrections, voided lines left out as they stand when counted, a
 line at the very time of the relief counted as the outgoing changeur's); a row written behind the
-service with another net, by an INSERT or an UPDATE in SQL, is refused."""
+service with another net, by an INSERT or an UPDATE in SQL, is refused; and the service does not
+take that refusal for `already_counted`."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from audit.models import AuditEvent
 from floor import services as floor_services
 from floor.roles import Role
 from tables import services
 from tables.models import CashCount, CashExchange
 
-from .test_cash_count import _close_day, register
+from .conftest import Tablet
+from .test_cash_count import _close_day, events, register, url
 from .test_cash_count import closed as closed  # the fixtures
 from .test_cash_count import game as game
 from .test_cash_count_handover import relieve
@@ -164,3 +167,24 @@ def test_a_line_voided_after_a_handover_count_leaves_it_and_its_correction_takes
     assert (new.net, new.expected, new.difference) == (450_00, 450_00, 1_00)
     refused_insert(new, net=750_00, corrects=new, staff_change=change.pk)  # the void as it stood before
     refused_in_sql(*set_net(new, 750_00))
+
+
+# --------------------------------------------------------------------------- the service's answer
+
+
+def test_a_net_the_register_does_not_say_is_refused_under_the_service_and_not_called_already_counted(
+    closed, commissario, monkeypatch
+):
+    """Were the service to compute another net (a bug), the database refuses the count: the API
+    answers 409 `conflict` naming the constraint, not `already_counted`, and nothing is written."""
+    from tables.services import cash_count
+
+    real = cash_count._net
+    monkeypatch.setattr(cash_count, "_net", lambda session, change=None: real(session, change) + 1)
+    events_before = AuditEvent.objects.count()
+    r = Tablet(commissario).post(url(closed), {"float_issued": 0, "counted": 750_00})
+    assert r.status_code == 409, r.json()
+    assert r.json()["error"]["code"] == "conflict"
+    assert r.json()["error"]["details"] == {"constraint": CONSTRAINT}
+    assert not CashCount.objects.exists() and AuditEvent.objects.count() == events_before
+    assert events(closed, "cash.drawer_counted") == []
