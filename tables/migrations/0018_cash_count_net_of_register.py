@@ -28,6 +28,10 @@ Django raises an IntegrityError, which the API answers as a 409 `conflict` namin
 (config.errors), and which the service does not take for `already_counted` (only its unique
 indexes are that).
 
+The cutoff itself is held too: a staff change whose handover is counted keeps its `at` (a
+trigger on floor_staffchange refuses moving it, which would move the cutoff under the count,
+as 0017's refuses moving it to another session).
+
 SQLite (the zero-setup demo) gets nothing, as in 0017: the service holds the rule there."""
 
 from django.db import migrations
@@ -70,6 +74,26 @@ BEGIN
 END;
 $$;
 
+CREATE OR REPLACE FUNCTION tables_staff_change_counted_keeps_its_time() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM tables_cashcount WHERE staff_change_id = OLD.id) THEN
+        RAISE EXCEPTION 'staff change %: its handover is counted, up to its time %', OLD.id, OLD.at
+            USING ERRCODE = '{SQLSTATE}',
+                  CONSTRAINT = '{CONSTRAINT}',
+                  HINT = 'A handover count''s net is the register''s up to the staff change''s time: moving the '
+                         'time would move the cutoff under the count.';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER tables_staff_change_counted_keeps_its_time
+    BEFORE UPDATE OF at ON floor_staffchange
+    FOR EACH ROW
+    WHEN (NEW.at IS DISTINCT FROM OLD.at)
+    EXECUTE FUNCTION tables_staff_change_counted_keeps_its_time();
+
 CREATE TRIGGER tables_cash_count_takes_the_register_net
     BEFORE INSERT ON tables_cashcount
     FOR EACH ROW EXECUTE FUNCTION tables_cash_count_net_of_register();
@@ -84,6 +108,8 @@ CREATE TRIGGER tables_cash_count_update_takes_the_register_net
 """
 
 BACKWARD = """
+DROP TRIGGER IF EXISTS tables_staff_change_counted_keeps_its_time ON floor_staffchange;
+DROP FUNCTION IF EXISTS tables_staff_change_counted_keeps_its_time();
 DROP TRIGGER IF EXISTS tables_cash_count_update_takes_the_register_net ON tables_cashcount;
 DROP TRIGGER IF EXISTS tables_cash_count_takes_the_register_net ON tables_cashcount;
 DROP FUNCTION IF EXISTS tables_cash_count_net_of_register();

@@ -149,6 +149,29 @@ def test_a_handover_count_takes_a_line_at_the_very_time_of_the_relief(at_the_rel
     refused_in_sql(f"UPDATE {TABLE} SET staff_change_id = %s WHERE id = %s", [change.pk, final.pk])
 
 
+def test_a_counted_handover_keeps_its_time_the_cutoff_of_its_count(at_the_relief, commissario):
+    """Moving a staff change's time would move its count's cutoff under it (the successor's line
+    would become the relieved changeur's): once its handover is counted the database refuses it;
+    before, nothing holds it there (no count depends on it)."""
+    from floor.models import StaffChange
+
+    game, change = at_the_relief, at_the_relief.change
+    later = change.at + timezone.timedelta(hours=1)
+    staff = StaffChange._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:  # not counted yet: taken (and undone)
+        cursor.execute(f"UPDATE {staff} SET at = %s WHERE id = %s", [later, change.pk])
+        transaction.set_rollback(True)
+    services.cash_count_record(session=game.session, by=commissario, float_issued=0, counted=750_00,
+                               staff_change=change)  # fmt: skip
+    with pytest.raises(IntegrityError) as caught, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {staff} SET at = %s WHERE id = %s", [later, change.pk])
+    assert "its handover is counted" in str(caught.value)
+    assert (caught.value.__cause__.sqlstate, caught.value.__cause__.diag.constraint_name) == ("23514", CONSTRAINT)
+    with connection.cursor() as cursor:  # another column of it stays writable (only the time is held)
+        cursor.execute(f"UPDATE {staff} SET at = at WHERE id = %s", [change.pk])
+    assert StaffChange.objects.get(pk=change.pk).at == change.at
+
+
 def test_a_line_voided_after_a_handover_count_leaves_it_and_its_correction_takes_the_void(
     at_the_relief, commissario, direzione
 ):
