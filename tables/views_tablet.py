@@ -38,6 +38,7 @@ from tables.models import Auction, Bank, Bet, CashCount, CashExchange, Coup, Suc
 from tables.selectors import (
     cash_count_history,
     cash_exchange_list,
+    cash_exchange_nets_until,
     cash_exchange_totals,
     coup_list,
     drawer_count_window,
@@ -453,14 +454,18 @@ def _handovers_panel(
     correction's, for the Commissario and the Direzione while a count is taken (the day open,
     or closed until its books are signed: tables.services.cash_count). A drawer not counted says
     what it should hold, as the final one does: the register's net up to the handover (one
-    query each; the session's totals above run on past it), and, to whoever may count it once
-    the day is closed, that the count goes into the day's books."""
+    query for all of them, however many; the session's totals above run on past it), and, to
+    whoever may count it once the day is closed, that the count goes into the day's books."""
     counts = window in ("open", "late") and has_role(viewer, *COUNTS_DRAWER)
+    in_force_of = {row.staff_change_id: row for row in history if row.staff_change_id is not None and row.in_force}
+    uncounted = [change for change in changes if change.pk not in in_force_of]
+    nets = dict(zip((c.pk for c in uncounted),
+                    cash_exchange_nets_until(session=session, until=[c.at for c in uncounted]), strict=True))  # fmt: skip
     panel = []
     for change in changes:
         mine = [row for row in history if row.staff_change_id == change.pk]
-        in_force = next((row for row in mine if row.in_force), None)
-        net = cash_exchange_totals(session=session, until=change.at)["net"] if in_force is None else None
+        in_force = in_force_of.get(change.pk)
+        net = nets.get(change.pk)
         panel.append({
             "change": change, "in_force": in_force, "corrected": [row for row in mine if not row.in_force],
             "can_count": counts and in_force is None, "can_correct": counts and in_force is not None,

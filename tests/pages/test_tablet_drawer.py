@@ -601,3 +601,49 @@ def test_a_handover_not_counted_says_what_its_drawer_should_hold_and_where_a_lat
     part = _handover(page(client, relieved), relieved.change)
     assert "not counted at the handover before the day's books were signed. The register's net cash " \
            "taken up to the handover: € +750." in part and LATE not in part and HANDOVER_FORM not in part
+
+
+def _page_queries(client, game) -> tuple[int, str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        html = page(client, game)
+    return len(captured), unescape(html)
+
+
+def test_the_handovers_not_counted_read_their_nets_in_one_query_however_many(
+    relieved, client_for, commissario, make_user
+):
+    """Each handover not counted says the register's net up to it: one query each made the
+    page grow with the reliefs. One handover not counted, then three (a line voided after its
+    handover, a line recorded at a handover's very time): as many queries, the same nets as
+    the register's totals up to each handover (the voids as they stand, the lines at or before
+    the change's time)."""
+    from floor.models import StaffChange
+    from floor.roles import Role
+    from tables.models import CashExchange
+    from tables.selectors import cash_exchange_totals
+
+    client = client_for(commissario)
+    few, html = _page_queries(client, relieved)
+    assert "up to the handover: € +750;" in html
+    for n in (2, 3):
+        incoming = make_user(f"changeur_relief_{n}", Role.CHANGEUR)
+        floor_services.table_session_staff_change(session=relieved.session, by=commissario, changeur=incoming,
+                                                  reason="break")  # fmt: skip
+        services.cash_exchange_record(session=relieved.session, by=incoming, direction="buy_in", amount=n * 10_00)
+    changes = list(StaffChange.objects.filter(session=relieved.session).order_by("at", "pk"))
+    # A line at the second handover's very time is the relieved changeur's; the first line, voided
+    # now, leaves every handover's net.
+    last = CashExchange.objects.filter(session=relieved.session).order_by("-number").first()
+    CashExchange.objects.filter(pk=last.pk).update(at=changes[2].at)
+    first = CashExchange.objects.filter(session=relieved.session).order_by("number").first()
+    services.cash_exchange_void(exchange=first, by=commissario, reason="miscounted")
+    many, html = _page_queries(client, relieved)
+    expected = [cash_exchange_totals(session=relieved.session, until=c.at)["net"] for c in changes]
+    assert expected == [-150_00, -50_00, 0]
+    for change, net in zip(changes, ("-150", "-50", "0"), strict=True):
+        assert f"up to the handover: € {net};" in _handover(html, change)
+    assert many == few
+
