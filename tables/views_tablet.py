@@ -48,7 +48,7 @@ from tables.services.cash import VOIDS_ANY
 from tables.services.cash_count import COUNTS_DRAWER
 from tables.services.coup import ANNULS_STARTED
 
-from .templatetags.chemin_ui import card_text, euros, euros_exact
+from .templatetags.chemin_ui import card_text, clock, euros, euros_exact, signed_euros
 from .views_common import (
     BadForm,
     Outcome,
@@ -572,13 +572,19 @@ def _context(
              "balance": b["balance"], "regola": False, "barred": False}
             for b in sorted(state["balances"], key=lambda b: b["name"])
         ]  # fmt: skip
+    cash = _cash_panel(session, viewer, [] if closed else places, state["session"]["minimum"])
+    # A changeur relieved here reads when, by whom, and his drawer's handover count, the session
+    # running or closed (read from the register's panel: no query of its own).
+    relief = _relief_words(viewer, session, cash)
     readonly_reason = None
     if not playable:
         readonly_reason = _("This table's profile is not chemin de fer: the tablet records chemin de fer only.")
     elif closed:
         readonly_reason = _("This table session is closed: its final balances are listed.")
+        if relief:
+            readonly_reason = f"{readonly_reason} {relief}"
     elif not writable:
-        readonly_reason = _read_only_words(viewer, session)
+        readonly_reason = relief or _read_only_words(viewer, session)
     writable = writable and playable
     return {
         "session": session,
@@ -640,7 +646,7 @@ def _context(
         "rotation": state["rotation"],
         # The asta may be opened and closed by a Commissario too (tables.services.succession).
         "floor_writable": (writable or floor_writable) and playable and session.is_open,
-        "cash": _cash_panel(session, viewer, [] if closed else places, state["session"]["minimum"]),
+        "cash": cash,
         # The tablet's list of tables (/tablet/) is the table staff's; a supervisor reading a
         # table's page goes back to the floor, whose card led him here, not to a refusal.
         "back_to_floor": viewer is not None and not has_role(viewer, Role.CAPO_PARTITA, Role.CHANGEUR),
@@ -657,6 +663,47 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
     session, writable = found
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, _context(session, writable, viewer=request.user, **_floor_powers(request)))
+
+
+def _difference_words(difference: int) -> str:
+    kind = _("surplus") if difference > 0 else _("shortfall") if difference < 0 else _("exact")
+    return f"€ {signed_euros(difference)} ({kind})"
+
+
+def _relief_words(user: Any, session: TableSession, cash: dict | None) -> str | None:
+    """What a changeur relieved at this session, and serving it no more, reads on its page: when
+    he was relieved and by whom (the latest relief that relieved him: relieved, back, relieved
+    again, the last), and his drawer's handover count (tables.services.cash_count): awaited,
+    counted (when, and its difference, the chips' too when counted: he signs the count sheet,
+    and the register's panel below shows every reader the same figures), or never counted once
+    the day's books are signed. None for anyone else. From the register's panel (the handovers
+    and their counts in force, read once for it): no query of its own."""
+    if cash is None or user is None or not has_role(user, Role.CHANGEUR) or _serves_as_changeur(user, session):
+        return None
+    mine = [h for h in cash["handovers"] if h["change"].old_changeur_id == user.pk]
+    if not mine:
+        return None
+    handover = max(mine, key=lambda h: (h["change"].at, h["change"].pk))
+    change, count = handover["change"], handover["in_force"]
+    successor = change.new_changeur.get_full_name() or change.new_changeur.username
+    words = [_("You were relieved as this table's changeur at %(at)s by %(successor)s.")
+             % {"at": clock(change.at), "successor": successor}]  # fmt: skip
+    if count is not None:
+        same_day = timezone.localtime(count.counted_at).date() == timezone.localtime(change.at).date()
+        figures = {"at": clock(count.counted_at), "day": clock(count.counted_at, "Y-m-d"),
+                   "difference": _difference_words(count.difference)}  # fmt: skip
+        words.append(
+            (_("Your drawer was counted at %(at)s: a difference of %(difference)s.") if same_day
+             else _("Your drawer was counted on %(day)s at %(at)s: a difference of %(difference)s.")) % figures
+        )  # fmt: skip
+        if count.chips_difference is not None:
+            words.append(_("The chips in your tray: a difference of %(difference)s.")
+                         % {"difference": _difference_words(count.chips_difference)})  # fmt: skip
+    elif handover["books_signed"]:
+        words.append(_("Your drawer was not counted before the day's books were signed."))
+    else:
+        words.append(_("Your drawer is not counted yet: it is counted by the Commissario or the Direzione."))
+    return " ".join(words)
 
 
 def _read_only_words(user: Any, session: TableSession | None = None) -> str:

@@ -128,7 +128,7 @@ def test_a_relieved_capo_and_changeur_read_the_session_they_served_and_write_not
         html = response.content.decode()
         assert response.status_code == 200, user.username
         said = {old_capo: "Read only: you are not this table&#x27;s Capo Partita.",
-                old_changeur: "Read only: the changeur follows the play; the Capo Partita records it."}[user]  # fmt: skip
+                old_changeur: "You were relieved as this table&#x27;s changeur at"}[user]  # fmt: skip
         assert said in html
         assert "Open the coup" not in html and not key_of(html)  # no form: nothing to write with
         assert post(client, game.session, "coup-open").status_code == 403

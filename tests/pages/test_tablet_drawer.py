@@ -647,3 +647,98 @@ def test_the_handovers_not_counted_read_their_nets_in_one_query_however_many(
         assert f"up to the handover: € {net};" in _handover(html, change)
     assert many == few
 
+
+# --------------------------------------------------------------------------- the changeur relieved
+
+
+def _banner(html: str) -> str:
+    return unescape(re.search(r'<p class="banner">(.*?)</p>', html, re.S).group(1))
+
+
+def test_the_relieved_changeur_reads_when_by_whom_and_his_drawer_s_count(
+    relieved, changeur, client_for, commissario, make_user
+):
+    """The changeur relieved read "Read only: the changeur follows the play", as if he had never
+    served the table: he reads when he was relieved, by whom, and whether his drawer is counted
+    (and its difference, the chips' too: he signs his count sheet). Relieved, back, relieved
+    again: the latest relief. As many queries however many reliefs and counts."""
+    from floor.models import StaffChange
+    from floor.roles import Role
+    from tables.templatetags.chemin_ui import clock
+
+    relieved.successor.first_name, relieved.successor.last_name = "Anna", "Bianchi"
+    relieved.successor.save()
+    client = client_for(changeur)
+    few, html = _page_queries(client, relieved)
+    at = clock(relieved.change.at)
+    assert _banner(html) == (f"You were relieved as this table's changeur at {at} by Anna Bianchi. Your drawer is "
+                             "not counted yet: it is counted by the Commissario or the Direzione.")  # fmt: skip
+    assert "the changeur follows the play" not in html
+    count = services.cash_count_record(session=relieved.session, by=commissario, float_issued=1_000_00,
+                                       counted=1_745_00, chips_float=3_000_00, chips_counted=2_240_00,
+                                       staff_change=relieved.change)  # fmt: skip
+    assert _banner(page(client, relieved)) == (
+        f"You were relieved as this table's changeur at {at} by Anna Bianchi. Your drawer was counted at "
+        f"{clock(count.counted_at)}: a difference of € -5 (shortfall). The chips in your tray: a difference of "
+        "€ -10 (shortfall)."
+    )
+    # Back at the table, then relieved again, by Carla Verdi: that relief, its drawer not counted.
+    floor_services.table_session_staff_change(session=relieved.session, by=commissario, changeur=changeur,
+                                              reason="back")  # fmt: skip
+    assert "relieved" not in _banner(page(client, relieved))  # he serves the table again
+    third = make_user("changeur_third", Role.CHANGEUR, first_name="Carla", last_name="Verdi")
+    floor_services.table_session_staff_change(session=relieved.session, by=commissario, changeur=third,
+                                              reason="break")  # fmt: skip
+    latest = StaffChange.objects.filter(session=relieved.session).latest("at", "pk")
+    many, html = _page_queries(client, relieved)
+    assert _banner(html) == (f"You were relieved as this table's changeur at {clock(latest.at)} by Carla Verdi. "
+                             "Your drawer is not counted yet: it is counted by the Commissario or the Direzione.")  # fmt: skip
+    assert many == few
+    # Counted exact, the session closed: said after the close's words.
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=850_00,
+                               staff_change=latest)  # fmt: skip
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    assert _banner(page(client, relieved)).startswith(
+        "This table session is closed: its final balances are listed. You were relieved as this table's changeur "
+        f"at {clock(latest.at)} by Carla Verdi. Your drawer was counted at "
+    )
+    assert "a difference of € 0 (exact)." in _banner(page(client, relieved))
+    # Another changeur's page (the successor's, relieved in turn) is his own relief's.
+    assert "by Anna Bianchi" not in _banner(page(client_for(relieved.successor), relieved))
+
+
+def test_the_relieved_changeur_s_words_late_and_never_counted(relieved, changeur, client_for, commissario,
+                                                             direzione, make_user):  # fmt: skip
+    """Counted the next day (late): the date is said. Never counted once the books are signed: so said."""
+    from datetime import timedelta
+
+    from tables.templatetags.chemin_ui import clock
+
+    count = services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=760_00,
+                                       staff_change=relieved.change)  # fmt: skip
+    CashCount.objects.filter(pk=count.pk).update(counted_at=relieved.change.at + timedelta(days=1))
+    count.refresh_from_db()
+    banner = _banner(page(client_for(changeur), relieved))
+    assert banner.endswith(f"Your drawer was counted on {clock(count.counted_at, 'Y-m-d')} at "
+                           f"{clock(count.counted_at)}: a difference of € +10 (surplus).")  # fmt: skip
+    CashCount.objects.filter(pk=count.pk).delete()
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=850_00)
+    floor_services.gaming_day_close(gaming_day=relieved.session.gaming_day, by=commissario, open_sessions="refuse")
+    _sign_books(relieved, direzione, make_user)
+    assert _banner(page(client_for(changeur), relieved)).endswith(
+        "Your drawer was not counted before the day's books were signed.")
+
+
+def test_the_relieved_changeur_s_words_in_italian(relieved, changeur, commissario):
+    evening = Evening()
+    tablet = f"/tablet/sessions/{relieved.session.pk}/"
+    html = unescape(evening.get(evening.client(changeur), tablet).content.decode())
+    assert "Sei stato sostituito come changeur di questo tavolo alle" in html
+    assert "Il tuo cassetto non è ancora contato: lo conta il Commissario o la Direzione." in html
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=740_00,
+                               chips_float=1_000_00, chips_counted=250_00, staff_change=relieved.change)  # fmt: skip
+    html = unescape(evening.get(evening.client(changeur), tablet).content.decode())
+    assert "Il tuo cassetto è stato contato alle" in html and "una differenza di € -10 (ammanco)." in html
+    assert "Le fiches della tua vaschetta: una differenza di € 0 (esatto)." in html
+    assert evening.problems == []
