@@ -855,17 +855,31 @@ def handovers_not_counted(day_ids: list[int]) -> dict[int, list[StaffChange]]:
     floor, the desk's page of a day and its register's signature)."""
     if not day_ids:
         return {}
-    changes = (
-        StaffChange.objects.filter(session__gaming_day_id__in=day_ids)
+    out: dict[int, list[StaffChange]] = {}
+    for change in _handovers_not_counted(Q(session__gaming_day_id__in=day_ids)):
+        out.setdefault(change.session.gaming_day_id, []).append(change)
+    return out
+
+
+def handovers_not_counted_by_session(session_ids: list[int]) -> dict[int, list[StaffChange]]:
+    """handovers_not_counted of these sessions, by session (the floor's table cards, each with
+    its running session's handovers to count): one query however many, none for no session."""
+    if not session_ids:
+        return {}
+    out: dict[int, list[StaffChange]] = {}
+    for change in _handovers_not_counted(Q(session_id__in=session_ids)):
+        out.setdefault(change.session_id, []).append(change)
+    return out
+
+
+def _handovers_not_counted(where: Q) -> QuerySet[StaffChange]:
+    return (
+        StaffChange.objects.filter(where)
         .exclude(old_changeur=F("new_changeur"))
         .exclude(Exists(CashCount.objects.filter(staff_change=OuterRef("pk"), corrects__isnull=True)))
         .select_related("session__table", "old_changeur", "new_changeur")
         .order_by("session__table__number", "session__number", "at", "pk")
     )
-    out: dict[int, list[StaffChange]] = {}
-    for change in changes:
-        out.setdefault(change.session.gaming_day_id, []).append(change)
-    return out
 
 
 def drawers_left_to_count(

@@ -36,6 +36,7 @@ from tables.selectors import (
     closed_sessions_with_drawer,
     drawers_left_to_count,
     handovers_not_counted,
+    handovers_not_counted_by_session,
     session_game_states,
 )
 from tables.services.cash_count import COUNTS_DRAWER
@@ -119,9 +120,15 @@ def _initials(name: str) -> str:
     return "".join(part[0] for part in name.split()[:2]).upper()
 
 
-def _table_cards(tables: list[Table], live: dict[int, TableSession], seat_choice: dict[int, int] | None = None) -> list[dict]:
+def _table_cards(
+    tables: list[Table], live: dict[int, TableSession], seat_choice: dict[int, int] | None = None,
+    handovers: dict[int, list] | None = None,
+) -> list[dict]:  # fmt: skip
     """The cards of `tables`, in a constant number of queries however many there are: the
-    live sessions' game states, places and coups played read for all at once."""
+    live sessions' game states, places and coups played read for all at once. `handovers`: the
+    changeurs' handovers not counted by session (tables.selectors.handovers_not_counted), each
+    linked from its running session's card to its count's form, for those who count them
+    (COUNTS_DRAWER: _handovers_to_count); None: none linked."""
     sessions = [live[t.pk] for t in tables if t.pk in live]
     states = session_game_states(sessions) if sessions else {}
     seats = floor_selectors.active_seats_by_session(sessions=sessions)
@@ -135,15 +142,24 @@ def _table_cards(tables: list[Table], live: dict[int, TableSession], seat_choice
     cards = []
     for table in tables:
         session = live.get(table.pk)
-        card: dict = {"table": table, "session": session, "seat_choice": choice.get(table.pk)}
+        card: dict = {"table": table, "session": session, "seat_choice": choice.get(table.pk),
+                      "handovers": (handovers or {}).get(session.pk, []) if session is not None else []}  # fmt: skip
         if session is not None:
             _fill_card(card, table, states[session.pk], seats[session.pk], played.get(session.pk, 0))
         cards.append(card)
     return cards
 
 
-def _table_card(table: Table, session: TableSession | None) -> dict:
-    return _table_cards([table], {} if session is None else {table.pk: session})[0]
+def _table_card(table: Table, session: TableSession | None, handovers: dict[int, list] | None = None) -> dict:
+    return _table_cards([table], {} if session is None else {table.pk: session}, handovers=handovers)[0]
+
+
+def _handovers_to_count(request: HttpRequest, live: dict[int, TableSession]) -> dict[int, list] | None:
+    """The running sessions' handovers not counted, by session, for the cards of those who count
+    them (COUNTS_DRAWER); None for the others: one query, or none."""
+    if not has_role(request.user, *COUNTS_DRAWER):
+        return None
+    return handovers_not_counted_by_session([s.pk for s in live.values()])
 
 
 def _fill_card(card: dict, table: Table, state: dict, seats: list[Seat], coups: int) -> None:
@@ -259,7 +275,6 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     # (a seat's number: a few digits; int() of thousands raises, a 500)
     if seat_table and (seat_choice or "").isascii() and (seat_choice or "").isdigit() and len(seat_choice) <= 4:
         chosen = {t.pk: int(seat_choice) for t in tables if seat_table == str(t.pk)}
-    cards = _table_cards(tables, live, chosen)
     all_casinos = list(floor_selectors.casino_list())
     days = floor_selectors.gaming_days_open(casinos=all_casinos)
     next_dates = floor_selectors.next_gaming_day_dates(casinos=[c for c in all_casinos if c.pk not in days])
@@ -267,6 +282,14 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
     # The changeurs relieved whose drawer is not counted, the sessions running or closed: each
     # handover is counted on its session's page, from the change on (tables.services.cash_count).
     handovers = handovers_not_counted([day.pk for day in days.values()]) if has_role(request.user, *READERS) else {}
+    # And linked from its running session's card, for those who count it: the same rows (a
+    # running session's day is open), by session, no query of their own.
+    by_session: dict[int, list] | None = None
+    if has_role(request.user, *COUNTS_DRAWER):
+        by_session = {}
+        for change in (change for changes in handovers.values() for change in changes):
+            by_session.setdefault(change.session_id, []).append(change)
+    cards = _table_cards(tables, live, chosen, handovers=by_session)
     # No day open: the last day's drawers not counted, to those who count them, while its books
     # are still open (a late count; the desk's page of the day lists them too)
     late = (
@@ -464,7 +487,8 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
     if is_htmx(request) and table is not None:
         live = _live_sessions()
         common = _common(request)
-        card = _table_card(table, live.get(table.pk))
+        handovers = _handovers_to_count(request, live)
+        card = _table_card(table, live.get(table.pk), handovers)
         response = render(
             request,
             "tables/_floor_table.html",
@@ -476,7 +500,7 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
             # now free or busy: not offered stale until the page is reloaded. Every casino's:
             # the page shows them all, and the staff lists are the whole floor's (_common)
             others = list(floor_selectors.table_list().filter(active=True).exclude(pk=table.pk))
-            for other in _table_cards(others, live):
+            for other in _table_cards(others, live, handovers=handovers):
                 context = {"c": other, "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
         day = None

@@ -557,11 +557,18 @@ def test_the_dashboard_costs_the_same_queries_however_many_tables_it_shows(
     services.coup_record(session=played.session, by=played.capo, cards=["KH", "5S", "3C", "2D", "2S"],
                          punta_draws=True, bets=[{"patron": played.seat(2), "amount": 100_00}])  # fmt: skip
     make_game("domestic", bank=None)
+    # Changeurs relieved, their drawers not counted: each linked from its table's card.
+    for game, n in ((played, 1), (played, 2), (passing, 3)):
+        floor_services.table_session_staff_change(
+            session=game.session, by=commissario, reason="break",
+            changeur=UserFactory(username=f"changeur_relief_{n}", roles=["changeur"]),
+        )  # fmt: skip
     elsewhere = SiteFactory(name="Ca' Noghera")
     floor_services.gaming_day_open(casino=elsewhere.casino, by=commissario)
     far = floor_services.table_create(casino=elsewhere.casino, site=elsewhere, number=9, by=direzione)
     many, html = page()
     assert html.count('class="table-card"') == 5 and f'id="table-{far.pk}"' in html
+    assert html.count("Count the drawer") == 3
     assert many == few
     # read all at once, each table's game is what the tablet reads of it alone (the auction
     # and its bid included)

@@ -94,6 +94,70 @@ def test_an_htmx_relief_lists_the_handover_at_once(game, client_for, make_user):
     assert "day-close" not in html or "hx-swap-oob" not in html.split("day-close", 1)[1][:200]
 
 
+def test_the_running_session_s_card_links_its_handover_to_count(relieved, client_for, commissario, direzione,
+                                                                 auditor, make_user):  # fmt: skip
+    """The table's card had no link of its own to a handover still to count (only the floor's
+    list below the tables had): it links each, to its count's form, for the Commissario and
+    the Direzione (who count it), a touch target; not for the auditor; gone once counted."""
+    change = relieved.change
+    at = re.escape(change.at.astimezone().strftime("%H:%M"))
+    for who in (commissario, direzione):
+        part = unescape(card(client_for(who).get("/floor/").content.decode(), relieved))
+        assert re.search(rf'<a class="button-link" {link(change)}>Count the drawer Mario Rossi handed over at {at}</a>',
+                         part), part  # fmt: skip
+    assert "Count the drawer" not in client_for(auditor).get("/floor/").content.decode()
+    # The relief of the new changeur from the card (htmx): the card answered links both, and the
+    # other tables' cards swapped with it keep theirs.
+    client = client_for(commissario)
+    session = relieved.session
+    session.refresh_from_db()
+    answer = client.post(f"/floor/tables/{session.table_id}/staff/", {
+        "session": session.pk, "current_capo_partita": str(session.capo_partita_id),
+        "current_changeur": str(session.changeur_id), "capo_partita": str(session.capo_partita_id),
+        "changeur": str(make_user("changeur_third", Role.CHANGEUR).pk), "reason": "break",
+        "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_HX_REQUEST="true")  # fmt: skip
+    assert answer.status_code == 200
+    second = StaffChange.objects.filter(session=session).latest("at", "pk")
+    part = card(answer.content.decode(), relieved)
+    assert link(change) in part and link(second) in part and part.count("Count the drawer") == 2
+    count(change, commissario)
+    part = card(client.get("/floor/").content.decode(), relieved)
+    assert link(change) not in part and link(second) in part
+    it = unescape(client.get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    assert "Conta il cassetto consegnato da" in card(it, relieved)
+
+
+def test_the_other_cards_swapped_with_a_relief_keep_their_handover_links(relieved, make_game, client_for,
+                                                                         commissario, make_user):  # fmt: skip
+    """A relief's answer swaps every table's card (its staff lists): each keeps its links, in
+    as many queries however many handovers there are to link."""
+    other = make_game("venezia")
+    client = client_for(commissario)
+
+    def relief(game, username: str) -> tuple[int, str]:
+        session = game.session
+        session.refresh_from_db()
+        with CaptureQueriesContext(connection) as captured:
+            answer = client.post(f"/floor/tables/{session.table_id}/staff/", {
+                "session": session.pk, "current_capo_partita": str(session.capo_partita_id),
+                "current_changeur": str(session.changeur_id), "capo_partita": str(session.capo_partita_id),
+                "changeur": str(make_user(username, Role.CHANGEUR).pk), "reason": "break",
+                "idempotency_key": str(uuid.uuid4()),
+            }, HTTP_HX_REQUEST="true")  # fmt: skip
+        assert answer.status_code == 200
+        return len(captured), answer.content.decode()
+
+    few, html = relief(other, "changeur_other")
+    assert 'hx-swap-oob="true"' in card(html, relieved).split(">", 1)[0]
+    assert link(relieved.change) in card(html, relieved)
+    for n in range(3):
+        relieve(relieved, commissario, make_user(f"relief_{n}", Role.CHANGEUR))
+    many, html = relief(other, "changeur_other_2")
+    assert card(html, relieved).count("Count the drawer") == 4 and card(html, other).count("Count the drawer") == 2
+    assert many == few
+
+
 # --------------------------------------------------------------------------- the floor, the day closed
 
 
@@ -177,16 +241,27 @@ def _queries(client, url: str) -> tuple[int, str]:
     return len(captured), unescape(response.content.decode())
 
 
+def listed(html: str) -> int:
+    """The handovers in the floor's lists (the tables' cards link them in other words)."""
+    return len(re.findall(r"session \d+: the drawer [^<]* handed over at", html))
+
+
+def card(html: str, game) -> str:
+    return re.search(rf'<article class="table-card" id="table-{game.session.table_id}".*?</article>', html,
+                     re.S).group(0)  # fmt: skip
+
+
 def test_the_floor_and_the_desk_read_the_handovers_in_the_same_queries_however_many(
-    relieved, make_game, client_for, commissario, direzione, make_user
+    relieved, make_game, client_for, commissario, direzione, auditor, make_user
 ):
     """One handover not counted, then four over three sessions (one of them counted, one a
     change of the Capo Partita alone): as many queries for the floor (the day open, then
-    closed) and for the desk's day page."""
+    closed; the tables' cards link them, to the Commissario) and for the desk's day page."""
     client, desk = client_for(commissario), client_for(direzione)
     day = relieved.session.gaming_day
     few, html = _queries(client, "/floor/")
-    assert html.count("handed over at") == 1
+    assert listed(html) == 1 and html.count("Count the drawer") == 1
+    auditor_few, _html = _queries(client_for(auditor), "/floor/")
     others = [make_game("venezia"), make_game("venezia")]
     changes = [relieve(relieved, commissario, make_user("relief_2", Role.CHANGEUR))]
     for n, other in enumerate(others, 3):
@@ -196,20 +271,25 @@ def test_the_floor_and_the_desk_read_the_handovers_in_the_same_queries_however_m
                                               capo_partita=make_user("capo_relief", Role.CAPO_PARTITA))  # fmt: skip
     count(changes[-1], commissario)
     many, html = _queries(client, "/floor/")
-    assert html.count("handed over at") == 5
+    assert listed(html) == 5
+    # Each linked from its running session's card too (the counted one not).
+    for game, n in ((relieved, 2), (others[0], 2), (others[1], 1)):
+        assert card(html, game).count("Count the drawer") == n
     assert many == few
+    auditor_many, html = _queries(client_for(auditor), "/floor/")
+    assert "Count the drawer" not in html and auditor_many == auditor_few
     # The day closed: the desk's page and the floor's list of the drawers left to count.
     for game in (relieved, *others):
         floor_services.table_session_close(session=game.session, by=commissario)
     floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
     late_many, html = _queries(client, "/floor/")
-    assert html.count("handed over at") == 5
+    assert listed(html) == 5
     desk_many, html = _queries(desk, f"/desk/days/{day.pk}/")
     assert len(re.findall(r"'s handover at \d\d:\d\d not counted", html)) == 5
     for change in (relieved.change, *changes[:-1]):
         count(change, commissario)
     late_few, html = _queries(client, "/floor/")
-    assert html.count("handed over at") == 0 and "drawers not counted" in html  # the sessions' drawers left
+    assert listed(html) == 0 and "drawers not counted" in html  # the sessions' drawers left
     desk_few, html = _queries(desk, f"/desk/days/{day.pk}/")
     assert "not counted</strong></a>" not in html.replace("drawer not counted</strong></a>", "")
     assert (late_many, desk_many) == (late_few, desk_few)
