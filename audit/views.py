@@ -39,7 +39,7 @@ from config.htmx import current_page
 from floor import selectors as floor_selectors
 from floor.roles import Role, cache_roles, has_role
 from tables import report_selectors
-from tables.selectors import closed_sessions_with_drawer, handovers_not_counted
+from tables.selectors import closed_sessions_with_drawer, handovers_with_counts
 from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import (
     BadForm,
@@ -535,10 +535,11 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
     # Commissario or the Direzione counts it: after the close too, until the control register
     # is signed by both (tables.services.cash_count). One query however many sessions.
     drawers = {s.pk: s.drawer_counted for s in closed_sessions_with_drawer([day.pk]).get(day.pk, [])}
-    # And each changeur's handover whose drawer is not counted, the session running or closed,
-    # linked to its count's form on the session's page. One query however many.
+    # And each changeur's handover, the session running or closed: counted (its difference, the
+    # chips' too when counted) or not, linked to its count or its count's form on the session's
+    # page, so that every drawer relieved that day is seen. Two queries however many.
     handovers: dict[int, list] = {}
-    for change in handovers_not_counted([day.pk]).get(day.pk, []):
+    for change in handovers_with_counts([day.pk]).get(day.pk, []):
         handovers.setdefault(change.session_id, []).append(change)
     context = {
         "day": day,
@@ -552,7 +553,7 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         # second one ends the late count (books_signed), and nothing said so where it is given.
         "uncounted_drawers": sorted({s.table.number for s in sessions if drawers.get(s.pk) is False}),
         # And the handovers not counted, each named (the changeur relieved, the table, the time).
-        "uncounted_handovers": [change for s in sessions for change in handovers.get(s.pk, [])],
+        "uncounted_handovers": [change for s in sessions for change in handovers.get(s.pk, []) if change.count is None],
         "outcome": outcome,
         # A refused form's posted values, shown again in it (chemin_ui's typed tag).
         "typed": typed if outcome is not None and not outcome.ok else None,

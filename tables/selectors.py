@@ -872,13 +872,37 @@ def handovers_not_counted_by_session(session_ids: list[int]) -> dict[int, list[S
     return out
 
 
-def _handovers_not_counted(where: Q) -> QuerySet[StaffChange]:
+def handovers_with_counts(day_ids: list[int]) -> dict[int, list[StaffChange]]:
+    """Every changeur's handover of the days' sessions, counted or not (a staff change that
+    relieved the changeur), each with `count`: its count in force (None: not counted), the
+    session's table and the changeurs loaded, by day, by table, session and time: two queries
+    however many. (The desk's page of a day: an auditor sees every drawer relieved that day.)"""
+    if not day_ids:
+        return {}
+    changes = list(_handovers(Q(session__gaming_day_id__in=day_ids)))
+    counts = {
+        count.staff_change_id: count
+        for count in CashCount.objects.filter(staff_change__in=[c.pk for c in changes], corrected_by__isnull=True)
+    } if changes else {}  # fmt: skip
+    out: dict[int, list[StaffChange]] = {}
+    for change in changes:
+        change.count = counts.get(change.pk)
+        out.setdefault(change.session.gaming_day_id, []).append(change)
+    return out
+
+
+def _handovers(where: Q) -> QuerySet[StaffChange]:
     return (
         StaffChange.objects.filter(where)
         .exclude(old_changeur=F("new_changeur"))
-        .exclude(Exists(CashCount.objects.filter(staff_change=OuterRef("pk"), corrects__isnull=True)))
         .select_related("session__table", "old_changeur", "new_changeur")
         .order_by("session__table__number", "session__number", "at", "pk")
+    )
+
+
+def _handovers_not_counted(where: Q) -> QuerySet[StaffChange]:
+    return _handovers(where).exclude(
+        Exists(CashCount.objects.filter(staff_change=OuterRef("pk"), corrects__isnull=True))
     )
 
 

@@ -68,6 +68,14 @@ def signed_euros(cents) -> str:
 
 
 @register.filter
+def signed_euros_exact(cents) -> str:
+    """For the books, a difference: always the cents and its sign, 500 -> '+5.00', -500 -> '-5.00'."""
+    if cents is None:
+        return ""
+    return ("+" if int(cents) > 0 else "") + euros_exact(cents)
+
+
+@register.filter
 def clock(moment, fmt="H:i") -> str:
     """An aware moment as the pages print it in the casino's zone: "H:i" unless another Django
     date format is given (`|clock:"H:i:s"`, `|clock:"Y-m-d H:i"`); in the hour the October

@@ -222,6 +222,35 @@ def test_the_desk_names_the_handover_in_the_drawer_column_and_at_the_signature(
     assert "handovers-uncounted" not in html and "handover-uncounted" not in html
 
 
+def test_the_desk_shows_every_handover_of_the_day_counted_or_not(relieved, client_for, commissario, direzione,
+                                                                 auditor, make_user):  # fmt: skip
+    """The "Cash drawer" column named only the handovers not counted: a drawer relieved and
+    counted was nowhere on the day's page, so an auditor could not see every relieved drawer of
+    the day. Each counted one says the changeur relieved, when, the difference of its count in
+    force, and the chips' when counted; linked to its count on the session's page."""
+    second = relieve(relieved, commissario, make_user("changeur_third", Role.CHANGEUR))
+    first = services.cash_count_record(session=relieved.session, by=commissario, float_issued=100_00, counted=95_00,
+                                       chips_float=1_000_00, chips_counted=1_010_00, staff_change=relieved.change)  # fmt: skip
+    services.cash_count_correct(count=first, by=commissario, counted=96_50, reason="a coin found")
+    day = _desk_ready(relieved, commissario, direzione)
+    html = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode())
+    row = re.search(rf'<tr data-session="{relieved.session.pk}">(.*?)</tr>', html, re.S).group(1)
+    at = relieved.change.at.astimezone().strftime("%H:%M")
+    assert re.search(rf'<a class="handover-counted" {link(relieved.change)}>Mario Rossi\'s handover at {at} counted: '
+                     r"difference € -3.50, chips € \+10.00</a>", row), row  # fmt: skip
+    assert link(second) in row and "handover at" in row.split(link(second), 1)[1].split("</a>")[0]
+    assert "not counted" in row.split(link(second), 1)[1].split("</a>")[0]
+    # Counted, without its chips: its cash alone. The banner names no handover any more.
+    services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=0,
+                               staff_change=second)  # fmt: skip
+    html = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode())
+    counted = re.findall(r'<a class="handover-counted" [^>]*>(.*?)</a>', html)
+    assert len(counted) == 2 and counted[1].endswith("counted: difference € 0.00")
+    assert "handovers-uncounted" not in html and "handover-uncounted" not in html
+    it = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    assert f"cassetto consegnato da Mario Rossi alle {at} contato: differenza € -3,50, fiches € +10,00" in it
+
+
 def test_the_handovers_in_italian(relieved, commissario):
     evening = Evening()
     html = unescape(evening.get(evening.client(commissario), "/floor/").content.decode())
@@ -292,4 +321,5 @@ def test_the_floor_and_the_desk_read_the_handovers_in_the_same_queries_however_m
     assert listed(html) == 0 and "drawers not counted" in html  # the sessions' drawers left
     desk_few, html = _queries(desk, f"/desk/days/{day.pk}/")
     assert "not counted</strong></a>" not in html.replace("drawer not counted</strong></a>", "")
+    assert len(re.findall(r"'s handover at \d\d:\d\d counted: difference", html)) == 6
     assert (late_many, desk_many) == (late_few, desk_few)
