@@ -120,8 +120,10 @@ def test_the_floor_s_drawers_left_to_count_by_touch(make_game, touch_page, shoot
 def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game, touch_page, shoot, commissario,
                                                                       direzione, make_user, lang):  # fmt: skip
     """Two changeurs relieved at one table and one at another, no handover counted: the floor
-    lists the three, the desk's day page names them under each session's drawer, each link a
+    lists the three, and each table's card links its own, the desk's day page names them under
+    each session's drawer (one counted since, its differences at their widest), each link a
     touch target apart from the next, and both pages fit the tablet either way it is held."""
+    from floor.models import StaffChange
     from floor.roles import Role
 
     games = [make_game("venezia"), make_game("venezia")]
@@ -132,6 +134,7 @@ def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game,
     page = touch_page(commissario, lang)
     page.goto(f"{page.base}/floor/")
     expect(page.locator("section.handovers-uncounted ul.handover-links a")).to_have_count(3)
+    expect(page.locator("article.table-card ul.card-handovers a")).to_have_count(3)
     found += _walked(page, shoot, "floor-handovers", lang, "floor, ")
     page.locator("section.handovers-uncounted ul.handover-links a").first.tap()
     expect(page.locator("section.handover form.drawer-form").first).to_be_visible()  # its count's form
@@ -139,9 +142,13 @@ def test_the_handovers_not_counted_on_the_floor_and_the_desk_by_touch(make_game,
         floor_services.table_session_close(session=game.session, by=commissario)
     day = games[0].session.gaming_day
     floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="refuse")
+    services.cash_count_record(session=games[1].session, by=commissario, float_issued=999_999_99, counted=0,
+                               chips_float=0, chips_counted=999_999_99,
+                               staff_change=StaffChange.objects.get(session=games[1].session))  # fmt: skip
     desk = touch_page(direzione, lang)
     desk.goto(f"{desk.base}/desk/days/{day.pk}/")
-    expect(desk.locator("td.drawer a.handover-uncounted")).to_have_count(3)
+    expect(desk.locator("td.drawer a.handover-uncounted")).to_have_count(2)
+    expect(desk.locator("td.drawer a.handover-counted")).to_have_count(1)
     found += _walked(desk, shoot, "desk-handovers", lang, "desk, ")
     if found:
         pytest.fail("\n".join(found), pytrace=False)
