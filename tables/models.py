@@ -504,7 +504,7 @@ class SuccessionOffer(models.Model):
     seat_number = models.PositiveSmallIntegerField(null=True, blank=True)
     standing = models.BooleanField(default=False)
     amount_min = models.PositiveBigIntegerField()
-    amount_max = models.PositiveBigIntegerField(null=True, blank=True, help_text="None: the table maximum.")
+    amount_max = models.PositiveBigIntegerField(null=True, blank=True, help_text="None: no bound of its own (the table maximum binds it); answered, the maximum it was answered under (None: no maximum).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     reason = models.CharField(max_length=16, blank=True, help_text="Why skipped.")
     amount = models.PositiveBigIntegerField(null=True, blank=True, help_text="Accepted or claimed at, cents.")

@@ -623,7 +623,8 @@ def _succession_state(
     def amount_max(o: SuccessionOffer) -> int | None:
         # No bound of its own (a new bank; domestic at the height): the table maximum in force
         # binds it (offer_accept refuses above it, `bank_above_maximum`), so the offer shows it;
-        # a continuation already above the maximum is taken at that floor. Null: no maximum.
+        # a continuation already above the maximum is taken at that floor. Answered, it keeps
+        # the one it was answered under (services.succession._bounded). Null: no maximum.
         if (
             live
             and o.status == SuccessionOffer.Status.PENDING

@@ -335,7 +335,10 @@ class RecordTrail:
             return
         for change in payload.get("changes") or ():
             if isinstance(change, dict) and isinstance(change.get("order"), int):
-                self.record("offer", (succ, change["order"]), answered_by=actor,
+                # amount_max: the maximum an answered offer was bound by, said by the changes
+                # written since it is kept; an older change leaves the one laid out.
+                kept = {"amount_max": change["amount_max"]} if "amount_max" in change else {}
+                self.record("offer", (succ, change["order"]), answered_by=actor, **kept,
                             **{f: change.get(f, UNKNOWN) for f in ("status", "reason", "amount", "amount_min",
                                                                    "answered_at")})  # fmt: skip
 

@@ -115,7 +115,7 @@ class SuccessionOfferSerializer(serializers.Serializer):
     seat_number = StrictIntegerField(allow_null=True)
     standing = serializers.BooleanField()
     amount_min = StrictIntegerField(help_text="Cents.")
-    amount_max = StrictIntegerField(allow_null=True, help_text="Cents; the table maximum in force while the offer waits; null: no maximum.")
+    amount_max = StrictIntegerField(allow_null=True, help_text="Cents; the table maximum in force while the offer waits, the one it was answered under once answered; null: no maximum.")
     status = serializers.CharField(help_text="pending, accepted, claimed, passed, skipped.")
     reason = serializers.CharField(
         allow_null=True, help_text="Why skipped: barred, left, taken, outranked, auction, lapsed."

@@ -180,18 +180,37 @@ def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User
         if (row.status, row.reason, row.amount) == (str(new.status), str(new.reason), new.amount):
             continue
         row.status, row.reason, row.amount = str(new.status), str(new.reason), new.amount
-        row.amount_min = new.amount_min  # the terms it was answered on (today's minimum, §6)
+        # the terms it was answered on: those in force (_in_force, §6)
+        row.amount_min, row.amount_max = new.amount_min, new.amount_max
         row.answered_at, row.answered_by = at, by
         changed.append(row)
     if changed:
         SuccessionOffer.objects.bulk_update(
-            changed, ["status", "reason", "amount", "amount_min", "answered_at", "answered_by"]
+            changed, ["status", "reason", "amount", "amount_min", "amount_max", "answered_at", "answered_by"]
         )
     return [
         {"order": r.order, "patron": r.patron_id, "status": r.status, "reason": r.reason, "amount": r.amount,
-         "amount_min": r.amount_min, "answered_at": at.isoformat()}
+         "amount_min": r.amount_min, "amount_max": r.amount_max, "answered_at": at.isoformat()}
         for r in changed
     ]  # fmt: skip
+
+
+def _in_force(session: TableSession, offers: tuple[rules.Offer, ...]) -> tuple[rules.Offer, ...]:
+    """The offers on the terms in force now, which an offer answered or skipped now is
+    recorded with (_save): a new bank is at least today's minimum (§2.1, §6: the Commissario
+    may change it during play), not the minimum when the offers were laid out; an offer with
+    no bound of its own (a new bank; domestic at the height) is bound by today's maximum (a
+    continuation already above it is taken at that floor), and by none when there is none.
+    The game state shows a pending offer's terms the same way (selectors._succession_state)."""
+    offers = tuple(
+        replace(o, amount_min=session.minimum) if o.round in rules.NEW_BANK_ROUNDS else o for o in offers
+    )
+    if session.maximum is None:
+        return offers
+    return tuple(
+        replace(o, amount_max=max(session.maximum, o.amount_min)) if o.amount_max is None else o
+        for o in offers
+    )
 
 
 def _rows(succ: Succession) -> list[SuccessionOffer]:
@@ -202,7 +221,7 @@ def _withdrawn(session: TableSession, rows: list[SuccessionOffer]) -> tuple[rule
     """Nobody waits for a player who has left his place or been barred since the bank was
     offered: his pending offers are skipped (the same transaction as the answer). Decides
     nothing: see _present."""
-    offers = _engine_offers(rows)
+    offers = _in_force(session, _engine_offers(rows))
     barred = set(FauxTirageBar.objects.filter(session=session).values_list("patron_id", flat=True))
     # (a claim not yet decided is withdrawn too: he cannot hold a bank he is not there for)
     pending = [r for r in rows if r.status in (SuccessionOffer.Status.PENDING, SuccessionOffer.Status.CLAIMED)]
@@ -536,20 +555,22 @@ def _answer(
         # wins; or nobody is left to ask): that is recorded and the answer is moot.
         return _settle(session, succ, profile, rows, present, by, cause="departure")
     # A new bank is at least today's minimum and at most today's maximum (§2.1, §6: the
-    # Commissario may change them during play), not the minimum when the offers were laid out.
-    offers = tuple(
-        replace(o, amount_min=session.minimum) if o.round in rules.NEW_BANK_ROUNDS else o for o in present.offers
-    )
+    # Commissario may change them during play): the offers are on the terms in force
+    # (_in_force), not those of when they were laid out, and are recorded with them.
+    offers = present.offers
     with rule_errors():
         offer = rules.offer_of(offers, patron.pk)
         if accept and offer.round in rules.NEW_BANK_ROUNDS and offer in rules.current(offers):
             bank_services.check_bank_amount(session, amount)
-        elif accept and offer.amount_max is None and session.maximum is not None and offer in rules.current(offers):
+        elif (
+            accept and offer.round == rules.Round.HEIGHT and session.maximum is not None
+            and offer in rules.current(offers)
+        ):  # fmt: skip
             # domestic, at the height: the successor chooses his bank, from the mandatory
             # continuation up to the table maximum (§6: the house's maximum for the opening
             # bank); a continuation already above the maximum is taken at that floor.
-            ceiling = max(session.maximum, offer.amount_min)
-            if type(amount) is int and amount > ceiling:
+            ceiling = offer.amount_max  # max(session.maximum, offer.amount_min): _in_force
+            if type(amount) is int and ceiling is not None and amount > ceiling:
                 raise ApplicationError(
                     "bank_above_maximum",
                     "The bank is above the table maximum.",

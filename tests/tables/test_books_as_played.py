@@ -347,6 +347,87 @@ def test_a_succession_an_asta_or_a_bid_edited_is_named(asta, kind, model, filter
     assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
 
 
+@pytest.fixture
+def bounded(make_game):
+    """venezia, four seats, a table maximum of 5000.00 lowered to 4000.00 while the bank
+    waits for a successor: seat 2 passes under the first, seat 3 takes it under the second."""
+    from tables.models import Succession
+
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    s, by = game.session, game.capo
+    services.coup_record(session=s, by=by, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    succ = Succession.objects.get(session=s)
+    services.offer_pass(succession=succ, by=by, patron=game.seat(2))
+    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=100_00, maximum=4000_00,
+                                        reason="the house")  # fmt: skip
+    services.offer_accept(succession=succ, by=by, patron=game.seat(3), amount=300_00)
+    return game
+
+
+def test_the_report_shows_the_maximum_an_offer_was_answered_under(bounded):
+    from tables import report_selectors
+
+    rows = report_selectors.succession_offer_rows(gaming_day_id=bounded.session.gaming_day_id)
+    assert [(r[3], r[9], r[7], r[8]) for r in rows] == [
+        (1, "passed", 100_00, 5000_00), (2, "accepted", 100_00, 4000_00), (3, "skipped", 100_00, 4000_00)]  # fmt: skip
+    assert as_played(bounded.session) == []
+
+
+def test_an_offers_maximum_edited_is_named_and_older_events_still_verify(bounded):
+    """The maximum an answered offer keeps is held to its event. Events written before
+    offers kept it do not say it: the row's NULL (as then written) is held to the offer's
+    laid-out NULL, and verifies."""
+    import json
+
+    from tables.models import SuccessionOffer
+    from tests.audit.conftest import trigger_disabled
+
+    offers = SuccessionOffer.objects.filter(succession__session=bounded.session)
+    offers.filter(status="accepted").update(amount_max=None)
+    [reason] = as_played(bounded.session)
+    assert (reason["code"], reason["record"], reason["fields"]) == (
+        "record_mismatch", "offer", {"amount_max": {"in_books": None, "in_trail": 4000_00}})  # fmt: skip
+    # As written before: the answers' events without amount_max, the rows with NULL.
+    events = AuditEvent.objects.filter(stream__name=bounded.session.audit_stream,
+                                       action__in=["succession.offer_passed", "succession.offer_accepted"])  # fmt: skip
+    assert events.count() == 2
+    with trigger_disabled():
+        for event in events:
+            older = {**event.payload, "changes": [{k: v for k, v in c.items() if k != "amount_max"}
+                                                  for c in event.payload["changes"]]}  # fmt: skip
+            AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(older))
+    offers.update(amount_max=None)
+    assert as_played(bounded.session) == []
+    offers.filter(order=1).update(amount_max=5000_00)
+    [reason] = as_played(bounded.session)
+    assert (reason["record"], reason["number"], set(reason["fields"])) == ("offer", 1, {"amount_max"})
+
+
+def test_a_built_report_with_offers_answered_under_a_maximum_verifies(bounded, tmp_path, settings, auditor,
+                                                                       django_capture_on_commit_callbacks):
+    from rest_framework.test import APIClient
+
+    from audit.models import DayReport
+    from tables.models import SuccessionOffer
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    with django_capture_on_commit_callbacks(execute=True):
+        floor_services.gaming_day_close(gaming_day=bounded.session.gaming_day, by=bounded.commissario,
+                                        open_sessions="close")  # fmt: skip
+    report = DayReport.objects.get(gaming_day=bounded.session.gaming_day)
+    client = APIClient()
+    client.force_authenticate(auditor)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body
+    # the maximum it was answered under taken off (as the rows read before they kept it)
+    SuccessionOffer.objects.filter(succession__session=bounded.session, order=3).update(amount_max=None)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    assert [(r["code"], r["record"], r["number"], set(r["fields"])) for r in body["reasons"]] == [
+        ("record_mismatch", "offer", 3, {"amount_max"})]  # fmt: skip
+
+
 def test_an_offer_edited_is_named_within_its_succession(asta):
     """The first succession's first offer said passed when it was: accepted in SQL."""
     from audit.views import _explain

@@ -88,6 +88,84 @@ def test_succession_offers_show_the_table_maximum_in_force(make_game, tablet):
     assert answer["succession"]["status"] == "taken"
 
 
+def _lost(game, tablet):
+    """The banker loses a coup to seat 2: his bank passes (a new bank, in rotation)."""
+    sid = game.session.pk
+    tablet.ok(
+        tablet.post(
+            f"/api/sessions/{sid}/coups/record/",
+            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": PUNTA_WINS, "punta_draws": False},
+        ),
+        201,
+    )
+    return tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]
+
+
+def _terms(tablet, sid) -> list[tuple[str, str | None, int, int | None]]:
+    offers = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]["offers"]
+    return [(o["status"], o["reason"], o["amount_min"], o["amount_max"]) for o in offers]
+
+
+def test_an_answered_offer_keeps_the_maximum_it_was_answered_under(make_game, tablet):
+    """A QA walk: an offer with no bound of its own (a new bank) showed the table maximum
+    while it waited, and null ("no maximum") once answered, though that maximum bound the
+    answer. It keeps it now, as it keeps its minimum; null only with no maximum in force
+    (here: the maximum lifted before seat 3 answers)."""
+    from floor import services as floor_services
+
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    succ = _lost(game, tablet)
+    tablet.ok(tablet.post(f"/api/successions/{succ['id']}/pass/", {"patron": game.seat(2).pk}))
+    assert _terms(tablet, game.session.pk) == [
+        ("passed", None, 100_00, 5000_00), ("pending", None, 100_00, 5000_00), ("pending", None, 100_00, 5000_00)]  # fmt: skip
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=100_00, maximum=None, reason="no maximum tonight"
+    )
+    tablet.ok(tablet.post(f"/api/successions/{succ['id']}/accept/", {"patron": game.seat(3).pk, "amount": 6000_00}))
+    assert _terms(tablet, game.session.pk) == [
+        ("passed", None, 100_00, 5000_00), ("accepted", None, 100_00, None), ("skipped", "taken", 100_00, None)]  # fmt: skip
+
+
+def test_an_offer_answered_after_the_maximum_changed_keeps_the_one_in_force_then(make_game, tablet):
+    from floor import services as floor_services
+
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    succ = _lost(game, tablet)
+    tablet.ok(tablet.post(f"/api/successions/{succ['id']}/pass/", {"patron": game.seat(2).pk}))
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=200_00, maximum=4000_00, reason="the house"
+    )
+    # waiting, it shows the maximum in force now; answered, it keeps it
+    assert _terms(tablet, game.session.pk)[1:] == [("pending", None, 200_00, 4000_00)] * 2
+    answer = tablet.post(f"/api/successions/{succ['id']}/accept/", {"patron": game.seat(3).pk, "amount": 4000_01})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "bank_above_maximum"
+    tablet.ok(tablet.post(f"/api/successions/{succ['id']}/accept/", {"patron": game.seat(3).pk, "amount": 4000_00}))
+    assert _terms(tablet, game.session.pk) == [
+        ("passed", None, 100_00, 5000_00), ("accepted", None, 200_00, 4000_00), ("skipped", "taken", 200_00, 4000_00)]  # fmt: skip
+
+
+def test_a_domestic_offer_at_the_height_keeps_the_maximum_that_bound_it(make_game, tablet):
+    """Domestic, after a withdrawal: the height's offer (from the mandatory continuation) has
+    no bound of its own but the table maximum; answered, it keeps it."""
+    game = make_game("domestic", seated=3, standing=0, min_seats_to_start=2, maximum=5000_00)
+    sid = game.session.pk
+    tablet.ok(
+        tablet.post(
+            f"/api/sessions/{sid}/coups/record/",
+            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": BANKER_WINS, "punta_draws": True},
+        ),
+        201,
+    )
+    tablet.ok(tablet.post(f"/api/banks/{game.bank.pk}/withdraw/"))
+    succ = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]
+    [height] = [o for o in succ["offers"] if o["current"]]
+    assert (height["round"], height["amount_max"]) == ("height", 5000_00)
+    tablet.ok(tablet.post(f"/api/successions/{succ['id']}/accept/", {"patron": height["patron"]["id"], "amount": 5000_00}))
+    offers = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]["offers"]
+    answered = [o for o in offers if o["status"] != "pending"]
+    assert answered and {o["amount_max"] for o in answered} == {5000_00}
+
+
 # -- 6. a succession's lapse reasons are as README says --------------------------------------
 
 
