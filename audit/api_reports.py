@@ -568,10 +568,11 @@ class CagnotteCountCorrectApi(IdempotentMixin, APIView):
         description="Corrects the counted cagnotte, the tips, or both (the tips alone: `tips` without `counted`); "
         "the figure not given is the corrected count's, restated in the new count. Neither: 400 "
         "`nothing_to_correct`. Correcting a count (its tips too) leaves a control register written before it "
-        "behind: it is prepared again, or, signed, corrected.",
+        "behind: it is prepared again, or, signed, corrected. `note` (why) required (missing or blank: 400 "
+        "`invalid_input` naming it; invisible characters only: 400 `reason_required`).",
         request=CagnotteCountCorrectInput,
-        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `witness_not_management`, `reason_required`, "
-                                                       "`nothing_to_correct`",
+        responses={201: CagnotteCountOutput, **_errors("`witness_must_differ`, `witness_not_management`, `reason_required` "
+                                                       "(`note` of invisible characters only), `nothing_to_correct`",
                                                        conflict="`already_corrected`.")},
     )  # fmt: skip
     def post(self, request, pk: int):
@@ -706,9 +707,11 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
 
     @extend_schema(
         summary="Correct a signed control register: a new register that refers to it",
+        description="`reason` required (missing or blank: 400 `invalid_input` naming it; invisible characters only: "
+        "400 `reason_required`).",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required`", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
+            "`reason_required` (a reason of invisible characters only)", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)

@@ -406,7 +406,8 @@ class TableSessionInterruptApi(IdempotentMixin, APIView):
         description="The Commissario or the Direzione Giochi (management may suspend play at any moment, "
         "RULES.md §6). The interruption records the capacity it is ordered in (`interrupted_as`): "
         "`direzione` for a user holding the Direzione role (also one who is a Commissario too), "
-        "`commissario` otherwise. Codes: `session_closed`, `session_not_open`.",
+        "`commissario` otherwise. `reason` required (missing or blank: 400 `invalid_input` naming it; "
+        "invisible characters only: 400 `reason_required`). Codes: `session_closed`, `session_not_open`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -470,8 +471,9 @@ class MinimumChangeApi(IdempotentMixin, APIView):
         request=MinimumChangeInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="The table's limits: the minimum, and optionally the maximum with it (RULES.md §6). "
-        "Codes: `minimum_out_of_range`, `maximum_out_of_range`, `minimum_unchanged`, `session_closed`, "
-        "`reason_required`.",
+        "`reason` required (missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 "
+        "`reason_required`). Codes: `minimum_out_of_range`, `maximum_out_of_range`, `minimum_unchanged`, "
+        "`session_closed`.",
     )
     def post(self, request, pk: int):
         session = get_object_or_404(TableSession, pk=pk)
@@ -514,8 +516,9 @@ class StaffChangeApi(IdempotentMixin, APIView):
         request=StaffChangeInput,
         responses={200: TableSessionDetailSerializer, **WRITE_ERRORS},
         description="Relieves the session's Capo Partita, changeur or both, at any moment (a coup in play goes "
-        "on with the new Capo Partita; the outgoing one's writes are refused from then on). Codes: "
-        "`session_closed`, `staff_unchanged`, `not_a_capo_partita`, `not_a_changeur`, `reason_required`, "
+        "on with the new Capo Partita; the outgoing one's writes are refused from then on). `reason` required "
+        "(missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 `reason_required`). "
+        "Codes: `session_closed`, `staff_unchanged`, `not_a_capo_partita`, `not_a_changeur`, "
         "`capo_partita_busy`, `changeur_busy` (409: he works at another table's session, in either role; one "
         "croupier and one changeur per table, RULES.md §6), `user_inactive`.",
     )

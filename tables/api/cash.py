@@ -251,7 +251,8 @@ class CashVoidApi(_CashApi):
         },
         summary="Void a mistaken line of the register (its changeur, or the Commissario), once",
         description="The line stays in the register, voided, with who, when and why; its amount leaves the "
-        "totals and the linked sums. Codes: `reason_required`, `text_too_long`, `exchange_already_voided` "
+        "totals and the linked sums. `reason` required (missing or blank: 400 `invalid_input` naming it; "
+        "invisible characters only: 400 `reason_required`). Codes: `text_too_long`, `exchange_already_voided` "
         "(409), `not_exchange_recorder` (403)." + WRITE_NOTE,
     )
     def post(self, request, pk: int):

@@ -203,8 +203,9 @@ class CardVoidApi(_TableApi):
         request=CardVoidInput,
         responses={201: VoidCardAnswerSerializer, **WRITE_ERRORS},
         summary="Void a card (seen face up in the sabot, or dropped)",
-        description="The card leaves the shoe for the sibilla (RULES.md §1). Codes: `bad_card`, "
-        "`card_exhausted`, `shoe_empty`, `no_shoe`, `reason_required`." + WRITE_NOTE,
+        description="The card leaves the shoe for the sibilla (RULES.md §1). `reason` required "
+        "(missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 `reason_required`). "
+        "Codes: `bad_card`, `card_exhausted`, `shoe_empty`, `no_shoe`." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)
@@ -636,8 +637,9 @@ class CoupAnnulApi(_CoupStepApi):
         "to the players, no money moves (no posting, no cagnotte), the bank is unchanged and the next "
         "coup may open; the cards already out stay out of the shoe (a drawn card never goes back) and "
         "the `coup.annulled` event names them. Allowed while play is interrupted, so that the session "
-        "can then be closed. The coup keeps its number, bets, cards and reason for the record. Codes: "
-        "`not_commissario` (403), `coup_not_annullable` (409: settled), `reason_required`, "
+        "can then be closed. The coup keeps its number, bets, cards and reason for the record. `reason` "
+        "required (missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 "
+        "`reason_required`). Codes: `not_commissario` (403), `coup_not_annullable` (409: settled), "
         "`text_too_long`. Requires an `Idempotency-Key`. Refusals common to the table: "
         "`session_closed` (409), `profile_not_supported`.",
     )
@@ -675,8 +677,9 @@ class FauxTirageBarApi(_TableApi):
         request=FauxTirageBarInput,
         responses={201: BarAnswerSerializer, **WRITE_ERRORS},
         summary="Bar a player from holding the cards (faux tirage)",
-        description="For the rest of the session; he may still bet (RULES.md §4). Codes: "
-        "`patron_already_barred`, `patron_not_at_table`, `reason_required`." + WRITE_NOTE,
+        description="For the rest of the session; he may still bet (RULES.md §4). `reason` required "
+        "(missing or blank: 400 `invalid_input` naming it; invisible characters only: 400 `reason_required`). "
+        "Codes: `patron_already_barred`, `patron_not_at_table`." + WRITE_NOTE,
     )
     def post(self, request, pk: int):
         session = self.writable_session(pk)
