@@ -432,6 +432,11 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
         reasons.append("session_closed" if session.is_closed else "session_interrupted")
     if bank is None:
         reasons.append("no_active_bank")
+        # The session's first bank waits for the table's min_seats_to_start seats taken
+        # (RULES.md §6): bank_open refuses it (`not_enough_players`); counted from the places read.
+        seated = sum(1 for s in seats if s.seat_number is not None)
+        if last_bank is None and session.is_open and seated < session.table.min_seats_to_start:
+            reasons.append("not_enough_players")
     if shoe is None:
         reasons.append("no_shoe")
     elif shoe.stop_card_reached_at is not None:

@@ -72,6 +72,7 @@ REASONS = {
     "session_closed": gettext_lazy("the session is closed"),
     "session_interrupted": gettext_lazy("play is interrupted"),
     "no_active_bank": gettext_lazy("no bank is open"),
+    "not_enough_players": gettext_lazy("too few seats are taken for the game to start"),
     "no_shoe": gettext_lazy("no sabot is loaded"),
     "stop_card_reached": gettext_lazy("the stop card has appeared: load a new sabot"),
     "coup_in_progress": gettext_lazy("a coup is in play"),
@@ -624,6 +625,12 @@ def _context(
         # Before the session's first bank (none ended, so no succession and no turn yet): it
         # goes to the game state's rotation.next_seat, who may also decline it (RULES.md §5-§6).
         "first_bank": bank is None and state["succession"] is None and state["rotation"]["turn_seat"] is None,
+        # ...which waits for the table's min_seats_to_start seats taken (RULES.md §6): said
+        # before the Capo Partita tries (bank_open refuses it, `not_enough_players`).
+        "start_needs": {
+            "needed": session.table.min_seats_to_start,
+            "seated": sum(1 for p in places if not p["standing"]),
+        } if "not_enough_players" in state["cannot_open_because"] else None,
         "outcome": outcome,
         # Before its first card a coup may be annulled, also while play is interrupted.
         # A barred player's banco call cannot stand (RULES.md §4): the tablet offers to take it back.

@@ -473,8 +473,9 @@ class GameStateSerializer(serializers.Serializer):
     can_open_coup = serializers.BooleanField()
     cannot_open_because = serializers.ListField(
         child=serializers.CharField(),
-        help_text="session_closed, session_interrupted, no_active_bank, no_shoe, stop_card_reached, "
-        "coup_in_progress.",
+        help_text="session_closed, session_interrupted, no_active_bank, not_enough_players (with "
+        "no_active_bank: the session's first bank waits for the table's min_seats_to_start seats taken; "
+        "`seats` lists them), no_shoe, stop_card_reached, coup_in_progress, banker_barred.",
     )
     shoe = GameShoeSerializer(allow_null=True)
     seats = GameSeatSerializer(many=True)

@@ -166,6 +166,26 @@ def test_a_table_with_nobody_seated_says_so_not_that_everyone_declined(client_fo
     assert "Every seated player has declined the first bank." not in html
 
 
+def test_a_first_bank_with_too_few_seats_taken_says_why_before_it_is_tried(client_for, make_game, commissario):
+    """The first bank waits for the table's min_seats_to_start seats taken (RULES.md §6): the
+    tablet said only where the first bank goes, and the Capo Partita learnt the rule from the
+    refusal of his try. It says why now, with the count, in English and Italian."""
+    from tests.factories import PatronFactory
+
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    url = f"/tablet/sessions/{game.session.pk}/"
+    client = client_for(game.capo)
+    html = client.get(url).content.decode()
+    assert ("The bank cannot open yet: the game starts when at least 3 seats are taken, and 1 is taken. "
+            "The Commissario seats the players from the floor.") in html  # fmt: skip
+    floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=2, by=commissario)
+    italian = client.get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert ("Il banco non può ancora aprirsi: il gioco inizia quando sono occupati almeno 3 posti, e ne sono "
+            "occupati 2. Il Commissario fa sedere i giocatori dalla sala.") in italian  # fmt: skip
+    floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=3, by=commissario)
+    assert 'id="start-needs"' not in client.get(url).content.decode()
+
+
 def test_a_changeur_of_another_table_is_told_it_is_not_his(client_for, game, make_user):
     other = make_user("changeur_other", Role.CHANGEUR)
     response = client_for(other).get(f"/tablet/sessions/{game.session.pk}/")

@@ -166,6 +166,37 @@ def test_a_domestic_offer_at_the_height_keeps_the_maximum_that_bound_it(make_gam
     assert answered and {o["amount_max"] for o in answered} == {5000_00}
 
 
+def test_the_game_state_says_a_first_bank_waits_for_enough_players(make_game, tablet, commissario):
+    """A QA walk: with too few seats taken for the session's first bank, the game state said
+    only `no_active_bank`, and `not_enough_players` came from the bank's refusal alone. The
+    state says what the opening would answer, with no query more (tests/tables/test_queries)."""
+    from floor import services as floor_services
+    from floor.models import Seat
+    from tests.factories import PatronFactory
+
+    game = make_game("venezia", seated=2, standing=1, bank=None, min_seats_to_start=3)
+    sid = game.session.pk
+    state = tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))
+    assert state["cannot_open_because"] == ["no_active_bank", "not_enough_players"]  # a standing one is no seat
+    refused = tablet.post(f"/api/sessions/{sid}/banks/", {"patron": game.seat(1).pk, "amount": 100_00})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "not_enough_players")
+    floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=3, by=commissario)
+    assert tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))["cannot_open_because"] == ["no_active_bank"]
+    tablet.ok(tablet.post(f"/api/sessions/{sid}/banks/", {"patron": game.seat(1).pk, "amount": 100_00}), 201)
+    # A later bank is no first bank: the rule is the session's start, not every bank's.
+    seat = Seat.objects.get(session=game.session, seat_number=3, left_at__isnull=True)
+    floor_services.seat_release(seat=seat, by=commissario)
+    tablet.ok(
+        tablet.post(
+            f"/api/sessions/{sid}/coups/record/",
+            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": PUNTA_WINS, "punta_draws": False},
+        ),
+        201,
+    )
+    state = tablet.ok(tablet.get(f"/api/sessions/{sid}/game/"))
+    assert state["bank"] is None and state["cannot_open_because"] == ["no_active_bank"]
+
+
 # -- 6. a succession's lapse reasons are as README says --------------------------------------
 
 
