@@ -16,7 +16,7 @@ DJANGO_DEBUG ?= 1
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/chemin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test lint services demo clean backup restore audit-deps faults load fuzz
+.PHONY: install run test lint services clean backup restore audit-deps faults load fuzz
 
 install: $(STAMP)
 
