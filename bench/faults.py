@@ -472,7 +472,7 @@ class FaultTablet(Tablet):
 
 class LossyTablet(FaultTablet):
     """Loses the first answer to each coup: sends the request, hangs up without reading, waits
-    for the server to finish, then retries with the same key, as a tablet whose answer was lost
+    for the server to store its answer, then retries with the same key, as a tablet whose answer was lost
     in transit would. The retry must be a replay of the first answer, never a second coup."""
 
     def request(self, method: str, path: str, body=None, key: str | None = None) -> tuple[int, dict, float]:
@@ -482,8 +482,27 @@ class LossyTablet(FaultTablet):
             conn.request(method, path, body=json.dumps(body), headers=headers)
             conn.close()  # the answer is never read
             self.lost += 1
-            time.sleep(1.0)
+            self._wait_stored(key)
         return super().request(method, path, body, key)
+
+    @staticmethod
+    def _wait_stored(key: str | None, seconds: float = 30.0) -> None:
+        """Until the server has stored the lost answer under its key (or `seconds` pass): a fixed
+        wait let a retry on a loaded machine reach the key first, run the coup itself and leave
+        the lost request the replay (the server right, one coup per key, the count of replays
+        off by one)."""
+        from django.db import connection
+
+        from floor.models import IdempotencyKey
+
+        deadline = time.monotonic() + seconds
+        try:
+            while key and time.monotonic() < deadline:
+                if IdempotencyKey.objects.filter(key=key, completed=True).exists():
+                    return
+                time.sleep(0.05)
+        finally:
+            connection.close()  # this tablet's thread's own connection
 
     lost = 0
 
