@@ -269,8 +269,8 @@ REPORTS_DIR = env_str("CHEMIN_REPORTS_DIR", "reports")
 # leaves it; `manage.py report_build DAY [VERSION]` builds it again (audit/reports/services.py).
 REPORT_BUILD_MAX_ATTEMPTS = env_int("REPORT_BUILD_MAX_ATTEMPTS", 3, minimum=1)
 # The language the end-of-day report is written in (its titles, column titles, notes, facts,
-# the words of its non-conforming coups; in the PDF and XLSX its figures too: "1.234,50" in
-# Italian): one of LANGUAGES. Each report keeps the language it was requested in
+# the words of its non-conforming coups; in the PDF its figures too: "1.234,50" in Italian;
+# the XLSX keeps numbers with number formats, shown in the reader's own locale): one of LANGUAGES. Each report keeps the language it was requested in
 # (DayReport.language), so a rebuild gives the same bytes and a later change of this
 # setting changes only the reports requested after it. The CSV's keys and codes, and the
 # summary's, are the same in every language: machines read them.
