@@ -629,7 +629,7 @@ def _succession_state(
         # No bound of its own (a new bank; domestic at the height): the table maximum in force
         # binds it (offer_accept refuses above it, `bank_above_maximum`), so the offer shows it;
         # a continuation already above the maximum is taken at that floor. Answered, it keeps
-        # the one it was answered under (services.succession._bounded). Null: no maximum.
+        # the one it was answered under (services.succession._in_force). Null: no maximum.
         if (
             live
             and o.status == SuccessionOffer.Status.PENDING

@@ -197,11 +197,11 @@ def _save(rows: list[SuccessionOffer], offers: tuple[rules.Offer, ...], by: User
 
 def _in_force(session: TableSession, offers: tuple[rules.Offer, ...]) -> tuple[rules.Offer, ...]:
     """The offers on the terms in force now, which an offer answered or skipped now is
-    recorded with (_save): a new bank is at least today's minimum (§2.1, §6: the Commissario
-    may change it during play), not the minimum when the offers were laid out; an offer with
-    no bound of its own (a new bank; domestic at the height) is bound by today's maximum (a
-    continuation already above it is taken at that floor), and by none when there is none.
-    The game state shows a pending offer's terms the same way (selectors._succession_state)."""
+    recorded with (_save; a lapse, the same in SQL: _skip_unanswered_sql): a new bank is at
+    least today's minimum (§2.1, §6: the Commissario may change it during play), not the
+    minimum when the offers were laid out; an offer with no bound of its own (a new bank;
+    domestic at the height) is bound by today's maximum (a continuation already above it is
+    taken at that floor), and by none when there is none. The game state shows a pending offer's terms the same way (selectors._succession_state)."""
     offers = tuple(
         replace(o, amount_min=session.minimum) if o.round in rules.NEW_BANK_ROUNDS else o for o in offers
     )
@@ -405,30 +405,50 @@ def _exhausted(session: TableSession, succ: Succession, profile: Profile, by: Us
         _lapse(session, succ, by, "nobody_accepted", **why)
 
 
-def _skip_unanswered_sql(succ: Succession, at: Any, by: User) -> tuple[str, list[Any]]:
+def _skip_unanswered_sql(session: TableSession, succ: Succession, at: Any, by: User) -> tuple[str, list[Any]]:
     """UPDATE the succession's offers still pending or claimed to skipped (lapsed), answered
-    at `at` by `by`, RETURNING each one's order, patron, amount and amount_min as they stand
-    (the UPDATE changes none of those); its SQL built once per connection."""
+    at `at` by `by`, on the terms in force (those _in_force gives, as every other way an offer
+    is settled records them: a new bank at today's minimum; an offer with no bound of its own
+    bound by today's maximum, max(maximum, its minimum), and by none when there is none),
+    RETURNING each one's order, patron, amount, amount_min and amount_max as recorded; its
+    SQL built once per connection (one form with a maximum in force, one without)."""
     connection = transaction.get_connection()
     field = SuccessionOffer._meta.get_field
+    bounded = session.maximum is not None
+    rounds = sorted(str(r) for r in rules.NEW_BANK_ROUNDS)
 
     def make() -> str:
         quote = connection.ops.quote_name
         column = lambda name: quote(field(name).column)  # noqa: E731
-        sets = ", ".join(f"{column(name)} = %s" for name in ("status", "reason", "answered_at", "answered_by"))
-        returned = ", ".join(column(name) for name in ("order", "patron", "amount", "amount_min"))
+        sets = [f"{column(name)} = %s" for name in ("status", "reason", "answered_at", "answered_by")]
+        # Each SET reads the row as it was (SQL): the new minimum is written out where the
+        # ceiling needs it. Plain CASE (no GREATEST): the same text on SQLite.
+        low = f"CASE WHEN {column('round')} IN ({', '.join(['%s'] * len(rounds))}) THEN %s ELSE {column('amount_min')} END"
+        sets.append(f"{column('amount_min')} = {low}")
+        if bounded:
+            sets.append(
+                f"{column('amount_max')} = CASE WHEN {column('amount_max')} IS NOT NULL THEN {column('amount_max')} "
+                f"WHEN {low} > %s THEN {low} ELSE %s END"
+            )
+        returned = ", ".join(column(name) for name in ("order", "patron", "amount", "amount_min", "amount_max"))
         # Only the model's own table and column names are interpolated; values are parameters.
         return (
-            f"UPDATE {quote(SuccessionOffer._meta.db_table)} SET {sets} "  # noqa: S608
+            f"UPDATE {quote(SuccessionOffer._meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
             f"WHERE {column('succession')} = %s AND {column('status')} IN (%s, %s) RETURNING {returned}"
         )
 
-    sql = prepared._cached_sql(connection, ("update", "tables.SuccessionOffer", "lapse"), make)
+    sql = prepared._cached_sql(connection, ("update", "tables.SuccessionOffer", "lapse", bounded), make)
+    low = [*((field("round"), r) for r in rounds), (field("amount_min"), session.minimum)]
     values = [
         (field("status"), SuccessionOffer.Status.SKIPPED),
         (field("reason"), str(rules.Skip.LAPSED)),
         (field("answered_at"), at),
         (field("answered_by"), by.pk),
+        *low,
+    ]
+    if bounded:
+        values += [*low, (field("amount_max"), session.maximum), *low, (field("amount_max"), session.maximum)]
+    values += [
         (field("succession"), succ.pk),
         (field("status"), SuccessionOffer.Status.PENDING),
         (field("status"), SuccessionOffer.Status.CLAIMED),
@@ -447,7 +467,7 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
     ended, skipped = prepared.write(
         [
             prepared.update_sql(succ, ["status", "lapse_reason", "ended_at", "ended_by", "minimum"], returning=True),
-            _skip_unanswered_sql(succ, at, by),
+            _skip_unanswered_sql(session, succ, at, by),
         ],
         every=True,
     )
@@ -458,9 +478,10 @@ def _lapse(session: TableSession, succ: Succession, by: User, reason: str, **dat
             **data,
             "changes": [
                 # (a claim keeps its amount on the row, as a claim skipped otherwise does: so here)
+                # (and the terms in force it was skipped under, as _save records them)
                 {"order": order, "patron": patron, "status": "skipped", "reason": "lapsed", "amount": amount,
-                 "amount_min": amount_min, "answered_at": at.isoformat()}
-                for order, patron, amount, amount_min in skipped
+                 "amount_min": amount_min, "amount_max": amount_max, "answered_at": at.isoformat()}
+                for order, patron, amount, amount_min, amount_max in skipped
             ],
         }
     audit(session, by, "succession.lapsed", succ,

@@ -428,6 +428,86 @@ def test_a_built_report_with_offers_answered_under_a_maximum_verifies(bounded, t
         ("record_mismatch", "offer", 3, {"amount_max"})]  # fmt: skip
 
 
+@pytest.fixture
+def lapsed(make_game):
+    """venezia, four seats, a table maximum of 5000.00: the bank lost, seat 2 passes, the
+    minimum raised to 200.00 and the maximum lowered to 4000.00, then a bank entered directly
+    (seat 3): the succession lapses, seats 3 and 4's offers skipped on today's terms."""
+    from tables.models import Succession
+
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    s, by = game.session, game.capo
+    services.coup_record(session=s, by=by, cards=PUNTA_WINS, punta_draws=False,
+                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
+    succ = Succession.objects.get(session=s)
+    services.offer_pass(succession=succ, by=by, patron=game.seat(2))
+    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=200_00, maximum=4000_00,
+                                        reason="the house")  # fmt: skip
+    services.bank_open(session=s, by=by, patron=game.seat(3), amount=300_00)
+    succ.refresh_from_db()
+    assert succ.status == "lapsed"
+    return game
+
+
+def test_a_lapsed_offers_maximum_edited_is_named_and_older_lapses_still_verify(lapsed):
+    """The terms a lapsed offer keeps (those in force at the lapse) are held to the lapse's
+    event. A lapse written before it said the maximum: the row's NULL (as then written) is
+    held to the offer's laid-out NULL, and verifies."""
+    import json
+
+    from tables.models import SuccessionOffer
+    from tests.audit.conftest import trigger_disabled
+
+    offers = SuccessionOffer.objects.filter(succession__session=lapsed.session, reason="lapsed")
+    assert sorted(offers.values_list("order", "amount_min", "amount_max")) == [(2, 200_00, 4000_00),
+                                                                               (3, 200_00, 4000_00)]  # fmt: skip
+    assert as_played(lapsed.session) == []
+    offers.filter(order=3).update(amount_max=None)
+    [reason] = as_played(lapsed.session)
+    assert (reason["code"], reason["record"], reason["number"], reason["fields"]) == (
+        "record_mismatch", "offer", 3, {"amount_max": {"in_books": None, "in_trail": 4000_00}})  # fmt: skip
+    # As written before: the lapse's event without amount_max, the rows with NULL.
+    event = AuditEvent.objects.get(stream__name=lapsed.session.audit_stream, action="succession.lapsed")
+    older = {**event.payload, "changes": [{k: v for k, v in c.items() if k != "amount_max"}
+                                          for c in event.payload["changes"]]}  # fmt: skip
+    with trigger_disabled():
+        AuditEvent.objects.filter(pk=event.pk).update(payload_json=json.dumps(older))
+    offers.update(amount_max=None)
+    assert as_played(lapsed.session) == []
+    offers.filter(order=2).update(amount_max=4000_00)
+    [reason] = as_played(lapsed.session)
+    assert (reason["record"], reason["number"], set(reason["fields"])) == ("offer", 2, {"amount_max"})
+
+
+def test_a_built_report_with_a_lapse_under_a_maximum_verifies(lapsed, tmp_path, settings, auditor,
+                                                              django_capture_on_commit_callbacks):
+    from rest_framework.test import APIClient
+
+    from audit.models import DayReport
+    from tables import report_selectors
+    from tables.models import SuccessionOffer
+
+    rows = report_selectors.succession_offer_rows(gaming_day_id=lapsed.session.gaming_day_id)
+    assert [(r[3], r[9], r[10], r[7], r[8]) for r in rows] == [
+        (1, "passed", "", 100_00, 5000_00), (2, "skipped", "lapsed", 200_00, 4000_00),
+        (3, "skipped", "lapsed", 200_00, 4000_00)]  # fmt: skip
+    settings.MEDIA_ROOT = tmp_path / "media"
+    with django_capture_on_commit_callbacks(execute=True):
+        floor_services.gaming_day_close(gaming_day=lapsed.session.gaming_day, by=lapsed.commissario,
+                                        open_sessions="close")  # fmt: skip
+    report = DayReport.objects.get(gaming_day=lapsed.session.gaming_day)
+    client = APIClient()
+    client.force_authenticate(auditor)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == [], body
+    # a lapsed offer's maximum taken off (as the rows read before a lapse kept it)
+    SuccessionOffer.objects.filter(succession__session=lapsed.session, order=2).update(amount_max=None)
+    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    assert [(r["code"], r["record"], r["number"], r["fields"]) for r in body["reasons"]] == [
+        ("record_mismatch", "offer", 2, {"amount_max": {"in_books": None, "in_trail": 4000_00}})]  # fmt: skip
+
+
 def test_an_offer_edited_is_named_within_its_succession(asta):
     """The first succession's first offer said passed when it was: accepted in SQL."""
     from audit.views import _explain

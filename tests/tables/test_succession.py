@@ -936,3 +936,63 @@ def test_a_lapsed_claim_is_recorded_with_the_amount_its_row_keeps(make_game):
     assert rows[game.seat(4).pk] == ("skipped", "lapsed", succ.amount)
     changes = {c["patron"]: c for c in payload(game.session, "succession.lapsed")["changes"]}
     assert {p: (c["status"], c["reason"], c["amount"]) for p, c in changes.items()} == rows
+
+
+def _lapsed_terms(game, succ) -> tuple[list[tuple], list[tuple]]:
+    """The offers the lapse skipped: (order, round, amount_min, amount_max) on their rows, and
+    (order, amount_min, amount_max) as the lapse's event lists them."""
+    rows = [(o.order, o.round, o.amount_min, o.amount_max) for o in offers(succ) if o.reason == "lapsed"]
+    changes = payload(game.session, "succession.lapsed")["changes"]
+    return rows, [(c["order"], c["amount_min"], c["amount_max"]) for c in changes]
+
+
+def test_a_lapse_records_the_terms_in_force_as_an_answer_does(make_game):
+    """A QA walk: the offers a lapse skipped kept the minimum of when they were laid out and
+    no maximum (null, "no maximum"), where an answer, a departure or the asta's opening
+    records the terms in force (today's minimum for a new bank; the table maximum binding an
+    offer with no bound of its own). The minimum and maximum changed, then a bank entered
+    directly: the skipped offers and the event say today's."""
+    game = make_game("venezia", seated=4, standing=0, maximum=5000_00)
+    succ = lose(game)
+    pass_(game, succ, offers(succ)[0].patron)
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=200_00, maximum=4000_00, reason="the house"
+    )
+    services.bank_open(session=game.session, by=game.capo, patron=offers(succ)[2].patron, amount=300_00)
+    rows, changes = _lapsed_terms(game, succ)
+    assert rows == [(2, "new_bank", 200_00, 4000_00), (3, "new_bank", 200_00, 4000_00)]
+    assert changes == [(2, 200_00, 4000_00), (3, 200_00, 4000_00)]
+    # the offer answered before keeps the terms it was answered under
+    assert [(o.status, o.amount_min, o.amount_max) for o in offers(succ)[:1]] == [("passed", 100_00, 5000_00)]
+
+
+def test_a_domestic_lapse_records_the_height_under_the_maximum_in_force(make_game):
+    """Domestic, after a withdrawal: the height's offers keep their own minimum (the
+    continuation) and are bound by today's maximum; the minimum round's are today's minimum
+    and maximum."""
+    game = make_game("domestic", seated=4, standing=0, maximum=5000_00)
+    succ = withdraw(game)
+    height = {o.order: o.amount_min for o in offers(succ) if o.round == "height"}
+    assert height and set(height.values()) != {150_00}
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=150_00, maximum=4000_00, reason="the house"
+    )
+    services.bank_open(session=game.session, by=game.capo, patron=offers(succ)[0].patron, amount=300_00)
+    rows, changes = _lapsed_terms(game, succ)
+    expected = [(o.order, o.round, height.get(o.order, 150_00), 4000_00) for o in offers(succ)]
+    assert rows == expected and {r[1] for r in rows} == {"height", "minimum"}
+    assert changes == [(order, low, high) for order, _, low, high in expected]
+
+
+def test_a_lapse_with_no_maximum_in_force_records_none(make_game):
+    """The maximum lifted before the lapse: an offer with no bound of its own is bound by
+    none (null), at today's minimum."""
+    game = make_game("venezia", seated=3, standing=0, maximum=5000_00)
+    succ = lose(game)
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=200_00, maximum=None, reason="no maximum tonight"
+    )
+    services.bank_open(session=game.session, by=game.capo, patron=offers(succ)[0].patron, amount=300_00)
+    rows, changes = _lapsed_terms(game, succ)
+    assert rows == [(1, "new_bank", 200_00, None), (2, "new_bank", 200_00, None)]
+    assert changes == [(1, 200_00, None), (2, 200_00, None)]
