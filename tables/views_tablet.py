@@ -269,11 +269,15 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
         return None
     profile = get_profile(session.table.profile)
     minimum, maximum = state["session"]["minimum"], state["session"]["maximum"]
-    new_bank_rounds = {str(r) for r in succession_rules.NEW_BANK_ROUNDS}
     sequential = {str(r) for r in succession_rules.SEQUENTIAL}
     offers = []
     for o in succ["offers"]:
-        low, high = (minimum, maximum) if o["round"] in new_bank_rounds else (o["amount_min"], o["amount_max"])
+        # Each offer's terms as the game state gives them (selectors._succession_state): a
+        # pending one's in force now (a new bank at today's minimum, bound by today's
+        # maximum), an answered or skipped one's as it keeps them (those it was settled
+        # under). An offer settled before it kept its maximum has none stored: it shows its
+        # minimum alone ("≥ €"), saying nothing of a maximum rather than today's.
+        low, high = o["amount_min"], o["amount_max"]
         offers.append({
             **o,
             "low": low,

@@ -358,3 +358,42 @@ def test_a_refused_bid_names_the_figure_it_must_meet():
     assert _succession_refusal("bid_above_maximum", {"maximum": 500_00}) == "A bid is at most the table maximum, € 500."
     assert _succession_refusal("bid_below_minimum", {"minimum": 100_00}) == "A bid is at least the table minimum, € 100."
     assert _succession_refusal("bid_below_best", {}) == "A bid is at least the best bid so far."  # no figure given
+
+
+def _terms(html: str) -> dict[int, tuple[str, str]]:
+    """The offers' table: {order: (status, terms as the cell says them)} (thousands: a narrow
+    no-break space)."""
+    rows = re.findall(
+        r'<tr class="offer (\w+)[^"]*">\s*<td>(\d+)</td>\s*<td>[^<]*</td>\s*<td>[^<]*</td>\s*<td>([^<]*)</td>', html
+    )
+    return {int(order): (status, terms) for status, order, terms in rows}
+
+
+def _between(low: str, high: str) -> str:
+    return f"€ {low}\u2013{high}"  # (an en dash)
+
+
+def test_an_answered_offer_shows_the_terms_it_was_answered_under(client_for, make_game):
+    """A QA walk: the panel showed every new-bank offer on today's minimum and maximum, an
+    offer passed under 100-5000 included once the Commissario had made them 200-4000; the
+    game state keeps the terms it was answered under. Waiting, an offer shows those in force;
+    answered, those it keeps. One answered before offers kept their maximum has none stored:
+    its minimum alone, nothing said of a maximum (not today's)."""
+    from floor import services as floor_services
+
+    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    succ = lose(game)
+    client = client_for(game.capo)
+    post(client, game.session, "offer-pass", succession=succ.pk, patron=game.seat(2).pk)
+    laid_out, today = _between("100", "5\u202f000"), _between("200", "4\u202f000")
+    assert _terms(page(client, game.session)) == {
+        1: ("passed", laid_out), 2: ("pending", laid_out), 3: ("pending", laid_out)}  # fmt: skip
+    floor_services.table_minimum_change(
+        session=game.session, by=game.commissario, minimum=200_00, maximum=4000_00, reason="the house"
+    )
+    html = page(client, game.session)
+    assert _terms(html) == {1: ("passed", laid_out), 2: ("pending", today), 3: ("pending", today)}
+    assert "Bank (euros), € 200 to € 4\u202f000" in html  # the form of the offer in turn: today's
+    # As an older version left it: no maximum stored on the answered offer.
+    SuccessionOffer.objects.filter(succession=succ, order=1).update(amount_max=None)
+    assert _terms(page(client, game.session))[1] == ("passed", "≥ € 100")
