@@ -731,10 +731,19 @@ def test_the_relieved_changeur_s_words_late_and_never_counted(relieved, changeur
 
 
 def test_the_relieved_changeur_s_words_in_italian(relieved, changeur, commissario):
+    """In Italian the words name no gender: the relieved changeur read "Sei stato sostituito"
+    ("you were relieved", said to a man), which the demo's changeur, Elena, is not. The successor
+    is the subject: "X ti ha sostituito", right for anyone."""
+    from tables.templatetags.chemin_ui import clock
+
+    relieved.successor.first_name, relieved.successor.last_name = "Anna", "Bianchi"
+    relieved.successor.save()
     evening = Evening()
     tablet = f"/tablet/sessions/{relieved.session.pk}/"
     html = unescape(evening.get(evening.client(changeur), tablet).content.decode())
-    assert "Sei stato sostituito come changeur di questo tavolo alle" in html
+    assert (f"Anna Bianchi ti ha sostituito come changeur di questo tavolo alle {clock(relieved.change.at)}."
+            in html)  # fmt: skip
+    assert "Sei stato" not in html and "sostituit" not in html.replace("ti ha sostituito", "")
     assert "Il tuo cassetto non è ancora contato: lo conta il Commissario o la Direzione." in html
     services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=740_00,
                                chips_float=1_000_00, chips_counted=250_00, staff_change=relieved.change)  # fmt: skip
