@@ -1282,6 +1282,24 @@ def test_while_play_is_interrupted_the_next_coup_says_when_it_opens(client_for, 
     assert "Open the coup" in page and "No coup in play." not in page
 
 
+def test_before_the_sabot_is_loaded_a_reader_is_told_who_loads_it(client_for, make_game, commissario):
+    """Before the sabot is loaded, the panel of a reader of the table (its changeur, serving or
+    relieved, the Commissario) was an empty card headed "Load the sabot", as if he were to load
+    it and could not see how: it says the Capo Partita loads it, in the page's language; the
+    Capo Partita gets the form and not those words."""
+    game = make_game("venezia", shoe=False, bank=None)
+    tablet = f"/tablet/sessions/{game.session.pk}/"
+    said = "The sabot is not loaded yet: the Capo Partita loads it."
+    for reader in (game.session.changeur, commissario):
+        page = client_for(reader).get(tablet).content.decode()
+        assert "Load the sabot" in page and said in page and "shoe-load" not in page
+    page = client_for(game.capo).get(tablet).content.decode()
+    assert "shoe-load" in page and said not in page
+    client = client_for(game.session.changeur)
+    client.post("/i18n/setlang/", {"language": "it", "next": "/"})
+    assert "Il sabot non è ancora caricato: lo carica il Capo Partita." in client.get(tablet).content.decode()
+
+
 def test_the_banker_s_row_says_so_in_words_not_only_in_green(client_for, game):
     """The players' table marked the banker's row by its pale green only (WCAG 1.4.1): the
     row says "banker" too, in the page's language."""
