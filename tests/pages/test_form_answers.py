@@ -160,9 +160,21 @@ def test_a_bet_over_the_bank_says_how_much_is_open(client_for, game):
 
 
 def test_a_table_with_nobody_seated_says_so_not_that_everyone_declined(client_for, make_game):
-    game = make_game("venezia", seated=0, standing=0, bank=None)
-    html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    assert "No player is seated at this table yet: the Commissario seats the players from the floor." in html
+    """Nobody seated (a new day's table, as the demo's): the tablet says so once, with the count
+    of seats the game needs. It said it twice, in two banners one under the other, each ending
+    "the Commissario seats the players from the floor"."""
+    game = make_game("venezia", seated=0, standing=0, bank=None, min_seats_to_start=6)
+    for lang, said, nobody in (
+        ("en", "The bank cannot open yet: the game starts when at least 6 seats are taken, and 0 are taken. "
+               "The Commissario seats the players from the floor.", "No player is seated at this table yet"),
+        ("it", "Il banco non può ancora aprirsi: il gioco inizia quando sono occupati almeno 6 posti, e ne sono "
+               "occupati 0. Il Commissario fa sedere i giocatori dalla sala.",
+         "Nessun giocatore è ancora seduto a questo tavolo"),
+    ):  # fmt: skip
+        html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=lang)
+        html = html.content.decode()
+        assert said in html and nobody not in html
+        assert html.count('<p class="banner"') == 1
     assert "Every seated player has declined the first bank." not in html
 
 
