@@ -190,12 +190,22 @@ def test_a_first_bank_with_too_few_seats_taken_says_why_before_it_is_tried(clien
     html = client.get(url).content.decode()
     assert ("The bank cannot open yet: the game starts when at least 3 seats are taken, and 1 is taken. "
             "The Commissario seats the players from the floor.") in html  # fmt: skip
+    # No form the rules would refuse (the bank, the passe): a link to look again once seated.
+    bank_open = f"/tablet/sessions/{game.session.pk}/bank-open/"
+    assert bank_open not in html and "first-bank-pass" not in html
+    assert f'<a class="button-link" href="{url}">Check the seats again</a>' in html
     floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=2, by=commissario)
     italian = client.get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert ("Il banco non può ancora aprirsi: il gioco inizia quando sono occupati almeno 3 posti, e ne sono "
             "occupati 2. Il Commissario fa sedere i giocatori dalla sala.") in italian  # fmt: skip
+    assert ">Ricontrolla i posti</a>" in italian
+    # A reader (the Commissario) reads why, with no link: he is the one who seats them.
+    reader = client_for(commissario).get(url).content.decode()
+    assert 'id="start-needs"' in reader and "Check the seats again" not in reader
     floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=3, by=commissario)
-    assert 'id="start-needs"' not in client.get(url).content.decode()
+    html = client.get(url).content.decode()
+    assert 'id="start-needs"' not in html and "Check the seats again" not in html
+    assert bank_open in html
 
 
 def test_a_changeur_of_another_table_is_told_it_is_not_his(client_for, game, make_user):
