@@ -49,6 +49,7 @@ from tables.engine.odds import exact_odds, recommended_strategy
 from tables.wording import version_text, violations_text
 
 from . import cash, patrons, registers, unclaimed
+from .ledger import UNUSED
 from .words import euros_en, euros_it
 
 if TYPE_CHECKING:
@@ -258,6 +259,9 @@ def _code_words() -> dict[str, dict[str, str] | None]:
                            "cash_out": pgettext("cash direction", "cash_out")},
         "interrupted_as": {"commissario": pgettext("interrupted as", "commissario"),
                            "direzione": pgettext("interrupted as", "direzione")},
+        # A voided card's reason: the settlement's own (a card the reconstruction left unused), in
+        # words; a reason the Capo Partita typed stays as he typed it (a code without words).
+        "void_reason": {UNUSED: pgettext("voided card", "unused by the reconstruction")},
         "drawer_state": {"in_force": pgettext("drawer count", "in_force"),
                          "corrected": pgettext("drawer count", "corrected"),
                          "not_counted": pgettext("drawer count", "not_counted")},
@@ -579,7 +583,8 @@ def _build_document(
         Section("voided_cards", _("Voided cards"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("shoe", _("Shoe"), "int"),
             ("shoe_number", _("Shoe number"), "text"), ("position", _("Position"), "int"), ("card", _("Card"), "text"),
-            ("reason", _("Reason"), "text"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
+            ("reason", _("Reason"), "text", None, codes["void_reason"]), ("at", _("At"), "datetime"),
+            ("by", _("By"), "text"),
         ), _streamed(rs.voided_card_rows(gaming_day_id=day_id), tick)),
         Section("faux_tirage_bars", _("Faux-tirage bars (art. 60)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("patron", _("Patron"), "text"),

@@ -1,0 +1,36 @@
+"""The end-of-day report read as the Casinò di Venezia's auditor reads it, in Italian: each
+word the files show in the report's language, each column told apart from the others by its
+title, each note whole."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import translation
+
+from audit.models import DayReport
+from audit.reports.builder import build_document
+from audit.reports.ledger import UNUSED
+from tests.audit.test_reports import closed as closed
+from tests.audit.test_reports import media as media  # the fixtures of the day the reports test
+from tests.audit.test_reports import world as world
+
+pytestmark = pytest.mark.django_db
+
+
+def _document(day, language: str):
+    report = DayReport.objects.get(gaming_day=day, version=1)
+    return build_document(day=day, version=1, seal=report.seal, streams=report.sealed_streams,
+                          language=language).document  # fmt: skip
+
+
+def test_a_card_the_reconstruction_left_unused_is_said_so_in_italian_and_stays_a_code_in_the_csv(closed):
+    """The settlement voids the cards a reconstruction did not use with its own reason, which the
+    PDF and the XLSX printed in English in an Italian report ("unused by the reconstruction");
+    a reason the Capo Partita typed stays as he typed it."""
+    with translation.override("it"):
+        section = next(s for s in _document(closed.day, "it").sections if s.key == "voided_cards")
+        reason = next(c for c in section.columns if c.key == "reason")
+        assert reason.shown(UNUSED) == "non usata dalla ricostruzione"
+        assert reason.shown("carta scoperta") == "carta scoperta"
+    english = next(s for s in _document(closed.day, "en").sections if s.key == "voided_cards")
+    assert next(c for c in english.columns if c.key == "reason").shown(UNUSED) == UNUSED
