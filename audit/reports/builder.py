@@ -549,7 +549,7 @@ def _build_document(
         Section("coups", _("Coups: the levy of every coup (art. 56-1)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("coup", _("Coup"), "int"), ("bank", _("Bank"), "int"),
             ("banker", _("Banker"), "text"), ("at", _("Settled"), "datetime"), ("bank_amount", _("Bank amount"), "money"),
-            ("covered", _("Pot (covered)"), "money"), ("banco_solo", _("Banco"), "bool"),
+            ("covered", _("Pot (covered)"), "money"), ("banco_solo", _("Banco solo"), "bool"),
             ("regola_punta", _("Punta Regola"), "bool"), ("regola_banker", _("Banker Regola"), "bool"),
             ("winner", _("Winner"), "text", None, codes["winner"]), ("natural", _("Natural"), "bool"), ("levy", _("Levy"), "money"),
             ("paid", _("Paid to winner"), "money"), ("conforming", _("Conforming"), "bool"), ("state", _("State"), "text", None, codes["coup_state"]),

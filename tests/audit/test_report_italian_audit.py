@@ -34,3 +34,13 @@ def test_a_card_the_reconstruction_left_unused_is_said_so_in_italian_and_stays_a
         assert reason.shown("carta scoperta") == "carta scoperta"
     english = next(s for s in _document(closed.day, "en").sections if s.key == "voided_cards")
     assert next(c for c in english.columns if c.key == "reason").shown(UNUSED) == UNUSED
+
+
+@pytest.mark.parametrize("language", ["it", "en"])
+def test_each_column_of_a_section_has_a_title_of_its_own(closed, language):
+    """The coups' "Bank" (its number) and "Banco" (a banco solo, yes or no) were both "Banco" in
+    Italian: two columns an auditor could not tell apart in the PDF and the XLSX."""
+    with translation.override(language):
+        for section in _document(closed.day, language).sections:
+            titles = [c.title for c in section.columns]
+            assert len(set(titles)) == len(titles), (section.key, titles)
