@@ -106,6 +106,9 @@ MAX_DATETIME_LINES = 3  # date, then time, when the column is narrow; then an of
 MAX_FIGURE_LINES = 3  # a figure wider than its column even at the smallest size (never seen)
 LAYOUT_SAMPLE = 200  # rows read ahead to size the columns
 MAX_HEADER_LINES = 5
+# A section's note: what its figures mean, its totals and what is missing (the sessions and the
+# handovers not counted, by name); the drawers' note takes six lines in Italian.
+MAX_NOTE_LINES = 10
 MIN_BODY_SIZE = 5.5  # a table too wide for the page is set down to this size before anything is cut
 HEADING_H = 20.0  # the section title line (and "... (continued)")
 SECTION_GAP = 16.0
@@ -1030,7 +1033,7 @@ class _Writer:
         head = [self._formatted(section, columns, row) for row in itertools.islice(rows, LAYOUT_SAMPLE)]
         table = _layout(columns, f, head)
         row_h1 = table.leading + 2 * CELL_PAD
-        note = wrap(self._s(section.note), f.regular, 8, CONTENT_W, 3) if section.note else []
+        note = wrap(self._s(section.note), f.regular, 8, CONTENT_W, MAX_NOTE_LINES) if section.note else []
         need = HEADING_H + 11 * len(note) + table.header_h + 3 * row_h1
         if index == 0 or self.room() < need + SECTION_GAP:
             self.new_page()

@@ -756,3 +756,19 @@ def test_an_empty_section_says_so_in_the_xlsx_as_the_pdf_does(note, said, tmp_pa
     text = pdf_text(written(write_pdf, doc), tmp_path, drawn_order=True)
     if text is not None:
         assert "No rows." in text and (not note or "Nothing was deposited." in text)
+
+
+def test_pdf_prints_a_section_note_of_several_lines_whole(tmp_path):
+    """The drawers' note (what the figures mean, the counts in force, the handovers counted and the
+    sessions or handovers not counted, by name) takes six lines across the page in Italian: the
+    PDF cut every note at three, ending in "…" before the totals and the names."""
+    note = " ".join(f"Frase {i} della nota, che spiega le cifre della sezione al revisore." for i in range(16))
+    note += " Non contati: tavolo 7 sessione 3, Zanzibar."
+    font = pdf.fonts().regular
+    assert len(pdf.wrap(note, font, 8, pdf.CONTENT_W, 100)) > 3
+    cols = [Column("a", "A"), Column("b", "B", "int")]
+    doc = ReportDocument("t", "", [], [Section("s", "S", cols, Rows(2, lambda i: ("x", i)), note=note)])
+    text = pdf_text(written(write_pdf, doc), tmp_path, drawn_order=True)
+    if text is None:
+        pytest.skip("pypdf is not installed")
+    assert "tavolo 7 sessione 3, Zanzibar." in text and "…" not in text
