@@ -42,7 +42,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
 from audit.exports.document import Chart, Column, Money, ReportDocument, Section
-from audit.exports.formatting import money_display, repeated_offset
+from audit.exports.formatting import datetime_display, money_display, repeated_offset
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
@@ -57,8 +57,11 @@ if TYPE_CHECKING:
 
 
 def _when(at) -> str:
-    """A moment as the rows show it: local time, to the second."""
-    return timezone.localtime(at).isoformat(timespec="seconds")
+    """A moment in a sentence or a text cell (a fact, a note, a handover): the casino's wall
+    clock to the second, "2026-12-03 18:19:23", with its UTC offset only in the hour the
+    October change repeats (formatting.datetime_display), as the PDF's time columns read; not
+    ISO's "2026-12-03T18:19:23+01:00", which the PDF's narrow cells broke in three."""
+    return datetime_display(at)
 
 
 def _limits_text(history) -> str:

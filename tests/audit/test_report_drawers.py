@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from audit.exports.formatting import datetime_iso
+from audit.exports.formatting import datetime_display
 from audit.models import DayReport
 from floor import services as floor_services
 from floor.roles import Role
@@ -429,12 +429,12 @@ def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_o
     second = StaffChange.objects.select_related("old_changeur").get(pk=changes[1].pk)
     who2 = f"{second.old_changeur.get_full_name()} ({second.old_changeur.username})" if (
         second.old_changeur.get_full_name()) else second.old_changeur.username
-    assert block[-1][HANDOVER] == f"{who2}, relieved at {datetime_iso(second.at)}"
+    assert block[-1][HANDOVER] == f"{who2}, relieved at {datetime_display(second.at)}"
     assert block[-1][4:9] == ["", "800.00", "", "", ""]
-    assert (f"Changeurs' handovers not counted: table 2 session 1, {who2} at {datetime_iso(second.at)}."
+    assert (f"Changeurs' handovers not counted: table 2 session 1, {who2} at {datetime_display(second.at)}."
             in block[0][0])  # fmt: skip
     # The changeur relieved and the handover's time (the staff change's, not the count's).
-    assert rows[str(handover.pk)][HANDOVER] == f"{who}, relieved at {datetime_iso(at)}"
+    assert rows[str(handover.pk)][HANDOVER] == f"{who}, relieved at {datetime_display(at)}"
     assert rows[str(handover.pk)][4:9] == ["500.00", "1000.00", "1500.00", "1495.00", "-5.00"]
     assert rows[str(final.pk)][HANDOVER] == ""  # a final count: blank
     assert rows[str(final.pk)][4:9] == ["500.00", "800.00", "1300.00", "1290.00", "-10.00"]
@@ -445,8 +445,8 @@ def test_the_report_lists_a_handover_count_as_its_own_row_and_counts_the_final_o
                  ["# Cash drawers' difference (counted less expected, counts in force)", "-10.00 EUR"]):  # fmt: skip
         assert fact in preamble, fact
     sheet, count, _listing = _xlsx(files["xlsx"], SECTION)
-    assert count == 4 and sheet[2][3] == f"{who}, relieved at {datetime_iso(at)}" and sheet[3][3] in ("", None)
-    assert sheet[4][3] == f"{who2}, relieved at {datetime_iso(second.at)}"
+    assert count == 4 and sheet[2][3] == f"{who}, relieved at {datetime_display(at)}" and sheet[3][3] in ("", None)
+    assert sheet[4][3] == f"{who2}, relieved at {datetime_display(second.at)}"
     text = pdf_text(files["pdf"], tmp_path)
     if text is not None:
         assert SECTION in text and "relieved at" in text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
+from audit.exports.formatting import datetime_display
 from audit.models import DayReport
 from audit.reports.builder import build_document
 from audit.reports.ledger import UNUSED
@@ -44,3 +45,14 @@ def test_each_column_of_a_section_has_a_title_of_its_own(closed, language):
         for section in _document(closed.day, language).sections:
             titles = [c.title for c in section.columns]
             assert len(set(titles)) == len(titles), (section.key, titles)
+
+
+def test_the_day_s_opening_and_close_read_as_the_casino_s_clock_among_the_facts(closed):
+    """The facts said "2026-12-03T18:18:35+01:00" (ISO, with its "T" and the offset) where every
+    other time of the PDF reads the wall clock, "2026-12-03 18:18:35"; the same text went to
+    the CSV's preamble and the XLSX's summary."""
+    day = closed.day
+    with translation.override("it"):
+        facts = dict(_document(day, "it").facts)
+    assert facts["Aperta"] == datetime_display(day.opened_at) and "T" not in facts["Aperta"]
+    assert facts["Chiusa"] == datetime_display(day.closed_at) and "+" not in facts["Chiusa"]
