@@ -56,3 +56,12 @@ def test_the_day_s_opening_and_close_read_as_the_casino_s_clock_among_the_facts(
         facts = dict(_document(day, "it").facts)
     assert facts["Aperta"] == datetime_display(day.opened_at) and "T" not in facts["Aperta"]
     assert facts["Chiusa"] == datetime_display(day.closed_at) and "+" not in facts["Chiusa"]
+
+
+def test_a_relief_of_the_staff_is_a_cambio_turno_in_italian(closed):
+    """A relief (a croupier's or a changeur's) is a "cambio turno" to a Venetian reader; a bare
+    "cambio" is the cash exchanged at the table ("Cambi di denaro ai tavoli")."""
+    with translation.override("it"):
+        titles = {s.key: s.title for s in _document(closed.day, "it").sections}
+    assert titles["staff_changes"] == "Cambi del personale (il cambio turno dei croupier)"
+    assert titles["cash_exchanges"] == "Cambi di denaro ai tavoli (changeur)"
