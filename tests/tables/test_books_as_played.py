@@ -404,25 +404,32 @@ def test_an_offers_maximum_edited_is_named_and_older_events_still_verify(bounded
     assert (reason["record"], reason["number"], set(reason["fields"])) == ("offer", 1, {"amount_max"})
 
 
-def test_a_built_report_with_offers_answered_under_a_maximum_verifies(bounded, tmp_path, settings, auditor,
-                                                                       django_capture_on_commit_callbacks):
+def _built_verified_then_maximum_taken_off(game, order, tmp_path, settings, auditor, capture) -> dict:
+    """The day closed and its report built, verified ok through the API; then offer `order`'s
+    kept maximum taken off in SQL: the verification's answer."""
     from rest_framework.test import APIClient
 
     from audit.models import DayReport
     from tables.models import SuccessionOffer
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    with django_capture_on_commit_callbacks(execute=True):
-        floor_services.gaming_day_close(gaming_day=bounded.session.gaming_day, by=bounded.commissario,
+    with capture(execute=True):
+        floor_services.gaming_day_close(gaming_day=game.session.gaming_day, by=game.commissario,
                                         open_sessions="close")  # fmt: skip
-    report = DayReport.objects.get(gaming_day=bounded.session.gaming_day)
+    report = DayReport.objects.get(gaming_day=game.session.gaming_day)
     client = APIClient()
     client.force_authenticate(auditor)
     body = client.post(f"/api/reports/{report.pk}/verify/").json()
     assert body["ok"] is True and body["reasons"] == [], body
+    SuccessionOffer.objects.filter(succession__session=game.session, order=order).update(amount_max=None)
+    return client.post(f"/api/reports/{report.pk}/verify/").json()
+
+
+def test_a_built_report_with_offers_answered_under_a_maximum_verifies(bounded, tmp_path, settings, auditor,
+                                                                       django_capture_on_commit_callbacks):
     # the maximum it was answered under taken off (as the rows read before they kept it)
-    SuccessionOffer.objects.filter(succession__session=bounded.session, order=3).update(amount_max=None)
-    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    body = _built_verified_then_maximum_taken_off(bounded, 3, tmp_path, settings, auditor,
+                                                  django_capture_on_commit_callbacks)  # fmt: skip
     assert body["ok"] is False
     assert [(r["code"], r["record"], r["number"], set(r["fields"])) for r in body["reasons"]] == [
         ("record_mismatch", "offer", 3, {"amount_max"})]  # fmt: skip
@@ -481,28 +488,15 @@ def test_a_lapsed_offers_maximum_edited_is_named_and_older_lapses_still_verify(l
 
 def test_a_built_report_with_a_lapse_under_a_maximum_verifies(lapsed, tmp_path, settings, auditor,
                                                               django_capture_on_commit_callbacks):
-    from rest_framework.test import APIClient
-
-    from audit.models import DayReport
     from tables import report_selectors
-    from tables.models import SuccessionOffer
 
     rows = report_selectors.succession_offer_rows(gaming_day_id=lapsed.session.gaming_day_id)
     assert [(r[3], r[9], r[10], r[7], r[8]) for r in rows] == [
         (1, "passed", "", 100_00, 5000_00), (2, "skipped", "lapsed", 200_00, 4000_00),
         (3, "skipped", "lapsed", 200_00, 4000_00)]  # fmt: skip
-    settings.MEDIA_ROOT = tmp_path / "media"
-    with django_capture_on_commit_callbacks(execute=True):
-        floor_services.gaming_day_close(gaming_day=lapsed.session.gaming_day, by=lapsed.commissario,
-                                        open_sessions="close")  # fmt: skip
-    report = DayReport.objects.get(gaming_day=lapsed.session.gaming_day)
-    client = APIClient()
-    client.force_authenticate(auditor)
-    body = client.post(f"/api/reports/{report.pk}/verify/").json()
-    assert body["ok"] is True and body["reasons"] == [], body
     # a lapsed offer's maximum taken off (as the rows read before a lapse kept it)
-    SuccessionOffer.objects.filter(succession__session=lapsed.session, order=2).update(amount_max=None)
-    body = client.post(f"/api/reports/{report.pk}/verify/").json()
+    body = _built_verified_then_maximum_taken_off(lapsed, 2, tmp_path, settings, auditor,
+                                                  django_capture_on_commit_callbacks)  # fmt: skip
     assert body["ok"] is False
     assert [(r["code"], r["record"], r["number"], r["fields"]) for r in body["reasons"]] == [
         ("record_mismatch", "offer", 2, {"amount_max": {"in_books": None, "in_trail": 4000_00}})]  # fmt: skip

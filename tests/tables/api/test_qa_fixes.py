@@ -144,19 +144,24 @@ def test_an_offer_answered_after_the_maximum_changed_keeps_the_one_in_force_then
         ("passed", None, 100_00, 5000_00), ("accepted", None, 200_00, 4000_00), ("skipped", "taken", 200_00, 4000_00)]  # fmt: skip
 
 
-def test_a_domestic_offer_at_the_height_keeps_the_maximum_that_bound_it(make_game, tablet):
-    """Domestic, after a withdrawal: the height's offer (from the mandatory continuation) has
-    no bound of its own but the table maximum; answered, it keeps it."""
-    game = make_game("domestic", seated=3, standing=0, min_seats_to_start=2, maximum=5000_00)
-    sid = game.session.pk
+def _banker_wins_then_withdraws(tablet, game) -> None:
+    """A coup the banker wins (seat 2 bets 100.00), then the banker withdraws: the succession opens."""
     tablet.ok(
         tablet.post(
-            f"/api/sessions/{sid}/coups/record/",
+            f"/api/sessions/{game.session.pk}/coups/record/",
             {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": BANKER_WINS, "punta_draws": True},
         ),
         201,
     )
     tablet.ok(tablet.post(f"/api/banks/{game.bank.pk}/withdraw/"))
+
+
+def test_a_domestic_offer_at_the_height_keeps_the_maximum_that_bound_it(make_game, tablet):
+    """Domestic, after a withdrawal: the height's offer (from the mandatory continuation) has
+    no bound of its own but the table maximum; answered, it keeps it."""
+    game = make_game("domestic", seated=3, standing=0, min_seats_to_start=2, maximum=5000_00)
+    sid = game.session.pk
+    _banker_wins_then_withdraws(tablet, game)
     succ = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]
     [height] = [o for o in succ["offers"] if o["current"]]
     assert (height["round"], height["amount_max"]) == ("height", 5000_00)
@@ -207,14 +212,7 @@ def test_an_asta_closed_without_bids_lapses_no_bids_as_the_readme_says(make_game
 
     game = make_game("venezia", seated=3, standing=0, min_seats_to_start=2)
     sid = game.session.pk
-    tablet.ok(
-        tablet.post(
-            f"/api/sessions/{sid}/coups/record/",
-            {"bets": [{"patron": game.seat(2).pk, "amount": 100_00}], "cards": BANKER_WINS, "punta_draws": True},
-        ),
-        201,
-    )
-    tablet.ok(tablet.post(f"/api/banks/{game.bank.pk}/withdraw/"))
+    _banker_wins_then_withdraws(tablet, game)
     succession = tablet.ok(tablet.get(f"/api/sessions/{sid}/succession/"))["succession"]
     for n in (2, 3):
         tablet.ok(tablet.post(f"/api/successions/{succession['id']}/pass/", {"patron": game.seat(n).pk}))
