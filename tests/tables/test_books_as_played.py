@@ -347,10 +347,9 @@ def test_a_succession_an_asta_or_a_bid_edited_is_named(asta, kind, model, filter
     assert (reason["code"], reason["record"], set(reason["fields"])) == ("record_mismatch", kind, {field})
 
 
-@pytest.fixture
-def bounded(make_game):
-    """venezia, four seats, a table maximum of 5000.00 lowered to 4000.00 while the bank
-    waits for a successor: seat 2 passes under the first, seat 3 takes it under the second."""
+def _lost_passed_then_limits(make_game, *, minimum: int):
+    """venezia, four seats, a table maximum of 5000.00: the bank lost, seat 2 passes, then the
+    Commissario sets the minimum to `minimum` and the maximum to 4000.00. (game, succession)"""
     from tables.models import Succession
 
     game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
@@ -359,9 +358,17 @@ def bounded(make_game):
                          bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
     succ = Succession.objects.get(session=s)
     services.offer_pass(succession=succ, by=by, patron=game.seat(2))
-    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=100_00, maximum=4000_00,
+    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=minimum, maximum=4000_00,
                                         reason="the house")  # fmt: skip
-    services.offer_accept(succession=succ, by=by, patron=game.seat(3), amount=300_00)
+    return game, succ
+
+
+@pytest.fixture
+def bounded(make_game):
+    """venezia, four seats, a table maximum of 5000.00 lowered to 4000.00 while the bank
+    waits for a successor: seat 2 passes under the first, seat 3 takes it under the second."""
+    game, succ = _lost_passed_then_limits(make_game, minimum=100_00)
+    services.offer_accept(succession=succ, by=game.capo, patron=game.seat(3), amount=300_00)
     return game
 
 
@@ -440,16 +447,8 @@ def lapsed(make_game):
     """venezia, four seats, a table maximum of 5000.00: the bank lost, seat 2 passes, the
     minimum raised to 200.00 and the maximum lowered to 4000.00, then a bank entered directly
     (seat 3): the succession lapses, seats 3 and 4's offers skipped on today's terms."""
-    from tables.models import Succession
-
-    game = make_game("venezia", seated=4, standing=0, min_seats_to_start=2, maximum=5000_00)
+    game, succ = _lost_passed_then_limits(make_game, minimum=200_00)
     s, by = game.session, game.capo
-    services.coup_record(session=s, by=by, cards=PUNTA_WINS, punta_draws=False,
-                         bets=[{"patron": game.seat(2), "amount": 100_00}])  # fmt: skip
-    succ = Succession.objects.get(session=s)
-    services.offer_pass(succession=succ, by=by, patron=game.seat(2))
-    floor_services.table_minimum_change(session=s, by=game.commissario, minimum=200_00, maximum=4000_00,
-                                        reason="the house")  # fmt: skip
     services.bank_open(session=s, by=by, patron=game.seat(3), amount=300_00)
     succ.refresh_from_db()
     assert succ.status == "lapsed"
