@@ -189,10 +189,10 @@ def test_the_desk_s_day_page(night, client, auditor):
     client.force_login(auditor)
     html = client.get(f"/desk/days/{night.day.pk}/").content.decode()
     assert _limits_cells(html, night.changed) == (
-        "€ 100.00 from 20:00; € 200.00 from 22:15; € 300.00 from 23:40", "none from 20:00; € 5,000.00 from 23:40")
-    assert _limits_cells(html, night.unchanged) == ("€ 250.00 from 20:30", "—")
+        "€\xa0100.00 from 20:00; €\xa0200.00 from 22:15; €\xa0300.00 from 23:40", "none from 20:00; €\xa05,000.00 from 23:40")
+    assert _limits_cells(html, night.unchanged) == ("€\xa0250.00 from 20:30", "—")
     html = client.get(f"/desk/days/{night.day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert _limits_cells(html, night.unchanged)[0] == "€ 250,00 dalle 20:30"  # the Italian decimal comma
+    assert _limits_cells(html, night.unchanged)[0] == "€\xa0250,00 dalle 20:30"  # the Italian decimal comma
 
 
 def test_the_queries_do_not_grow_with_the_changes(commissario, capo_partita, changeur, direzione, client, auditor,
@@ -236,7 +236,7 @@ def test_a_limit_changed_in_the_repeated_hour_says_its_offset(commissario, capo_
     client.force_login(auditor)
     html = client.get(f"/desk/days/{e.day.pk}/").content.decode()
     assert _limits_cells(html, e.changed) == (
-        "€ 100.00 from 20:00; € 200.00 from 00:30; € 300.00 from 02:10+01:00",
-        "none from 20:00; € 5,000.00 from 02:15+02:00")
+        "€\xa0100.00 from 20:00; €\xa0200.00 from 00:30; €\xa0300.00 from 02:10+01:00",
+        "none from 20:00; €\xa05,000.00 from 02:15+02:00")
     session_row = re.search(rf'<tr data-session="{e.changed.pk}">(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r"<td>([^<]*)</td>", session_row)[1:3] == ["20:00", "02:15+01:00"]

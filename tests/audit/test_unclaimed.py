@@ -311,10 +311,10 @@ def test_the_commissario_records_and_hands_back_on_the_day_page(world, client, a
     assert r.status_code == 200, html
     d = UnclaimedDeposit.objects.get()
     assert (d.amount, d.kind, d.coup.number, d.patron, d.deposited_in) == (150_50, "stake", 2, patron, "ricevuta 44")
-    assert "Deposito registrato: € 150,50, tavolo 1." in html
+    assert "Deposito registrato: €\xa0150,50, tavolo 1." in html
     section = _section(html)
     assert "Puntate e vincite non riscosse" in section and "ricevuta 44" in section
-    assert re.search(r'data-total="outstanding">€ 150,50', section)
+    assert re.search(r'data-total="outstanding">€\xa0150,50', section)
     # A refusal, in the page's words, and nothing written.
     r = client.post(f"/desk/days/{world.day.pk}/unclaimed/", {
         "session": world.sessions[0].pk, "kind": "stake", "amount": "0", "deposited_in": "x",
@@ -324,7 +324,7 @@ def test_the_commissario_records_and_hands_back_on_the_day_page(world, client, a
     assert r.status_code == 200
     d.refresh_from_db()
     assert d.returned_to == patron.full_name and d.returned_by == world.commissario
-    assert re.search(r'data-total="returned">€ 150.50', _section(r.content.decode()))
+    assert re.search(r'data-total="returned">€\xa0150.50', _section(r.content.decode()))
     # The auditor reads; he has no form, and a post of his is refused.
     client.force_login(auditor)
     section = _section(client.get(f"/desk/days/{world.day.pk}/").content.decode())

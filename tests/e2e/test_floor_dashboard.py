@@ -29,7 +29,7 @@ def test_commissario_changes_a_minimum_and_opens_a_table(
     card.get_by_label("Reason (told to the players)").fill("Saturday evening")
     card.get_by_role("button", name="Change the limits").click()
     card = page.locator(f"#table-{game.session.table.pk}")
-    expect(card.locator(".outcome")).to_contain_text("Limits: minimum € 250")
+    expect(card.locator(".outcome")).to_contain_text("Limits: minimum €\xa0250")
     expect(card.locator(".facts")).to_contain_text("250")
     change = MinimumChange.objects.get()
     assert change.new == 250_00 and change.reason == "Saturday evening"

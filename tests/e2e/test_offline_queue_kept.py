@@ -86,7 +86,7 @@ def _row(page, game, seat):
 
 
 def _tap_bet(page, game, seat):
-    _row(page, game, seat).get_by_role("button", name="€ 100").click()
+    _row(page, game, seat).get_by_role("button", name="€\xa0100").click()
 
 
 def _key(page, game, seat) -> str:
@@ -120,14 +120,14 @@ def test_entries_waiting_when_the_tab_is_closed_are_sent_from_the_next_one(make_
     # Each in the order it was made (the first may already say it was sent once and waits for
     # the answer: the new tab tries it as soon as the network is back, and the server is not).
     expect(pending.locator("li")).to_contain_text(
-        [f"Bet of {game.seat(2).full_name}: € 100", f"Bet of {game.seat(3).full_name}: € 100"]
+        [f"Bet of {game.seat(2).full_name}: €\xa0100", f"Bet of {game.seat(3).full_name}: €\xa0100"]
     )
     shoot(again, "tablet-queue-after-the-tab-closed")
     context.unroute("**/bet/")
     expect(pending).to_be_hidden(timeout=20_000)
     report = again.locator("#queue-report")
-    expect(report).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100: sent")
-    expect(report).to_contain_text(f"Bet of {game.seat(3).full_name}: € 100: sent")
+    expect(report).to_contain_text(f"Bet of {game.seat(2).full_name}: €\xa0100: sent")
+    expect(report).to_contain_text(f"Bet of {game.seat(3).full_name}: €\xa0100: sent")
     bets = list(Bet.objects.filter(coup=coup).order_by("order"))
     assert [b.patron for b in bets] == [game.seat(2), game.seat(3)]
     assert len(again.bets_sent) == 2  # once each: no replay was needed
@@ -158,7 +158,7 @@ def test_two_tabs_on_one_table_share_the_queue(make_game, page_for, locks):
     for tab in (page, other):
         expect(tab.locator("#pending")).to_contain_text("3 entries waiting for the network")
         expect(tab.locator("#pending li")).to_have_text(
-            [f"Bet of {game.seat(n).full_name}: € 100" for n in (2, 3, 4)]
+            [f"Bet of {game.seat(n).full_name}: €\xa0100" for n in (2, 3, 4)]
         )  # fmt: skip
     assert not Bet.objects.filter(coup=coup).exists()
     page.context.set_offline(False)
@@ -170,7 +170,7 @@ def test_two_tabs_on_one_table_share_the_queue(make_game, page_for, locks):
         assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
     reports = page.locator("#queue-report li").all_inner_texts() + other.locator("#queue-report li").all_inner_texts()
     for n in (2, 3, 4):
-        assert any(r.startswith(f"Bet of {game.seat(n).full_name}: € 100: sent") for r in reports), reports
+        assert any(r.startswith(f"Bet of {game.seat(n).full_name}: €\xa0100: sent") for r in reports), reports
     if locks:
         # One tab sends at a time: no post started before the one on its way had its answer.
         spans = sorted(page.context.resend_spans.values())
@@ -206,11 +206,11 @@ def test_an_entry_older_than_the_servers_memory_is_held_for_the_croupier(make_ga
     context.set_offline(False)
     again = _another_page(page, url)
     held = again.locator("#queue-held")
-    expect(held).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100: NOT sent")
+    expect(held).to_contain_text(f"Bet of {game.seat(2).full_name}: €\xa0100: NOT sent")
     expect(held).to_contain_text("longer ago than the server keeps its record of entries (7 days)")
     expect(held).to_contain_text("enter it again by hand")
     report = again.locator("#queue-report")
-    expect(report).to_contain_text(f"Bet of {game.seat(3).full_name}: € 100: sent", timeout=20_000)
+    expect(report).to_contain_text(f"Bet of {game.seat(3).full_name}: €\xa0100: sent", timeout=20_000)
     expect(again.locator("#pending")).to_be_hidden()
     shoot(again, "tablet-queue-held")
     again.wait_for_timeout(1000)
@@ -250,13 +250,13 @@ def test_the_queue_of_the_previous_version_is_taken_over(make_game, page_for):
     )
     assert len(moved) == 1 and moved[0]["key"] == key and "made" not in moved[0]
     page.reload()
-    expect(page.locator("#pending")).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100")
+    expect(page.locator("#pending")).to_contain_text(f"Bet of {game.seat(2).full_name}: €\xa0100")
     assert page.evaluate(STORED, "sessionStorage") == {}
     (entry,) = page.evaluate(STORED, "localStorage").values()
     assert entry["key"] == key and entry["values"] == moved[0]["values"] and entry["made"] and entry["id"]
     expect(page.locator("#queue-held")).to_be_hidden()  # counted from its move: not too old
     page.unroute("**/bet/")
-    expect(page.locator("#queue-report")).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100: sent", timeout=20_000)
+    expect(page.locator("#queue-report")).to_contain_text(f"Bet of {game.seat(2).full_name}: €\xa0100: sent", timeout=20_000)
     assert Bet.objects.get(coup=coup).patron == game.seat(2)
     assert IdempotencyKey.objects.filter(key=key, completed=True).count() == 1
     assert page.evaluate(STORED, "localStorage") == {}
@@ -291,12 +291,12 @@ def test_logging_out_with_entries_waiting_warns_and_keeps_them(make_game, page_f
     page.wait_for_url("**/accounts/login/**")
     assert len(asked) == 2
     entries = page.evaluate(STORED, "localStorage").values()
-    assert [e["label"] for e in entries] == [f"Bet of {game.seat(2).full_name}: € 100"]
+    assert [e["label"] for e in entries] == [f"Bet of {game.seat(2).full_name}: €\xa0100"]
     page.context.unroute("**/bet/")
     client.force_login(game.capo)
     page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": page.base}])
     page.goto(url)
-    expect(page.locator("#queue-report")).to_contain_text(f"Bet of {game.seat(2).full_name}: € 100: sent", timeout=20_000)
+    expect(page.locator("#queue-report")).to_contain_text(f"Bet of {game.seat(2).full_name}: €\xa0100: sent", timeout=20_000)
     assert Bet.objects.get(coup=coup).patron == game.seat(2)
     # Nothing waits any more: he logs out without a question.
     page.get_by_role("button", name="Log out").click()

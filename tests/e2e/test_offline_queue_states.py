@@ -83,7 +83,7 @@ def test_an_entry_the_server_failed_on_after_its_answer_was_lost_is_kept_not_con
             route.continue_()
 
     page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     held = page.locator("#queue-held")
     expect(held).to_contain_text(f"{_label(game, 2)}: NOT CONFIRMED", timeout=20_000)
     expect(held).to_contain_text("error 500")
@@ -127,7 +127,7 @@ def test_an_entry_not_confirmed_may_be_discarded(make_game, page_for):
             route.fulfill(status=500, content_type="text/html", body="<h1>Server Error (500)</h1>")
 
     page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     held = page.locator("#queue-held")
     expect(held).to_contain_text(f"{_label(game, 2)}: NOT CONFIRMED", timeout=20_000)
     expect(page.locator("#queue-report")).to_be_hidden()
@@ -151,7 +151,7 @@ def test_an_entry_on_its_way_is_said_to_wait_for_the_answer_in_every_tab(make_ga
     other = _another_tab(page, url)
     key = _key(page, game, 2)
     page.context.set_offline(True)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     for tab in (page, other):
         expect(tab.locator("#pending")).to_contain_text("1 entry waiting for the network")
     held = []
@@ -186,7 +186,7 @@ def test_a_reloaded_tab_still_says_its_entry_waits_for_the_answer_and_sends_it_a
     game, coup, page, _ = _betting(make_game, page_for, timeout_ms=8000)
     key = _key(page, game, 2)
     page.context.set_offline(True)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
     posts, held = [], []
     mode = {"now": "hold"}
@@ -232,7 +232,7 @@ def test_an_entry_two_tabs_sent_without_web_locks_is_reported_once(make_game, pa
     other = _another_tab(page, url)
     key = _key(page, game, 2)
     page.context.set_offline(True)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     for tab in (page, other):
         expect(tab.locator("#pending")).to_contain_text("1 entry waiting for the network")
     held = []
@@ -285,7 +285,7 @@ def test_a_tap_slow_to_be_answered_is_said_to_wait_in_every_tab(make_game, page_
     page.context.on("request", lambda r: r.method == "POST" and r.url.endswith("/bet/") and posts.append(r))
     with transaction.atomic():
         TableSession.objects.select_for_update().get(pk=game.session.pk)
-        _row(page, game, 2).get_by_role("button", name="€ 100").click()
+        _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
         expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
         for tab in (page, other):
             expect(tab.locator("#pending li")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
@@ -320,7 +320,7 @@ def test_a_tap_on_its_way_when_the_tab_is_reloaded_is_kept_and_sent_again(make_g
     page.on("request", lambda r: r.method == "POST" and r.url.endswith("/bet/") and posts.append(r))
     with transaction.atomic():
         TableSession.objects.select_for_update().get(pk=game.session.pk)
-        _row(page, game, 2).get_by_role("button", name="€ 100").click()
+        _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
         _until(page, lambda: posts, "the tap on its way")
         page.reload()
         expect(page.locator("#pending li")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
@@ -355,7 +355,7 @@ def test_a_tap_the_server_failed_on_after_recording_it_is_kept_not_confirmed(mak
             route.continue_()
 
     page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     held = page.locator("#queue-held")
     expect(held).to_contain_text(f"{_label(game, 2)}: NOT CONFIRMED", timeout=20_000)
     expect(held).to_contain_text("error 500")
@@ -391,12 +391,12 @@ def test_a_tap_the_server_failed_on_tapped_again_leaves_the_list(make_game, page
             route.continue_()
 
     page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     held = page.locator("#queue-held")
     expect(held).to_contain_text(f"{_label(game, 2)}: NOT CONFIRMED", timeout=20_000)
     assert not Bet.objects.filter(coup=coup).exists()
     assert _key(page, game, 2) == key  # the form stays as tapped
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     expect(page.locator("#result")).to_contain_text("Bet recorded", timeout=20_000)
     expect(held).to_be_hidden()
     assert page.evaluate(STORED) == []
@@ -413,7 +413,7 @@ def test_an_entry_answered_by_a_tab_gone_before_reporting_it_is_sent_again_and_r
     game, coup, page, url = _betting(make_game, page_for)
     key = _key(page, game, 2)
     page.context.set_offline(True)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     expect(page.locator("#pending")).to_contain_text("1 entry waiting for the network")
     page.evaluate(
         """() => Object.keys(localStorage).forEach((k) => {
@@ -452,7 +452,7 @@ def _row_2_kept_on_its_way(page, game, posts: list[str] | None = None) -> list:
             route.continue_()
 
     page.route("**/bet/", server)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     expect(page.locator("#result")).to_contain_text(f"{_label(game, 2)}: {SLOW}")
     _until(page, lambda: page.evaluate(STORED), "the tap kept in the queue")
     return held
@@ -482,7 +482,7 @@ def test_entries_behind_a_kept_tap_the_server_failed_on_go_at_once(make_game, pa
     sent at once, not once row 2's flight would have expired (its send's timeout and more)."""
     game, coup, page, _ = _betting(make_game, page_for, timeout_ms=12_000)
     held = _row_2_kept_on_its_way(page, game)
-    _row(page, game, 3).get_by_role("button", name="€ 100").click()
+    _row(page, game, 3).get_by_role("button", name="€\xa0100").click()
     expect(page.locator("#pending")).to_contain_text(_label(game, 3))
     page.wait_for_timeout(500)  # the queue has seen row 2 on its way: row 3 waits behind it
     held[0].fulfill(status=500, content_type="text/html", body="<h1>Server Error (500)</h1>")

@@ -59,7 +59,7 @@ def _key(page, game, seat) -> str:
 
 
 def _label(game, seat) -> str:
-    return f"Bet of {game.seat(seat).full_name}: € 100"
+    return f"Bet of {game.seat(seat).full_name}: €\xa0100"
 
 
 def _problems(page) -> list[str]:
@@ -91,10 +91,10 @@ def test_a_resend_with_no_answer_is_given_up_and_sent_again_in_order(make_game, 
             route.continue_()
 
     page.route("**/bet/", flaky)
-    _row(page, game, 2).get_by_role("button", name="€ 100").click()
+    _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
     pending = page.locator("#pending")
     expect(pending).to_contain_text("1 entry waiting for the network")
-    _row(page, game, 3).get_by_role("button", name="€ 100").click()
+    _row(page, game, 3).get_by_role("button", name="€\xa0100").click()
     expect(pending).to_contain_text("2 entries waiting for the network")
     network["back"] = True
     # The first resend hangs: the list says row 2 is on its way and waits for the answer.
@@ -182,7 +182,7 @@ def test_a_resend_while_the_first_post_is_still_processed_gets_its_answer(make_g
     pending = page.locator("#pending")
     with transaction.atomic():
         TableSession.objects.select_for_update().get(pk=game.session.pk)
-        _row(page, game, 2).get_by_role("button", name="€ 100").click()
+        _row(page, game, 2).get_by_role("button", name="€\xa0100").click()
         expect(pending.locator("li")).to_have_count(1)
         expect(pending.locator("li")).to_contain_text(f"{_label(game, 2)}: sent, {SLOW}")
         # ... and where the tap's outcome shows, so that he does not tap it again

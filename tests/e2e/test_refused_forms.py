@@ -64,7 +64,7 @@ def test_a_refused_bet_keeps_its_amount_and_a_refused_bank_its_own(make_game, pa
     row.get_by_label(f"Bet of {game.seat(3).full_name} (euros)").fill("1200")
     row.get_by_role("button", name="Bet", exact=True).click()
     expect(page.locator("#result")).to_contain_text(
-        "The bets would exceed the bank: € 1 000 of it is still open."
+        "The bets would exceed the bank: €\xa01 000 of it is still open."
     )
     row = page.locator("form.bet-row", has_text=game.seat(3).full_name)
     expect(row.get_by_label(f"Bet of {game.seat(3).full_name} (euros)")).to_have_value("1200")

@@ -355,8 +355,8 @@ def test_the_half_banco_says_what_it_is(make_game, touch_page, lang, words):
     half = page.locator(".bettors button[value=half]")
     expect(half.first).to_be_visible()
     for n in range(half.count()):
-        expect(half.nth(n)).to_have_accessible_name(f"{words} € 500")
-        expect(half.nth(n)).to_have_text(f"{words} € 500")
+        expect(half.nth(n)).to_have_accessible_name(f"{words} €\xa0500")
+        expect(half.nth(n)).to_have_text(f"{words} €\xa0500")
     wide = [p for p in audit(page) if "wide in a" in p or p.startswith("target")]
     assert wide == []
 

@@ -96,7 +96,7 @@ def test_change_the_maximum_with_the_minimum_and_a_stale_page_keeps_it(client_fo
     shown = {"session": session.pk, "shown_maximum": ""}
     changed = post(client, table, "minimum", minimum="200", maximum="5,000", reason="high rollers", **shown)
     assert changed.status_code == 200, changed.content.decode()
-    assert "Limits: minimum € 200, maximum € 5\u202f000." in changed.content.decode()
+    assert "Limits: minimum €\xa0200, maximum €\xa05\u202f000." in changed.content.decode()
     session.refresh_from_db()
     assert (session.minimum, session.maximum) == (200_00, 5000_00)
     # A page loaded before that change posts the maximum it showed (none): it stays 5,000.

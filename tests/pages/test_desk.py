@@ -300,12 +300,12 @@ def test_direzione_corrects_a_miscount_on_the_desk(client_for, closed, direzione
     data["note"], data["idempotency_key"] = "box recounted", str(uuid.uuid4())
     response = client.post(f"/desk/counts/{first.pk}/correct/", data)
     assert response.status_code == 200, response.content.decode()
-    assert "Count of table 1 corrected: € 9.60; tips € 0.00." in response.content.decode()
+    assert "Count of table 1 corrected: €\xa09.60; tips €\xa00.00." in response.content.decode()
     new = CagnotteCount.objects.get(corrects=first)
     assert (new.counted, new.note, new.witness) == (9_60, "box recounted", auditor)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
     assert "corrects an earlier count: box recounted" in html
-    assert "€ 9.60" in html and "€ 0.00" in html  # the books show the cents, always (expected: none)
+    assert "€\xa09.60" in html and "€\xa00.00" in html  # the books show the cents, always (expected: none)
     again = client.post(f"/desk/counts/{first.pk}/correct/", {**data, "idempotency_key": str(uuid.uuid4())})
     assert again.status_code == 409 and CagnotteCount.objects.count() == 2
     assert client_for(auditor).post(f"/desk/counts/{new.pk}/correct/", data).status_code == 403
@@ -545,17 +545,17 @@ def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, dir
         "idempotency_key": str(uuid.uuid4()),
     }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
     assert counted.status_code == 200, counted.content.decode()
-    assert _outcome(counted) == f"Cagnotte del tavolo {table.number} contata: € {it_amount}; mance € {it_amount}."
+    assert _outcome(counted) == f"Cagnotte del tavolo {table.number} contata: €\xa0{it_amount}; mance €\xa0{it_amount}."
     count = CagnotteCount.objects.get()
     corrected = client.post(f"/desk/counts/{count.pk}/correct/", {
         "counted": "1.500,50", "witness": auditor.pk, "note": "ricontata", "idempotency_key": str(uuid.uuid4()),
     }, HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
     assert corrected.status_code == 200, corrected.content.decode()
-    assert f"€ {it_amount}." in _outcome(corrected) and "1500.50" not in _outcome(corrected)
+    assert f"€\xa0{it_amount}." in _outcome(corrected) and "1500.50" not in _outcome(corrected)
     written = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())},
                           HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
     assert written.status_code == 200, written.content.decode()
-    assert f"€ {it_amount}." in _outcome(written) and "1500.50" not in _outcome(written)
+    assert f"€\xa0{it_amount}." in _outcome(written) and "1500.50" not in _outcome(written)
     count = CagnotteCount.objects.get(corrects=count)
     with translation.override("en"):
         en_amount, en_tips = euros_exact(1500_00), euros_exact(1500_50)
@@ -563,7 +563,7 @@ def test_the_books_messages_write_amounts_the_page_s_way(client_for, closed, dir
         "counted": "1,500", "witness": auditor.pk, "note": "recounted", "idempotency_key": str(uuid.uuid4()),
     })  # fmt: skip
     assert english.status_code == 200, english.content.decode()
-    assert _outcome(english) == f"Count of table {table.number} corrected: € {en_amount}; tips € {en_tips}."
+    assert _outcome(english) == f"Count of table {table.number} corrected: €\xa0{en_amount}; tips €\xa0{en_tips}."
     assert en_amount.endswith("500.00") and en_amount != "1500.00"
 
 
@@ -637,12 +637,12 @@ def test_the_desk_counts_the_tips_with_the_cagnotte_and_shows_them(client_for, c
     assert AuditEvent.objects.count() == events
     response = client.post(f"/desk/days/{day.pk}/cagnotte/", {**data, "tips": "12.50", "idempotency_key": str(uuid.uuid4())})
     assert response.status_code == 200, response.content.decode()
-    assert "Cagnotte of table 1 counted: € 0.00; tips € 12.50." in response.content.decode()
+    assert "Cagnotte of table 1 counted: €\xa00.00; tips €\xa012.50." in response.content.decode()
     count = CagnotteCount.objects.get()
     assert (count.counted, count.tips) == (0, 12_50)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
-    assert re.search(rf'data-tips="{table.number}">€ 12.50<', html)
-    assert re.search(r'data-tips="day">€ 12.50<', html)
+    assert re.search(rf'data-tips="{table.number}">€\xa012.50<', html)
+    assert re.search(r'data-tips="day">€\xa012.50<', html)
     # The tips alone corrected: the cagnotte's figure left blank stands.
     response = client.post(f"/desk/counts/{count.pk}/correct/", {
         "counted": "", "tips": "13", "witness": auditor.pk, "note": "tips box recounted",
@@ -657,8 +657,8 @@ def test_the_desk_counts_the_tips_with_the_cagnotte_and_shows_them(client_for, c
     reg = registers.control_register_prepare(gaming_day=day, by=direzione)
     assert (reg.total, reg.tips_total) == (0, 13_00)
     html = client.get(f"/desk/days/{day.pk}/").content.decode()
-    assert re.search(r'data-tips="day">€ 13.00<', html) and re.search(r'data-register="tips">€ 13.00<', html)
-    assert "<dt>total</dt><dd>€ 0.00</dd>" in html  # the register's total: the cagnotte only
+    assert re.search(r'data-tips="day">€\xa013.00<', html) and re.search(r'data-register="tips">€\xa013.00<', html)
+    assert "<dt>total</dt><dd>€\xa00.00</dd>" in html  # the register's total: the cagnotte only
     # In Italian: the mance.
     html = client.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
     assert "Mance del giorno" in html and "Mance (del personale)" in html

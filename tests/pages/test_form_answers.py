@@ -149,13 +149,13 @@ def test_a_bet_over_the_bank_says_how_much_is_open(client_for, game):
     }
     response = client.post(f"/tablet/sessions/{game.session.pk}/bet/", data)
     assert response.status_code == 400
-    assert "The bets would exceed the bank: € 400 of it is still open." in response.content.decode()
+    assert "The bets would exceed the bank: €\xa0400 of it is still open." in response.content.decode()
     assert Bet.objects.filter(coup=coup).count() == 1
     data["idempotency_key"] = key()
     html = client.post(
         f"/tablet/sessions/{game.session.pk}/bet/", data, HTTP_ACCEPT_LANGUAGE="it"
     ).content.decode()
-    assert "Le puntate supererebbero il banco: ne restano scoperti € 400." in html
+    assert "Le puntate supererebbero il banco: ne restano scoperti €\xa0400." in html
     assert Coup.objects.get(pk=coup.pk).state == Coup.State.BETTING
 
 

@@ -237,7 +237,7 @@ def test_the_desk_shows_every_handover_of_the_day_counted_or_not(relieved, clien
     row = re.search(rf'<tr data-session="{relieved.session.pk}">(.*?)</tr>', html, re.S).group(1)
     at = relieved.change.at.astimezone().strftime("%H:%M")
     assert re.search(rf'<a class="handover-counted" {link(relieved.change)}>Mario Rossi\'s handover at {at} counted: '
-                     r"difference € -3.50, chips € \+10.00</a>", row), row  # fmt: skip
+                     r"difference €\xa0-3.50, chips €\xa0\+10.00</a>", row), row  # fmt: skip
     assert link(second) in row and "handover at" in row.split(link(second), 1)[1].split("</a>")[0]
     assert "not counted" in row.split(link(second), 1)[1].split("</a>")[0]
     # Counted, without its chips: its cash alone. The banner names no handover any more.
@@ -245,10 +245,10 @@ def test_the_desk_shows_every_handover_of_the_day_counted_or_not(relieved, clien
                                staff_change=second)  # fmt: skip
     html = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode())
     counted = re.findall(r'<a class="handover-counted" [^>]*>(.*?)</a>', html)
-    assert len(counted) == 2 and counted[1].endswith("counted: difference € 0.00")
+    assert len(counted) == 2 and counted[1].endswith("counted: difference €\xa00.00")
     assert "handovers-uncounted" not in html and "handover-uncounted" not in html
     it = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
-    assert f"cassetto consegnato da Mario Rossi alle {at} contato: differenza € -3,50, fiches € +10,00" in it
+    assert f"cassetto consegnato da Mario Rossi alle {at} contato: differenza €\xa0-3,50, fiches €\xa0+10,00" in it
 
 
 def test_the_handovers_in_italian(relieved, commissario):

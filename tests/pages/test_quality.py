@@ -93,7 +93,7 @@ def test_a_refusal_is_said_in_italian(client_for, game):
          "idempotency_key": str(uuid.uuid4())},
     )
     assert response.status_code == 400
-    assert "Le puntate supererebbero il banco: ne restano scoperti € 1\u202f000." in response.content.decode()
+    assert "Le puntate supererebbero il banco: ne restano scoperti €\xa01\u202f000." in response.content.decode()
     # the play's own refusals too (a card before rien ne va plus)
     response = client.post(
         f"/tablet/sessions/{game.session.pk}/card/",
@@ -138,3 +138,59 @@ def test_swagger_ui_is_served_locally(client_for, auditor):
     html = client_for(auditor).get("/api/docs/").content.decode()
     assert "cdn" not in html.lower()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
+
+
+# "€" and its amount are one word: a plain space let a line end on "€" and start the next
+# with "1 500,50" (the tablet's narrow columns, the desk's sentences). A no-break space (U+00A0)
+# holds them together; the thousands are grouped by a narrow no-break space already.
+EURO_THEN_PLAIN_SPACE = re.compile(r"€ (?=[-+\d{%])")
+
+
+def test_a_euro_sign_stays_with_its_amount_on_the_pages(client_for, game, auditor):
+    from tables import services
+
+    services.coup_record(session=game.session, by=game.capo, cards=["KH", "5S", "3C", "2D", "2S"], punta_draws=True,
+                         bets=[{"patron": game.seat(2), "amount": 300_00}])  # fmt: skip
+    for language in ("en", "it"):
+        for user, url in [
+            (game.capo, f"/tablet/sessions/{game.session.pk}/"),
+            (game.commissario, "/floor/"),
+            (auditor, f"/desk/days/{game.session.gaming_day_id}/"),
+        ]:
+            html = client_for(user).get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            assert not EURO_THEN_PLAIN_SPACE.search(html), (language, url, html[EURO_THEN_PLAIN_SPACE.search(html).start() - 80:][:160])
+        # the tablet says its amounts (the bank, the cagnotte) with the no-break space
+        tablet = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE=language)
+        assert re.search(r"€\xa0\d", tablet.content.decode()), language
+
+
+def _python_strings(path: Path):
+    import io
+    import tokenize
+
+    for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+        if token.type == tokenize.STRING:
+            yield token.start[0], token.string
+
+
+def test_no_euro_sign_is_written_with_a_plain_space_in_the_sources():
+    """Every text the pages may show: the templates, the catalogue (msgid and msgstr), the
+    tablet's script and the Python strings of the views (their messages). Docstrings may say
+    "€ 1,000" as prose; they are not shown."""
+    root = Path(settings.BASE_DIR)
+    found = []
+    for path in [*root.glob("templates/**/*.html"), root / "locale/it/LC_MESSAGES/django.po",
+                 *root.glob("*/static/**/*.js")]:  # fmt: skip
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("//"):  # the script's comments are not shown
+                continue
+            if EURO_THEN_PLAIN_SPACE.search(line) or re.search(r"\"€ \"", line):
+                found.append(f"{path.relative_to(root)}:{number}")
+    for package in ("tables", "floor", "audit"):
+        for path in (root / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            for number, text in _python_strings(path):
+                if EURO_THEN_PLAIN_SPACE.search(text) and not text.lstrip("rbuf").startswith(('"""', "'''")):
+                    found.append(f"{path.relative_to(root)}:{number}")
+    assert not found, found

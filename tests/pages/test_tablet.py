@@ -578,10 +578,10 @@ def test_domestic_the_tablet_raises_the_bank(client_for, make_game):
     client = client_for(game.capo)
     assert "Raise the bank" in client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     response = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="850")
-    assert response.status_code == 200 and "The bank is raised to € 850." in response.content.decode()
+    assert response.status_code == 200 and "The bank is raised to €\xa0850." in response.content.decode()
     assert Bank.objects.get(pk=game.bank.pk).amount == 850_00
     refused = post(client, game.session, "bank-raise", bank=game.bank.pk, amount="800")
-    assert refused.status_code == 400 and "A raise puts the bank above its amount, € 850." in refused.content.decode()
+    assert refused.status_code == 400 and "A raise puts the bank above its amount, €\xa0850." in refused.content.decode()
 
 
 def test_the_tablet_takes_back_the_banco_of_a_player_barred_since(client_for, game):
@@ -889,7 +889,7 @@ def test_once_the_bank_is_covered_the_quick_amounts_that_cannot_be_bet_are_not_o
     # the rest of the bank as an individual bet: not "bank € X" (in Italian "banco € X", read as
     # the banco solo call beside it)
     italian = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert re.search(r'value="open"[^>]*>il resto € [^<]+</button>', italian)
+    assert re.search(r'value="open"[^>]*>il resto €\xa0[^<]+</button>', italian)
     whole = str(game.bank.amount // 100)
     assert post(client, game.session, "bet", coup=coup.pk, patron=game.seat(2).pk, amount=whole).status_code == 200
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
@@ -1057,20 +1057,20 @@ def test_the_tablet_shows_the_table_maximum_with_the_minimum(client_for, game):
     client = client_for(game.capo)
     url = f"/tablet/sessions/{game.session.pk}/"
     html = client.get(url).content.decode()
-    assert "€ 100" in html and "maximum" not in re.sub(r"<[^>]+>", " ", html.split('id="result"')[0]).lower()
+    assert "€\xa0100" in html and "maximum" not in re.sub(r"<[^>]+>", " ", html.split('id="result"')[0]).lower()
     floor_services.table_minimum_change(session=game.session, minimum=200_00, maximum=5000_00,
                                         reason="high rollers", by=game.commissario)  # fmt: skip
     head = client.get(url).content.decode().split('id="result"')[0]
-    assert re.search(r"<dt>maximum</dt><dd>€ 5\u202f000</dd>", head), head
-    assert re.search(r"<dt>minimum</dt><dd>€ 200</dd>", head)
+    assert re.search(r"<dt>maximum</dt><dd>€\xa05\u202f000</dd>", head), head
+    assert re.search(r"<dt>minimum</dt><dd>€\xa0200</dd>", head)
 
 
 @pytest.mark.parametrize(
     ("options", "amount", "said"),
     [
         ({"seated": 4}, "100", "at least 6 seats"),
-        ({"maximum": 500_00}, "600", "the table maximum, € 500"),
-        ({"minimum": 200_00}, "150", "the table minimum, € 200"),
+        ({"maximum": 500_00}, "600", "the table maximum, €\xa0500"),
+        ({"minimum": 200_00}, "150", "the table minimum, €\xa0200"),
     ],
 )
 def test_a_refused_first_bank_says_the_figure_to_meet(client_for, make_game, options, amount, said):
@@ -1098,11 +1098,11 @@ def test_amounts_have_the_page_s_decimal_mark(client_for, make_game):
     client = client_for(game.capo)
     url = f"/tablet/sessions/{game.session.pk}/"
     italian = client.get(url, HTTP_ACCEPT_LANGUAGE="it").content.decode()
-    assert re.search(r"<dd>€ 1\u202f500,50</dd>", italian), italian.split('id="result"')[0]
+    assert re.search(r"<dd>€\xa01\u202f500,50</dd>", italian), italian.split('id="result"')[0]
     offered = re.search(r'id="bank-amount" name="amount" type="text" inputmode="decimal" value="([^"]*)"', italian)
     assert offered.group(1) == "1\u202f500,50"
     english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert re.search(r"<dd>€ 1\u202f500.50</dd>", english)
+    assert re.search(r"<dd>€\xa01\u202f500.50</dd>", english)
     data = {"idempotency_key": str(uuid.uuid4()), "patron": game.seat(1).pk, "amount": offered.group(1)}
     response = client.post(f"{url}bank-open/", data, HTTP_ACCEPT_LANGUAGE="it")
     assert response.status_code == 200, response.content.decode()
@@ -1353,7 +1353,7 @@ def test_a_bank_a_hundred_times_the_minimum_is_asked_again_before_it_opens(clien
     html = asked.content.decode()
     assert asked.status_code == 409
     name = game.seat(1).full_name
-    assert f"Open a bank of € 30\u202f000\u202f000.00 for {name}? That is 30\u202f000 times the minimum." in html
+    assert f"Open a bank of €\xa030\u202f000\u202f000.00 for {name}? That is 30\u202f000 times the minimum." in html
     assert 'class="outcome ask"' in html  # a question, not styled as a refusal
     # its stable code, by which the tablet's queue tells the question from a refusal (chemin.js)
     assert 'data-code="large_amount_unconfirmed"' in html
@@ -1407,8 +1407,8 @@ def test_a_typed_bid_a_hundred_times_the_minimum_is_asked_again_in_italian(clien
     asked = client.post(url, data, HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     html = asked.content.decode()
     name = game.seat(3).full_name
-    assert asked.status_code == 409 and f"Offrire € 10\u202f000,00 per {name}? Sono 100 volte il minimo." in html
-    assert "Sì, offri € 10\u202f000,00</button>" in html
+    assert asked.status_code == 409 and f"Offrire €\xa010\u202f000,00 per {name}? Sono 100 volte il minimo." in html
+    assert "Sì, offri €\xa010\u202f000,00</button>" in html
     assert not auction.bids.exists()
     confirmed = client.post(url, _confirm_form(html), HTTP_ACCEPT_LANGUAGE="it", HTTP_HX_REQUEST="true")
     assert confirmed.status_code == 200 and auction.bids.get().amount == 10_000_00
@@ -1426,7 +1426,7 @@ def test_the_confirmation_says_the_amount_it_enters(client_for, make_game):
     asked = post(client_for(game.capo), game.session, "bank-open", patron=game.seat(1).pk, amount="30,000,000")
     html = asked.content.decode()
     button = re.search(r'<form[^>]*class="card confirm-large">.*?<button[^>]*>(.*?)</button>', html, re.S).group(1)
-    assert button == "Yes, open the bank at € 30\u202f000\u202f000.00"
+    assert button == "Yes, open the bank at €\xa030\u202f000\u202f000.00"
 
 
 @pytest.mark.parametrize("with_key", [True, False])
@@ -1478,7 +1478,7 @@ def test_domestic_a_raise_a_hundred_times_the_bank_is_asked_again(client_for, ma
     html = asked.content.decode()
     name = bank.banker.full_name
     assert asked.status_code == 409 and 'class="outcome ask"' in html
-    assert escape(f"Raise {name}'s bank to € {euros_exact(typed * 100)}? That is 100 times the bank.") in html
+    assert escape(f"Raise {name}'s bank to €\xa0{euros_exact(typed * 100)}? That is 100 times the bank.") in html
     assert Bank.objects.get(pk=bank.pk).amount == bank.amount
     assert not AuditEvent.objects.filter(action="bank.raised").exists()
     assert re.search(rf'id="raise-amount" name="amount" type="text" inputmode="decimal" value="{typed}"', html)

@@ -46,13 +46,13 @@ def closed(game, changeur, commissario):
 def test_the_commissario_counts_the_drawer_on_the_closed_sessions_page(closed, client_for, commissario):
     client = client_for(commissario)
     html = page(client, closed)
-    assert "The drawer is not counted yet." in html and FORM in html and "€ +750" in html
+    assert "The drawer is not counted yet." in html and FORM in html and "€\xa0+750" in html
     r = post(client, closed, "cash-count", float_issued="1.000", counted="1 745,50", note="slip 12")
     assert r.status_code == 400 and not CashCount.objects.exists()  # "1.000" on an English page: refused
     r = post(client, closed, "cash-count", float_issued="1,000", counted="1745.50", note="slip 12")
     assert r.status_code == 200, r.content.decode()
     said = r.content.decode()
-    assert "Drawer counted. Expected € 1\u202f750, counted € 1\u202f745.50: a shortfall of € 4.50." in said
+    assert "Drawer counted. Expected €\xa01\u202f750, counted €\xa01\u202f745.50: a shortfall of €\xa04.50." in said
     count = CashCount.objects.get()
     assert (count.float_issued, count.net, count.expected, count.counted, count.note, count.counted_by_id) == (
         1_000_00, 750_00, 1_750_00, 1_745_50, "slip 12", commissario.pk
@@ -69,7 +69,7 @@ def test_the_commissario_counts_the_drawer_on_the_closed_sessions_page(closed, c
         "1\u202f000" in drawer and "+750" in drawer and "1\u202f745.50" in drawer
     )
     # the net taken is signed (cash may go out); what the drawer should hold is an amount
-    assert "<dd>€ 1\u202f750</dd>" in drawer and "+1\u202f750" not in drawer
+    assert "<dd>€\xa01\u202f750</dd>" in drawer and "+1\u202f750" not in drawer
     assert "-4.50 (shortfall)" in drawer
     assert FORM not in html.split('id="drawer-title"', 1)[1].split("Correct this count", 1)[0]
     # the second count is refused: the page offers the correction instead
@@ -266,18 +266,18 @@ def test_the_chips_are_counted_on_the_page_and_shown_against_the_register(closed
     r = post(client, closed, "cash-count", float_issued="1,000", counted="1750", chips_float="3,000",
              chips_counted="2240")  # fmt: skip
     assert r.status_code == 200, r.content.decode()
-    assert ("the drawer is exact. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10."
+    assert ("the drawer is exact. Chips: expected €\xa02\u202f250, counted €\xa02\u202f240: a shortfall of €\xa010."
             in r.content.decode())  # fmt: skip
     count = CashCount.objects.get()
     assert (count.chips_float, count.chips_expected, count.chips_counted) == (3_000_00, 2_250_00, 2_240_00)
     chips = unescape(_chips(page(client, closed)).split('class="facts drawer-chips"', 1)[1])
-    for term, figure in (("chips' float", "€ 3\u202f000"), ("chips handed out, net", "€ +750"),
-                         ("chips expected in the tray", "€ 2\u202f250"), ("chips counted", "€ 2\u202f240"),
-                         ("chips' difference", "€ -10 (shortfall)")):  # fmt: skip
+    for term, figure in (("chips' float", "€\xa03\u202f000"), ("chips handed out, net", "€\xa0+750"),
+                         ("chips expected in the tray", "€\xa02\u202f250"), ("chips counted", "€\xa02\u202f240"),
+                         ("chips' difference", "€\xa0-10 (shortfall)")):  # fmt: skip
         assert f"<dt>{term}</dt><dd>{figure}</dd>" in chips, term
     r = post(client, closed, "cash-count-correct", count=str(count.pk), chips_counted="2250", reason="a plaque")
     assert r.status_code == 200 and "the tray is exact" in r.content.decode()
-    assert "€ 0 (exact)" in _chips(page(client, closed))
+    assert "€\xa00 (exact)" in _chips(page(client, closed))
 
 
 def test_the_chips_are_said_beside_a_cash_surplus_or_shortfall_too(closed, client_for, commissario):
@@ -287,12 +287,12 @@ def test_the_chips_are_said_beside_a_cash_surplus_or_shortfall_too(closed, clien
     r = post(client, closed, "cash-count", float_issued="1,000", counted="1760", chips_float="3,000",
              chips_counted="2240")  # fmt: skip
     assert r.status_code == 200, r.content.decode()
-    assert ("a surplus of € 10. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10."
+    assert ("a surplus of €\xa010. Chips: expected €\xa02\u202f250, counted €\xa02\u202f240: a shortfall of €\xa010."
             in r.content.decode())  # fmt: skip
     count = CashCount.objects.get()
     r = post(client, closed, "cash-count-correct", count=str(count.pk), counted="1740", reason="a note found")
     assert r.status_code == 200, r.content.decode()
-    assert "a shortfall of € 10. Chips: expected € 2\u202f250, counted € 2\u202f240: a shortfall of € 10." in (
+    assert "a shortfall of €\xa010. Chips: expected €\xa02\u202f250, counted €\xa02\u202f240: a shortfall of €\xa010." in (
         r.content.decode())
 
 
@@ -366,7 +366,7 @@ def test_the_chips_in_italian_are_all_italian(closed, commissario):
     assert r.status_code == 400 and "fondo fiches e le fiches contate" in r.content.decode()
     r = evening.post(boss, tablet + "cash-count/", float_issued="0", counted="750", chips_float="3.000",
                      chips_counted="2.260")  # fmt: skip
-    assert "Fiches: attese € 2\u202f250, contate € 2\u202f260: un'eccedenza di € 10." in unescape(r.content.decode())
+    assert "Fiches: attese €\xa02\u202f250, contate €\xa02\u202f260: un'eccedenza di €\xa010." in unescape(r.content.decode())
     html = evening.get(boss, tablet).content.decode()
     assert "fondo fiches" in html and "differenza delle fiches" in html and "+10 (eccedenza)" in html
     count = CashCount.objects.get()
@@ -437,7 +437,7 @@ def test_the_commissario_counts_the_handover_while_the_session_runs(relieved, cl
     r = post(client, relieved, "cash-count", staff_change=str(relieved.change.pk), float_issued="1000",
              counted="1745")  # fmt: skip
     assert r.status_code == 200, r.content.decode()
-    assert "Handover counted. Expected € 1\u202f750, counted € 1\u202f745: a shortfall of € 5." in unescape(
+    assert "Handover counted. Expected €\xa01\u202f750, counted €\xa01\u202f745: a shortfall of €\xa05." in unescape(
         r.content.decode())
     count = CashCount.objects.get()
     # The successor's buy-in, after the relief, is not in the handed-over drawer.
@@ -468,7 +468,7 @@ def test_the_final_count_says_what_arose_since_the_handover(relieved, client_for
     html = page(client, relieved)
     drawer = html.split('id="drawer-title"', 1)[1].split("</dl>", 1)[0]
     # -10.00 in all, -5.00 of it at the handover: -5.00 since.
-    assert "-10 (shortfall)" in drawer and "of which since the handover" in drawer and "<dd>€ -5</dd>" in drawer
+    assert "-10 (shortfall)" in drawer and "of which since the handover" in drawer and "<dd>€\xa0-5</dd>" in drawer
     assert "-5 (shortfall)" in _handover(html, relieved.change)
 
 
@@ -499,7 +499,7 @@ def test_the_handover_in_italian_is_all_italian(relieved, commissario):
     tablet = f"/tablet/sessions/{relieved.session.pk}/"
     html = evening.get(boss, tablet).content.decode()
     assert "Questo cassetto non è ancora contato" in html and "Registra il conteggio al cambio turno" in html
-    assert "Il netto incassato del registro fino al cambio turno: € +750; il cassetto deve contenerlo" in html
+    assert "Il netto incassato del registro fino al cambio turno: €\xa0+750; il cassetto deve contenerlo" in html
     r = evening.post(boss, tablet + "cash-count/", staff_change=str(relieved.change.pk), float_issued="1.000",
                      counted="1.745")  # fmt: skip
     assert "Cassetto del cambio turno contato." in unescape(r.content.decode())
@@ -541,13 +541,13 @@ def test_the_handover_s_chips_are_shown_whole_as_the_final_count_s(relieved, cli
     client = client_for(commissario)
     part = unescape(_handover(page(client, relieved), relieved.change))
     chips = part.split('class="facts drawer-chips"', 1)[1].split("</dl>", 1)[0]
-    for term, figure in (("chips' float", "€ 3\u202f000"), ("chips handed out, net", "€ +750"),
-                         ("chips expected in the tray", "€ 2\u202f250"), ("chips counted", "€ 2\u202f240"),
-                         ("chips' difference", "€ -10 (shortfall)")):  # fmt: skip
+    for term, figure in (("chips' float", "€\xa03\u202f000"), ("chips handed out, net", "€\xa0+750"),
+                         ("chips expected in the tray", "€\xa02\u202f250"), ("chips counted", "€\xa02\u202f240"),
+                         ("chips' difference", "€\xa0-10 (shortfall)")):  # fmt: skip
         assert f"<dt>{term}</dt><dd>{figure}</dd>" in chips, term
     services.cash_count_correct(count=count, by=commissario, chips_counted=2_250_00, reason="a plaque")
     html = page(client, relieved)
-    assert "€ 0 (exact)" in _handover(html, relieved.change).split('class="facts drawer-chips"', 1)[1]
+    assert "€\xa00 (exact)" in _handover(html, relieved.change).split('class="facts drawer-chips"', 1)[1]
     (cash, chips_row), = _corrected(_handover(html, relieved.change))
     figures = lambda row: re.findall(r'<td class="num">(.*?)</td>', row)  # noqa: E731
     assert figures(cash) == ["1\u202f000", "1\u202f750", "<del>1\u202f750</del>", "0"]
@@ -565,8 +565,8 @@ def test_the_final_count_says_what_of_the_chips_arose_since_the_handover(relieve
     html = unescape(page(client_for(commissario), relieved))
     final = html.split('id="drawer-title"', 1)[1]
     chips = final.split('class="facts drawer-chips"', 1)[1].split("</dl>", 1)[0]
-    assert "<dt>chips' difference</dt><dd>€ -10 (shortfall)</dd>" in chips
-    assert "<dt>of which since the handover</dt><dd>€ 0</dd>" in chips
+    assert "<dt>chips' difference</dt><dd>€\xa0-10 (shortfall)</dd>" in chips
+    assert "<dt>of which since the handover</dt><dd>€\xa00</dd>" in chips
     # The handover's own chips: no earlier handover, nothing derived.
     assert "since" not in _handover(html, relieved.change).split('class="facts drawer-chips"', 1)[1].split("</dl>")[0]
 
@@ -590,7 +590,7 @@ def test_a_handover_not_counted_says_what_its_drawer_should_hold_and_where_a_lat
     day's books unsaid (said only below, by the final count's)."""
     client = client_for(commissario)
     part = _handover(page(client, relieved), relieved.change)
-    assert "The register's net cash taken up to the handover: € +750; the drawer should hold" in part
+    assert "The register's net cash taken up to the handover: €\xa0+750; the drawer should hold" in part
     floor_services.table_session_close(session=relieved.session, by=commissario)
     services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=850_00)
     floor_services.gaming_day_close(gaming_day=relieved.session.gaming_day, by=commissario, open_sessions="refuse")
@@ -600,7 +600,7 @@ def test_a_handover_not_counted_says_what_its_drawer_should_hold_and_where_a_lat
     _sign_books(relieved, direzione, make_user)
     part = _handover(page(client, relieved), relieved.change)
     assert "not counted at the handover before the day's books were signed. The register's net cash " \
-           "taken up to the handover: € +750." in part and LATE not in part and HANDOVER_FORM not in part
+           "taken up to the handover: €\xa0+750." in part and LATE not in part and HANDOVER_FORM not in part
 
 
 def _page_queries(client, game) -> tuple[int, str]:
@@ -627,7 +627,7 @@ def test_the_handovers_not_counted_read_their_nets_in_one_query_however_many(
 
     client = client_for(commissario)
     few, html = _page_queries(client, relieved)
-    assert "up to the handover: € +750;" in html
+    assert "up to the handover: €\xa0+750;" in html
     for n in (2, 3):
         incoming = make_user(f"changeur_relief_{n}", Role.CHANGEUR)
         floor_services.table_session_staff_change(session=relieved.session, by=commissario, changeur=incoming,
@@ -644,7 +644,7 @@ def test_the_handovers_not_counted_read_their_nets_in_one_query_however_many(
     expected = [cash_exchange_totals(session=relieved.session, until=c.at)["net"] for c in changes]
     assert expected == [-150_00, -50_00, 0]
     for change, net in zip(changes, ("-150", "-50", "0"), strict=True):
-        assert f"up to the handover: € {net};" in _handover(html, change)
+        assert f"up to the handover: €\xa0{net};" in _handover(html, change)
     assert many == few
 
 
@@ -679,8 +679,8 @@ def test_the_relieved_changeur_reads_when_by_whom_and_his_drawer_s_count(
                                        staff_change=relieved.change)  # fmt: skip
     assert _banner(page(client, relieved)) == (
         f"You were relieved as this table's changeur at {at} by Anna Bianchi. Your drawer was counted at "
-        f"{clock(count.counted_at)}: a difference of € -5 (shortfall). The chips in your tray: a difference of "
-        "€ -10 (shortfall)."
+        f"{clock(count.counted_at)}: a difference of €\xa0-5 (shortfall). The chips in your tray: a difference of "
+        "€\xa0-10 (shortfall)."
     )
     # Back at the table, then relieved again, by Carla Verdi: that relief, its drawer not counted.
     floor_services.table_session_staff_change(session=relieved.session, by=commissario, changeur=changeur,
@@ -702,7 +702,7 @@ def test_the_relieved_changeur_reads_when_by_whom_and_his_drawer_s_count(
         "This table session is closed: its final balances are listed. You were relieved as this table's changeur "
         f"at {clock(latest.at)} by Carla Verdi. Your drawer was counted at "
     )
-    assert "a difference of € 0 (exact)." in _banner(page(client, relieved))
+    assert "a difference of €\xa00 (exact)." in _banner(page(client, relieved))
     # Another changeur's page (the successor's, relieved in turn) is his own relief's.
     assert "by Anna Bianchi" not in _banner(page(client_for(relieved.successor), relieved))
 
@@ -720,7 +720,7 @@ def test_the_relieved_changeur_s_words_late_and_never_counted(relieved, changeur
     count.refresh_from_db()
     banner = _banner(page(client_for(changeur), relieved))
     assert banner.endswith(f"Your drawer was counted on {clock(count.counted_at, 'Y-m-d')} at "
-                           f"{clock(count.counted_at)}: a difference of € +10 (surplus).")  # fmt: skip
+                           f"{clock(count.counted_at)}: a difference of €\xa0+10 (surplus).")  # fmt: skip
     CashCount.objects.filter(pk=count.pk).delete()
     floor_services.table_session_close(session=relieved.session, by=commissario)
     services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=850_00)
@@ -748,6 +748,6 @@ def test_the_relieved_changeur_s_words_in_italian(relieved, changeur, commissari
     services.cash_count_record(session=relieved.session, by=commissario, float_issued=0, counted=740_00,
                                chips_float=1_000_00, chips_counted=250_00, staff_change=relieved.change)  # fmt: skip
     html = unescape(evening.get(evening.client(changeur), tablet).content.decode())
-    assert "Il tuo cassetto è stato contato alle" in html and "una differenza di € -10 (ammanco)." in html
-    assert "Le fiches della tua vaschetta: una differenza di € 0 (esatto)." in html
+    assert "Il tuo cassetto è stato contato alle" in html and "una differenza di €\xa0-10 (ammanco)." in html
+    assert "Le fiches della tua vaschetta: una differenza di €\xa00 (esatto)." in html
     assert evening.problems == []

@@ -93,7 +93,7 @@ def test_accept_and_pass_through_the_page(client_for, game):
     r = post(client, game.session, "offer-accept", succession=succ.pk, patron=game.seat(3).pk, amount="250")
     html = r.content.decode()
     assert r.status_code == 200, html
-    assert f"{game.seat(3).full_name} holds the bank: € 250." in html
+    assert f"{game.seat(3).full_name} holds the bank: €\xa0250." in html
     bank = Bank.objects.get(session=game.session, status="active")
     assert bank.banker == game.seat(3) and bank.amount == 250_00 and bank.origin == "succession"
     assert status_of(succ)[:2] == ["passed", "accepted"] and set(status_of(succ)[2:]) == {"skipped"}
@@ -153,7 +153,7 @@ def test_withdrawal_altezza_all_pass_asta_tie_seated_wins(client_for, game):
     html = r.content.decode()
     assert "Bid 2:" in html
     # A bid refused says the figure it must meet (here the table minimum).
-    for amount, said in (("90", "A bid is at least the table minimum, € 100."),):
+    for amount, said in (("90", "A bid is at least the table minimum, €\xa0100."),):
         refused = post(client, game.session, "auction-bid", auction=auction.pk, patron=game.seat(6).pk,
                        quick="custom", amount=amount)  # fmt: skip
         assert refused.status_code == 400 and said in refused.content.decode(), refused.content.decode()
@@ -162,11 +162,11 @@ def test_withdrawal_altezza_all_pass_asta_tie_seated_wins(client_for, game):
     ) == [(stander.pk, 100_00, True), (game.seat(5).pk, 100_00, False)]
     assert "standing" in html and "seat 5" in html
     assert f"Close the asta: {game.seat(5).full_name} takes the bank" in html
-    assert "best + minimum € 200" in html
+    assert "best + minimum €\xa0200" in html
     r = post(client, game.session, "auction-close", auction=auction.pk)
     html = r.content.decode()
     assert r.status_code == 200, html
-    assert f"The asta is closed: {game.seat(5).full_name} holds the bank, € 100." in html
+    assert f"The asta is closed: {game.seat(5).full_name} holds the bank, €\xa0100." in html
     bank = Bank.objects.get(session=game.session, status="active")
     assert bank.banker == game.seat(5) and bank.amount == 100_00 and bank.origin == "auction"
     assert "Open the coup" in html
@@ -295,10 +295,10 @@ def test_an_amount_outside_the_terms_is_refused_with_the_terms(client_for, make_
     client = client_for(game.capo)
     r = post(client, game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
     assert r.status_code in (400, 409)
-    assert "The bank is taken at the terms offered: at least € 200." in r.content.decode()
+    assert "The bank is taken at the terms offered: at least €\xa0200." in r.content.decode()
     client.cookies["chemin_language"] = "it"
     r = post(client, game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
-    assert "Il banco si prende alle condizioni offerte: almeno € 200." in r.content.decode()
+    assert "Il banco si prende alle condizioni offerte: almeno €\xa0200." in r.content.decode()
     assert set(status_of(succ)) == {"pending"} and not Bank.objects.filter(session=game.session, status="active")
 
 
@@ -308,7 +308,7 @@ def test_an_equal_bank_is_refused_with_its_exact_amount(client_for, make_game):
     offer = SuccessionOffer.objects.filter(succession=succ).order_by("order").first()
     r = post(client_for(game.capo), game.session, "offer-accept", succession=succ.pk, patron=offer.patron.pk, amount="150")
     html = r.content.decode()
-    assert r.status_code in (400, 409) and "The bank is taken at the terms offered: exactly € 1" in html
+    assert r.status_code in (400, 409) and "The bank is taken at the terms offered: exactly €\xa01" in html
     assert set(status_of(succ)) == {"pending"}
 
 
@@ -354,9 +354,9 @@ def test_a_farther_chemmy_claim_is_said_as_a_claim_and_the_nearer_claimant_takes
 def test_a_refused_bid_names_the_figure_it_must_meet():
     from tables.views_tablet import _succession_refusal
 
-    assert _succession_refusal("bid_below_best", {"best": 250_00}) == "A bid is at least the best bid so far, € 250."
-    assert _succession_refusal("bid_above_maximum", {"maximum": 500_00}) == "A bid is at most the table maximum, € 500."
-    assert _succession_refusal("bid_below_minimum", {"minimum": 100_00}) == "A bid is at least the table minimum, € 100."
+    assert _succession_refusal("bid_below_best", {"best": 250_00}) == "A bid is at least the best bid so far, €\xa0250."
+    assert _succession_refusal("bid_above_maximum", {"maximum": 500_00}) == "A bid is at most the table maximum, €\xa0500."
+    assert _succession_refusal("bid_below_minimum", {"minimum": 100_00}) == "A bid is at least the table minimum, €\xa0100."
     assert _succession_refusal("bid_below_best", {}) == "A bid is at least the best bid so far."  # no figure given
 
 
@@ -370,7 +370,7 @@ def _terms(html: str) -> dict[int, tuple[str, str]]:
 
 
 def _between(low: str, high: str) -> str:
-    return f"€ {low}\u2013{high}"  # (an en dash)
+    return f"€\xa0{low}\u2013{high}"  # (an en dash)
 
 
 def test_an_answered_offer_shows_the_terms_it_was_answered_under(client_for, make_game):
@@ -393,7 +393,7 @@ def test_an_answered_offer_shows_the_terms_it_was_answered_under(client_for, mak
     )
     html = page(client, game.session)
     assert _terms(html) == {1: ("passed", laid_out), 2: ("pending", today), 3: ("pending", today)}
-    assert "Bank (euros), € 200 to € 4\u202f000" in html  # the form of the offer in turn: today's
+    assert "Bank (euros), €\xa0200 to €\xa04\u202f000" in html  # the form of the offer in turn: today's
     # As an older version left it: no maximum stored on the answered offer.
     SuccessionOffer.objects.filter(succession=succ, order=1).update(amount_max=None)
-    assert _terms(page(client, game.session))[1] == ("passed", "≥ € 100")
+    assert _terms(page(client, game.session))[1] == ("passed", "≥ €\xa0100")

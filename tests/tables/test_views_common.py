@@ -20,7 +20,7 @@ def test_euros_become_cents(raw, cents):
 @pytest.mark.parametrize(
     "raw",
     ["", None, "abc", "1.005", "NaN", "sNaN", "-sNaN", "Infinity", "-Inf", "1e30", "10000000000.01", "-1e11",
-     "1e9", "1E2", "0x10", "1.2.3", "--5", "+150", "+-5", "-+5", "-0", "-0,00", "- 0.0", "-€ 0"],
+     "1e9", "1E2", "0x10", "1.2.3", "--5", "+150", "+-5", "-+5", "-0", "-0,00", "- 0.0", "-€\xa00"],
 )
 def test_odd_amounts_are_form_errors(raw):
     with pytest.raises(BadForm) as refused:
@@ -42,7 +42,7 @@ def test_odd_amounts_are_form_errors(raw):
         ("150,5", 150_50, 150_50),
         ("2\u202f000", 2000_00, 2000_00),  # as the pages print it (narrow no-break space)
         ("2\u00a0000,50", 2000_50, 2000_50),
-        ("€ 150", 150_00, 150_00),
+        ("€\xa0150", 150_00, 150_00),
         ("-1.500", "three decimals", -1500_00),
     ],
 )

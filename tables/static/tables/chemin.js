@@ -234,7 +234,9 @@
   function refresh() { queue = stored(); showPending(); }
   function pageTitle() { return document.title.replace(/\s*·\s*Chemin$/, ""); }
 
-  function text(el) { return el ? (el.textContent || "").replace(/\s+/g, " ").trim() : ""; }
+  // Runs of the markup's ASCII whitespace read as one space; the no-break spaces stay (they hold
+  // "€" to its amount and group its thousands), not \s, which takes them too.
+  function text(el) { return el ? (el.textContent || "").replace(/[ \t\n\r\f]+/g, " ").replace(/^ | $/g, "") : ""; }
   function fill(template, values) {
     return template.replace(/\{(\w+)\}/g, function (all, name) { return name in values ? values[name] : all; });
   }
@@ -256,7 +258,7 @@
       parts.push(text(shown) || button.getAttribute("aria-label") || button.value);
     }
     var custom = form && form.querySelector ? form.querySelector("input[name=amount][type=text]") : null;
-    if (custom && custom.value && button && button.value === "custom") { parts.push("€ " + custom.value); }
+    if (custom && custom.value && button && button.value === "custom") { parts.push("€\u00a0" + custom.value); }
     var how = parts.filter(Boolean).join(" ");
     return what && how ? what + ": " + how : (what || how || cfg.path);
   }
