@@ -1280,6 +1280,11 @@ CONFIRMS_LARGE = {
     "offer-accept": gettext_lazy("Yes, take the bank at €\u00a0%(amount)s"),
 }
 NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
+# The other forms shown again as they were sent when refused. The changeur's exchange: its
+# direction is a radio choice, which the page's script does not carry over a refusal (it keeps
+# typed fields and chosen options only); back at "cash for chips", an amount corrected after
+# a refused "chips for cash" would be entered the wrong way round.
+KEEPS_TYPED = frozenset({"cash-exchange"})
 
 
 @login_required
@@ -1341,7 +1346,7 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         outcome.message = _succession_refusal(outcome.code, outcome.details or {})
     session.refresh_from_db()
     context = _context(session, writable, outcome, viewer=request.user, **_floor_powers(request))
-    if not outcome.ok and action in CONFIRMS_LARGE:
+    if not outcome.ok and (action in CONFIRMS_LARGE or action in KEEPS_TYPED):
         # the refused form's figures, shown again (without htmx, whose script keeps them)
         context["typed"] = {"form": action, "pk": "", "values": request.POST}
         if outcome.code == LARGE_AMOUNT_UNCONFIRMED:

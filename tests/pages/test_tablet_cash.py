@@ -71,6 +71,32 @@ def test_the_page_asks_the_patron_at_the_threshold_alone_or_linked(game, client_
     assert "Unnamed exchanges may still come to less than €\xa0500" in page(client, game)
 
 
+def _checked_direction(html: str) -> list[str]:
+    form = html.split('class="cash-form"', 1)[1].split("</fieldset>", 1)[0]
+    return [value for value in ("buy_in", "cash_out") if f'value="{value}" checked' in form]
+
+
+def test_a_refused_exchange_comes_back_as_it_was_sent_its_direction_included(game, client_for, changeur):
+    """A refused "chips for cash" (a figure mistyped) is shown again as "chips for cash", with
+    its amount and patron: back at the default, "cash for chips", the changeur who corrects
+    the figure and taps Record enters it the wrong way round."""
+    client = client_for(changeur)
+    assert _checked_direction(page(client, game)) == ["buy_in"]
+    patron = str(game.seat(3).pk)
+    for amount in ("abc", "10.555", "-5"):
+        r = post(client, game, "cash-exchange", direction="cash_out", amount=amount, patron=patron)
+        assert r.status_code == 400, amount
+        html = r.content.decode()
+        assert _checked_direction(html) == ["cash_out"], amount
+        assert f'value="{amount}"' in html.split('id="cash-amount"', 1)[1].split(">", 1)[0]
+        assert f'<option value="{patron}" selected>' in html.split('id="cash-patron"', 1)[1].split("</select>", 1)[0]
+    assert not CashExchange.objects.exists()
+    # entered, the form is new again: the default direction, nothing typed
+    r = post(client, game, "cash-exchange", direction="cash_out", amount="120", patron=patron)
+    assert r.status_code == 200 and _checked_direction(r.content.decode()) == ["buy_in"]
+    assert list(CashExchange.objects.values_list("direction", "amount")) == [("cash_out", 120_00)]
+
+
 def test_the_changeur_voids_his_line_on_the_page(game, client_for, changeur):
     client = client_for(changeur)
     line = services.cash_exchange_record(session=game.session, by=changeur, direction="buy_in", amount=300_00)
