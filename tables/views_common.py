@@ -234,6 +234,16 @@ def _refusal_message(code: str, details: dict[str, Any]) -> str:
             "Tables %(tables)s are still in play: close their sessions before closing the gaming day.",
             len(tables),
         ) % {"tables": ", ".join(str(n) for n in tables)}
+    if code == "minimum_out_of_range" and all(
+        type(details.get(k)) is int for k in ("minimum", "maximum", "lowest", "highest")
+    ) and details["lowest"] <= details["minimum"] <= details["highest"] and details["minimum"] > details["maximum"]:
+        # A minimum in range but above the maximum: which of the two to change, with both figures
+        # (the range's message alone read as if the minimum typed were wrong in itself).
+        from .templatetags.chemin_ui import euros
+
+        return str(
+            _("The minimum, €\u00a0{minimum}, is above the maximum, €\u00a0{maximum}: lower the minimum or raise the maximum.")
+        ).format(minimum=euros(details["minimum"]), maximum=euros(details["maximum"]))
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]
         values = {name: details.get(name) for name in (*counts, *amounts)}

@@ -740,3 +740,27 @@ def test_the_drawing_s_seats_are_touch_targets_apart(seats):
     for _n, x, y in places:
         assert SEAT_R + 2.5 <= x <= 400 - SEAT_R - 2.5 and SEAT_R + 2.5 <= y <= 256 - SEAT_R - 2.5
     assert places[0][1] < 200 < places[-1][1]  # seat 1 on the Capo Partita's right, the drawing's left
+
+
+@pytest.mark.parametrize(("language", "said"), [
+    ("en", "The minimum, €\xa0300, is above the maximum, €\xa0200: lower the minimum or raise the maximum."),
+    ("it", "Il minimo, €\xa0300, è superiore al massimo, €\xa0200: abbassare il minimo o alzare il massimo."),
+])  # fmt: skip
+def test_a_minimum_above_the_maximum_is_said_with_both(client_for, game, language, said):
+    """Walked in Italian: a maximum below the minimum, "-5" and "0" all read "The minimum must be
+    at least 1 euro, at most 20,000,000 euro, and not above the maximum", which did not say
+    which of the two figures to change. A minimum in range above the maximum says both."""
+    client = client_for(game.commissario)
+    before = (game.session.minimum, game.session.maximum)
+    answer = client.post(f"/floor/tables/{game.session.table.pk}/minimum/", {
+        "idempotency_key": str(uuid.uuid4()), "session": game.session.pk, "minimum": "300", "maximum": "200",
+        "reason": "busy night"}, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE=language)  # fmt: skip
+    assert answer.status_code == 400  # the card again, with the refusal
+    assert said in answer.content.decode()
+    game.session.refresh_from_db()
+    assert (game.session.minimum, game.session.maximum) == before  # nothing written
+    # out of range, the range's message as before
+    answer = client.post(f"/floor/tables/{game.session.table.pk}/minimum/", {
+        "idempotency_key": str(uuid.uuid4()), "session": game.session.pk, "minimum": "0", "reason": "r"},
+        HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en")  # fmt: skip
+    assert "The minimum must be at least 1 euro" in answer.content.decode()
