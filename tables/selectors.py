@@ -321,6 +321,43 @@ def session_game_state(session: TableSession, rows: GameRows | None = None) -> d
     return _state_built(fresh, rows, read)
 
 
+def _first_bank_waits(session: TableSession, *, banked: bool, seated: int) -> bool:
+    """RULES.md §6: the session's first bank (none opened yet) waits for the table's
+    min_seats_to_start numbered seats taken, while the session is open (bank_open refuses it,
+    `not_enough_players`). The game state and first_bank_start_needs both ask it here."""
+    return not banked and session.is_open and seated < session.table.min_seats_to_start
+
+
+def first_bank_start_needs(session: TableSession) -> dict[str, int] | None:
+    """While the session's first bank waits for seats (_first_bank_waits: the game state's
+    `not_enough_players`), the seats it needs and those taken; None once the game may start, a
+    bank has opened, or the session is not open. One query (the seats taken and whether a
+    bank ever opened), whatever the places: the tablet asks it every few seconds while its
+    Capo Partita waits (views_tablet.tablet_start_needs), and the whole game state would
+    read a dozen tables for it."""
+    if not session.is_open:
+        return None
+    taken = (
+        Seat.objects.filter(session=OuterRef("pk"), left_at__isnull=True, seat_number__isnull=False)
+        .order_by()
+        .values("session")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    row = (
+        TableSession.objects.filter(pk=session.pk)
+        .annotate(seated=Subquery(taken), banked=Exists(Bank.objects.filter(session=OuterRef("pk"))))
+        .values("seated", "banked")
+        .first()
+    )
+    if row is None:
+        return None
+    seated = row["seated"] or 0
+    if not _first_bank_waits(session, banked=row["banked"], seated=seated):
+        return None
+    return {"needed": session.table.min_seats_to_start, "seated": seated}
+
+
 def session_game_states(sessions: Sequence[TableSession]) -> dict[int, dict[str, Any]]:
     """session_game_state of each session (by id), fresh, in three round trips however many
     there are (the floor dashboard's cards): their rows in one, then the latest successions
@@ -435,7 +472,7 @@ def _state_built(fresh: bool, rows: GameRows, read: dict[str, list[Any]]) -> dic
         # The session's first bank waits for the table's min_seats_to_start seats taken
         # (RULES.md §6): bank_open refuses it (`not_enough_players`); counted from the places read.
         seated = sum(1 for s in seats if s.seat_number is not None)
-        if last_bank is None and session.is_open and seated < session.table.min_seats_to_start:
+        if _first_bank_waits(session, banked=last_bank is not None, seated=seated):
             reasons.append("not_enough_players")
     if shoe is None:
         reasons.append("no_shoe")

@@ -42,6 +42,7 @@ from tables.selectors import (
     cash_exchange_totals,
     coup_list,
     drawer_count_window,
+    first_bank_start_needs,
     session_game_state,
 )
 from tables.services.cash import VOIDS_ANY
@@ -674,6 +675,46 @@ def tablet_session(request: HttpRequest, pk: int) -> HttpResponse:
     session, writable = found
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, _context(session, writable, viewer=request.user, **_floor_powers(request)))
+
+
+@never_cache
+@login_required
+@require_GET
+def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
+    """The tablet's banner "The bank cannot open yet" (_tablet_start_needs.html) asks here every
+    5 s while the first bank waits for seats (RULES.md §6): the Commissario seats the players on
+    the floor's page, and the Capo Partita waits at his. The answer:
+    - still waiting, with the counts the banner says (its ?seated= and ?needed=): 204, nothing
+      swapped (nothing moves under the croupier's fingers every 5 s);
+    - still waiting, with other counts: the banner again, saying them (it polls on);
+    - play interrupted meanwhile: 204, polling on (the seats cannot start it; once resumed, they do);
+    - otherwise (the game may start, or a bank opened meanwhile, or the session closed): the
+      flow section the banner is in (#flow: the bank's form, or what stands now), swapped for
+      the one on the page (HX-Retarget), and the header's facts (the next seat) out of band.
+      Nothing else: the side's forms (a bar's, a void's) and the register keep what he typed.
+      The banner goes with its section, so the polling stops.
+    While waiting: one query for the seats and the banks (first_bank_start_needs) besides the
+    session and the user's, however many seats; then the panel's own, once."""
+    if not is_htmx(request):
+        return redirect("tablet-session", pk=pk)  # the address opened as a page: the tablet
+    found = _session_for(request, pk)
+    if isinstance(found, HttpResponse):
+        return found
+    session, writable = found
+    needs = first_bank_start_needs(session)
+    if needs is None and session.status == TableSession.Status.INTERRUPTED:
+        return HttpResponse(status=204)
+    if needs is not None:
+        if (request.GET.get("seated"), request.GET.get("needed")) == (str(needs["seated"]), str(needs["needed"])):
+            return HttpResponse(status=204)
+        # (the link "Check the seats again", beside it, stays: it is not swapped)
+        return render(request, "tables/_tablet_start_needs.html", {"session": session, "start_needs": needs})
+    context = _context(session, writable, viewer=request.user, **_floor_powers(request))
+    response = render(request, "tables/_tablet_panel.html", {**context, "oob_facts": True})
+    response["HX-Retarget"] = "#flow"
+    response["HX-Reselect"] = "#flow"
+    response["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _difference_words(difference: int) -> str:

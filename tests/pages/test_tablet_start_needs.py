@@ -1,0 +1,170 @@
+"""The tablet's first bank while too few seats are taken (RULES.md §6): the seats are assigned on
+the floor's page, by the Commissario, while the Capo Partita waits at his tablet. Its banner
+asked him to "Check the seats again" (a reload): it asks the server by itself every 5 s now
+(tablet-start-needs), and once the game can start the bank's form takes its place, nothing
+else on the page swapped (a form he is typing in stays as it is)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from html import unescape
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from floor import services as floor_services
+from tests.factories import PatronFactory
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def seat(game, n: int):
+    return floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=n, by=game.commissario)
+
+
+def poll_url(game, seated: int, needed: int) -> str:
+    return f"/tablet/sessions/{game.session.pk}/start-needs/?seated={seated}&needed={needed}"
+
+
+def banner(html: str) -> str:
+    found = re.search(r'<p class="banner" id="start-needs"[^>]*>.*?</p>', html, re.S)
+    return found.group(0) if found else ""
+
+
+def test_the_banner_polls_while_seats_are_missing_and_not_once_the_game_can_start(client_for, make_game):
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    page = f"/tablet/sessions/{game.session.pk}/"
+    client = client_for(game.capo)
+    html = client.get(page).content.decode()
+    tag = banner(html).split(">", 1)[0]
+    # It asks with the counts it says, every 5 s, and swaps itself only.
+    assert f'hx-get="{poll_url(game, 1, 3)}"' in unescape(tag)
+    assert 'hx-trigger="every 5s"' in tag and 'hx-target="this"' in tag and 'hx-swap="outerHTML"' in tag
+    # Without JavaScript: the link that reloads the page stays.
+    assert f'<a class="button-link" href="{page}">Check the seats again</a>' in html
+    # The part of the page its answer replaces once the game can start, and the facts beside it.
+    assert '<section class="flow" id="flow"' in html and 'id="tablet-facts"' in html
+    assert "hx-swap-oob" not in html
+    seat(game, 2)
+    seat(game, 3)
+    html = client.get(page).content.decode()
+    assert 'id="start-needs"' not in html and "start-needs/" not in html and 'hx-trigger="every 5s"' not in html
+    assert f"/tablet/sessions/{game.session.pk}/bank-open/" in html
+
+
+def test_the_poll_answers_nothing_while_the_seats_are_as_it_says(client_for, make_game):
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    answer = client.get(poll_url(game, 1, 3), **HX)
+    assert answer.status_code == 204 and answer.content == b""
+    # The table's count changed (the Direzione's table settings): said again.
+    assert client.get(poll_url(game, 1, 4), **HX).status_code == 200
+
+
+def test_the_poll_says_the_new_count_while_still_too_few(client_for, make_game):
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    seat(game, 2)
+    answer = client.get(poll_url(game, 1, 3), **HX)
+    html = answer.content.decode()
+    assert answer.status_code == 200 and "HX-Retarget" not in answer and "HX-Reselect" not in answer
+    # The banner alone, with the new count, asking on with it.
+    assert html.strip() == banner(html)
+    assert ("The bank cannot open yet: the game starts when at least 3 seats are taken, and 2 are taken. "
+            "The Commissario seats the players from the floor.") in html  # fmt: skip
+    assert f'hx-get="{poll_url(game, 2, 3)}"' in unescape(html) and 'hx-trigger="every 5s"' in html
+    assert "<form" not in html and "bank-open" not in html
+    italian = client.get(poll_url(game, 1, 3), HTTP_ACCEPT_LANGUAGE="it", **HX).content.decode()
+    assert "e ne sono occupati 2. Il Commissario fa sedere i giocatori dalla sala." in italian
+
+
+def test_once_the_game_can_start_the_poll_brings_the_bank_form_in_place_of_the_flow(client_for, make_game):
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    seat(game, 2)
+    third = seat(game, 3).patron
+    answer = client.get(poll_url(game, 2, 3), **HX)
+    assert answer.status_code == 200
+    # The flow section the banner is in, swapped for the new one: nothing else of the panel.
+    assert (answer["HX-Retarget"], answer["HX-Reselect"], answer["HX-Reswap"]) == ("#flow", "#flow", "outerHTML")
+    html = answer.content.decode()
+    flow = re.search(r'<section class="flow" id="flow".*?</section>', html, re.S).group(0)
+    assert f'action="/tablet/sessions/{game.session.pk}/bank-open/"' in flow and third.full_name in flow
+    assert "first-bank-pass" in flow and "The first bank goes to the player at seat 1" in flow
+    assert 'id="start-needs"' not in flow and 'hx-trigger="every 5s"' not in flow
+    # The header's facts (the next seat) come with it, out of band: they hold no control.
+    facts = re.search(r'<dl class="facts" id="tablet-facts"[^>]*>.*?</dl>', html, re.S).group(0)
+    assert 'hx-swap-oob="true"' in facts.split(">", 1)[0] and "next seat 1" in facts
+    assert "<form" not in facts and "<button" not in facts
+
+
+def test_an_interruption_keeps_the_poll_waiting_and_the_resume_brings_the_form(client_for, make_game, commissario):
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    floor_services.table_session_interrupt(session=game.session, by=commissario, reason="a dispute")
+    # Interrupted: the seats cannot start it meanwhile; the poll asks on, nothing swapped.
+    assert client.get(poll_url(game, 1, 3), **HX).status_code == 204
+    seat(game, 2)
+    seat(game, 3)
+    assert client.get(poll_url(game, 1, 3), **HX).status_code == 204
+    floor_services.table_session_resume(session=game.session, by=commissario)
+    answer = client.get(poll_url(game, 1, 3), **HX)
+    assert answer["HX-Retarget"] == "#flow" and "bank-open/" in answer.content.decode()
+
+
+def test_the_poll_opened_as_a_page_leads_to_the_tablet_and_an_outsider_is_refused(client_for, make_game, make_user):
+    from floor.roles import Role
+
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    answer = client_for(game.capo).get(poll_url(game, 1, 3))
+    assert (answer.status_code, answer["Location"]) == (302, f"/tablet/sessions/{game.session.pk}/")
+    other = client_for(make_user("capo_other", Role.CAPO_PARTITA)).get(poll_url(game, 1, 3), **HX)
+    assert other.status_code == 403 and other["HX-Retarget"] == "#main"
+
+
+def test_the_poll_reads_as_many_queries_however_many_seats(client_for, make_game):
+    """Every 5 s per waiting tablet: one query for the seats and the banks (the session and
+    the user's besides), not the game state, whatever the seats taken; the answer that brings
+    the form reads the panel's, once, as many with few players as with many."""
+    game = make_game("venezia", seated=1, standing=0, bank=None, min_seats_to_start=6)
+    client = client_for(game.capo)
+
+    def queries(seated: int, needed: int) -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as captured:
+            answer = client.get(poll_url(game, seated, needed), **HX)
+        return len(captured), answer.status_code
+
+    few, status = queries(1, 6)
+    assert status == 204
+    for n in range(2, 6):
+        seat(game, n)
+    assert queries(5, 6) == (few, 204)
+    assert queries(1, 6)[0] == few  # the count changed: the banner again, in as many
+    with CaptureQueriesContext(connection) as captured:
+        client.get(poll_url(game, 5, 6), **HX)
+    waits = [q["sql"] for q in captured.captured_queries if '"tables_bank"' in q["sql"]]
+    assert len(waits) == 1 and '"floor_seat"' in waits[0]  # one query, the seats' and the banks'
+    seat(game, 6)
+    ready, status = queries(5, 6)
+    assert status == 200 and ready > few
+    for n in range(7, 9):
+        seat(game, n)
+    for _n in range(3):
+        floor_services.seat_assign(session=game.session, patron=PatronFactory(), standing=True, by=game.commissario)
+    assert queries(5, 6) == (ready, 200)
+
+
+def test_the_banner_s_poll_survives_a_refused_bank_open(client_for, make_game):
+    """A bank tried anyway (an old page, the queue sending it): refused, the panel comes back
+    with the banner, polling on."""
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    answer = client.post(f"/tablet/sessions/{game.session.pk}/bank-open/", {
+        "patron": game.seat(1).pk, "amount": "100", "idempotency_key": str(uuid.uuid4()),
+    }, **HX)  # fmt: skip
+    html = answer.content.decode()
+    assert answer.status_code == 400 and f'hx-get="{poll_url(game, 1, 3)}"' in unescape(banner(html))
