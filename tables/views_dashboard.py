@@ -322,11 +322,15 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
 @login_required
 @require_GET
 def table_live(request: HttpRequest, pk: int) -> HttpResponse:
-    """The part of a table's card that polling refreshes (status, figures, the drawing)."""
+    """The part of a table's card that polling refreshes (status, figures, the drawing, and
+    its changeurs' handovers to count, linked for those who count them: one query however
+    many, _handovers_to_count)."""
     if not has_role(request.user, *READERS):
         return forbidden(request)
     table = get_object_or_404(Table, pk=pk)
-    card = _table_card(table, _live_sessions().get(table.pk))
+    session = _live_sessions().get(table.pk)
+    handovers = _handovers_to_count(request, {table.pk: session}) if session is not None else None
+    card = _table_card(table, session, handovers=handovers)
     return render(request, "tables/_floor_live.html", {"c": card, **_common(request)})
 
 

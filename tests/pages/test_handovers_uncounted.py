@@ -323,3 +323,50 @@ def test_the_floor_and_the_desk_read_the_handovers_in_the_same_queries_however_m
     assert "not counted</strong></a>" not in html.replace("drawer not counted</strong></a>", "")
     assert len(re.findall(r"'s handover at \d\d:\d\d counted: difference", html)) == 6
     assert (late_many, desk_many) == (late_few, desk_few)
+
+
+# --------------------------------------------------------------------------- the card's poll
+
+
+def live(client, game) -> tuple[int, str]:
+    """The card's part its poll refreshes every 5 s (floor-table-live), and its queries."""
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(f"/floor/tables/{game.session.table_id}/live/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return len(captured), unescape(response.content.decode())
+
+
+def test_the_card_s_poll_links_a_relief_made_elsewhere_and_drops_a_handover_counted_elsewhere(
+    game, client_for, commissario, direzione, auditor, make_user
+):
+    """The card's links sat outside its live part: a relief made elsewhere (another
+    Commissario's page, the API) was linked, and a handover counted elsewhere unlinked, only
+    when the whole card was rendered again. The card's poll brings them now, to those who count
+    a drawer (a touch target each); not to the auditor."""
+    client, desk, reader = client_for(commissario), client_for(direzione), client_for(auditor)
+    assert "Count the drawer" not in live(client, game)[1]
+    change = relieve(game, commissario, make_user("changeur_relief", Role.CHANGEUR))
+    at = re.escape(change.at.astimezone().strftime("%H:%M"))
+    name = change.old_changeur.get_full_name() or change.old_changeur.username
+    for who in (client, desk):
+        html = live(who, game)[1]
+        assert re.search(rf'<ul class="drawer-links card-handovers">\s*<li><a class="button-link" {link(change)}>'
+                         rf"Count the drawer {re.escape(name)} handed over at {at}</a></li>", html), html  # fmt: skip
+    assert "Count the drawer" not in live(reader, game)[1] and "card-handovers" not in live(reader, game)[1]
+    count(change, direzione)
+    html = live(client, game)[1]
+    assert link(change) not in html and "card-handovers" not in html
+
+
+def test_the_card_s_poll_reads_the_handovers_in_one_query_however_many(game, client_for, commissario, make_user):
+    client = client_for(commissario)
+    first = relieve(game, commissario, make_user("relief_1", Role.CHANGEUR))
+    one, html = live(client, game)
+    assert html.count("Count the drawer") == 1 and link(first) in html
+    changes = [relieve(game, commissario, make_user(f"relief_{n}", Role.CHANGEUR)) for n in range(2, 6)]
+    several, html = live(client, game)
+    assert html.count("Count the drawer") == 5 and all(link(change) in html for change in changes)
+    assert several == one
+    with CaptureQueriesContext(connection) as captured:
+        client.get(f"/floor/tables/{game.session.table_id}/live/", HTTP_HX_REQUEST="true")
+    assert sum('"floor_staffchange"' in q["sql"] for q in captured.captured_queries) == 1
