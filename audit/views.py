@@ -39,7 +39,7 @@ from config.htmx import current_page
 from floor import selectors as floor_selectors
 from floor.roles import Role, cache_roles, has_role
 from tables import report_selectors
-from tables.selectors import closed_sessions_with_drawer, handovers_with_counts
+from tables.selectors import closed_sessions_with_drawer, final_counts_in_force, handovers_with_counts
 from tables.templatetags.chemin_ui import euros_exact
 from tables.views_common import (
     BadForm,
@@ -538,6 +538,9 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
     # And each changeur's handover, the session running or closed: counted (its difference, the
     # chips' too when counted) or not, linked to its count or its count's form on the session's
     # page, so that every drawer relieved that day is seen. Two queries however many.
+    # The final count in force of each drawer counted, its difference said beside its
+    # handovers' (and whether it is a correction): one query however many.
+    finals = final_counts_in_force([day.pk])
     handovers: dict[int, list] = {}
     for change in handovers_with_counts([day.pk]).get(day.pk, []):
         handovers.setdefault(change.session_id, []).append(change)
@@ -546,7 +549,8 @@ def _day_page(request: HttpRequest, day: GamingDay, *, outcome: Outcome | None =
         "cards": [_report_card(r) for r in _reports().filter(gaming_day=day)],
         # Every minimum and maximum each session had, as the report's session lines give them.
         "sessions": [
-            {"session": s, "limits": limits[s.pk], "drawer_counted": drawers.get(s.pk), "handovers": handovers.get(s.pk, [])}
+            {"session": s, "limits": limits[s.pk], "drawer_counted": drawers.get(s.pk), "final": finals.get(s.pk),
+             "handovers": handovers.get(s.pk, [])}
             for s in sessions
         ],
         # The tables whose drawer is not counted, named beside the register's signature: the

@@ -934,6 +934,19 @@ def handovers_with_counts(day_ids: list[int]) -> dict[int, list[StaffChange]]:
     return out
 
 
+def final_counts_in_force(day_ids: list[int]) -> dict[int, CashCount]:
+    """The days' sessions' final drawer counts in force (a count with no staff change that no
+    other corrects: the original, or the last correction of it), by session: one query however
+    many sessions and counts. (The desk's page of a day: each drawer's difference beside its
+    handovers', so that a drawer's whole story is read in one place.)"""
+    if not day_ids:
+        return {}
+    counts = CashCount.objects.filter(
+        session__gaming_day_id__in=day_ids, staff_change__isnull=True, corrected_by__isnull=True
+    )
+    return {count.session_id: count for count in counts}
+
+
 def _handovers(where: Q) -> QuerySet[StaffChange]:
     return (
         StaffChange.objects.filter(where)

@@ -237,7 +237,7 @@ def test_the_desk_shows_every_handover_of_the_day_counted_or_not(relieved, clien
     row = re.search(rf'<tr data-session="{relieved.session.pk}">(.*?)</tr>', html, re.S).group(1)
     at = relieved.change.at.astimezone().strftime("%H:%M")
     assert re.search(rf'<a class="handover-counted" {link(relieved.change)}>Mario Rossi\'s handover at {at} counted: '
-                     r"difference €\xa0-3.50, chips €\xa0\+10.00</a>", row), row  # fmt: skip
+                     r"difference €\xa0-3.50, chips €\xa0\+10.00, count corrected</a>", row), row  # fmt: skip
     assert link(second) in row and "handover at" in row.split(link(second), 1)[1].split("</a>")[0]
     assert "not counted" in row.split(link(second), 1)[1].split("</a>")[0]
     # Counted, without its chips: its cash alone. The banner names no handover any more.
@@ -248,7 +248,48 @@ def test_the_desk_shows_every_handover_of_the_day_counted_or_not(relieved, clien
     assert len(counted) == 2 and counted[1].endswith("counted: difference €\xa00.00")
     assert "handovers-uncounted" not in html and "handover-uncounted" not in html
     it = unescape(client_for(auditor).get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
-    assert f"cassetto consegnato da Mario Rossi alle {at} contato: differenza €\xa0-3,50, fiches €\xa0+10,00" in it
+    assert f"cassetto consegnato da Mario Rossi alle {at} contato: differenza €\xa0-3,50, fiches €\xa0+10,00, conteggio " \
+           "corretto" in it
+
+
+def _drawer_cell(html: str, game) -> str:
+    return re.search(rf'<tr data-session="{game.session.pk}">.*?<td class="drawer">(.*?)</td>', html, re.S).group(1)
+
+
+def test_the_desk_says_each_final_count_beside_its_handovers_in_the_same_queries(
+    relieved, make_game, client_for, commissario, auditor
+):
+    """The "Cash drawer" column said a handover's difference but of the session's final count
+    only "drawer counted": a manager could not read a drawer's whole story in one place. The
+    final count in force says its difference, its chips' when counted, and that it is a
+    correction when it is one, in the handovers' words; in as many queries for one session
+    counted as for three."""
+    client = client_for(auditor)
+    day = relieved.session.gaming_day
+    count(relieved.change, commissario)
+    floor_services.table_session_close(session=relieved.session, by=commissario)
+    final = services.cash_count_record(session=relieved.session, by=commissario, float_issued=100_00, counted=95_00,
+                                       chips_float=1_000_00, chips_counted=1_010_00)  # fmt: skip
+    services.cash_count_correct(count=final, by=commissario, counted=96_50, reason="a coin found")
+    few, html = _queries(client, f"/desk/days/{day.pk}/")
+    cell = _drawer_cell(html, relieved)
+    assert re.search(rf'<a href="/tablet/sessions/{relieved.session.pk}/#drawer-title"><span class="drawer-counted">'
+                     r"drawer counted: difference €\xa0-3.50, chips €\xa0\+10.00, count corrected</span></a>", cell), cell  # fmt: skip
+    assert "counted: difference €\xa00.00</a>" in cell.split(link(relieved.change), 1)[1]  # its handover beside it
+    # Two more sessions: one counted (no chips, no correction), one closed and not counted.
+    counted, uncounted = make_game("venezia"), make_game("venezia")
+    for other in (counted, uncounted):
+        floor_services.table_session_close(session=other.session, by=commissario)
+    services.cash_count_record(session=counted.session, by=commissario, float_issued=50_00, counted=52_00)
+    many, html = _queries(client, f"/desk/days/{day.pk}/")
+    assert many == few
+    assert "drawer counted: difference €\xa0-3.50, chips €\xa0+10.00, count corrected" in _drawer_cell(html, relieved)
+    cell = _drawer_cell(html, counted)
+    assert '<span class="drawer-counted">drawer counted: difference €\xa0+2.00</span>' in cell and "corrected" not in cell
+    assert "<strong>drawer not counted</strong>" in _drawer_cell(html, uncounted)
+    it = unescape(client.get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode())
+    assert "cassetto contato: differenza €\xa0-3,50, fiches €\xa0+10,00, conteggio corretto" in it
+    assert "cassetto contato: differenza €\xa0+2,00</span>" in it
 
 
 def test_the_handovers_in_italian(relieved, commissario):
