@@ -610,7 +610,10 @@ def _build_document(
             ("amount_min", _("From"), "money"), ("amount_max", _("Up to"), "money"), ("status", _("Answer"), "text", None, codes["offer_status"]),
             ("reason", _("Skipped because"), "text", None, codes["offer_skip"]), ("amount", _("Amount"), "money"), ("answered_at", _("Answered"), "datetime"),
             ("answered_by", _("Entered by"), "text"),
-        ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick)),
+        ), _streamed(rs.succession_offer_rows(gaming_day_id=day_id), tick),
+            # A blank cell said nothing: the offer had no maximum (none of its own, and the
+            # table none when it was answered: tables.services.succession._in_force).
+            note=_("A blank 'Up to': no maximum.")),
         Section("auctions", _("Auctions of the bank (asta, RULES.md §5)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("succession", _("Succession"), "int"),
             ("status", _("Status"), "text", None, codes["auction_status"]), ("opened_at", _("Opened"), "datetime"), ("opened_by", _("Opened by"), "text"),
