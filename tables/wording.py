@@ -22,8 +22,9 @@ from django.utils.translation import gettext_lazy
 # The rule in force for a side (tables.engine.profiles.Profile.punta_rule / banker_rule).
 RULE_NAMES = {
     # RULES.md §3.2 calls it "playing for several bettors": whoever did not call banco solo,
-    # one bettor or more.
-    "punta_several": gettext_lazy("punta playing for the table (not banco solo)"),
+    # one bettor or more. No brackets of its own: a violation says the rule in brackets
+    # ("punta drew on 6 (punta playing for the table, not banco solo: stand)").
+    "punta_several": gettext_lazy("punta playing for the table, not banco solo"),
     "punta_banco_solo": gettext_lazy("punta, banco solo"),
     "punta_regola": gettext_lazy("punta alla Regola"),
     "banker": gettext_lazy("banker, not declared"),

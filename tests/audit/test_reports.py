@@ -1592,7 +1592,7 @@ def test_the_non_conforming_coups_are_in_words_in_the_csv_and_the_xlsx(
     )
     punta = (
         ["2", "1", "2", "6H 2S KC AS 3D 4C"],
-        "punta drew on 6 (punta playing for the table (not banco solo): stand)",
+        "punta drew on 6 (punta playing for the table, not banco solo: stand)",
         "punta 9 (6H KC 3D), banker 7 (2S AS 4C): the punta wins",
         "punta 6 (6H KC), banker 6 (2S AS 3D): égalité (coup nul); void, to the sibilla: 4C",
         "",
@@ -1617,6 +1617,36 @@ def test_the_non_conforming_coups_are_in_words_in_the_csv_and_the_xlsx(
         banker[1:4], punta[1:4]]  # fmt: skip
     # sentences get wide columns (a text column is 28 wide)
     assert [ws.column_dimensions[get_column_letter(i + 1)].width for i in cols] == [70, 70, 70]
+
+
+OLD_RULE = "punta playing for the table (not banco solo)"
+
+
+def test_a_version_built_with_the_nested_brackets_still_verifies(world, media, monkeypatch,
+                                                                 django_capture_on_commit_callbacks):  # fmt: skip
+    """The punta's rule read "(punta playing for the table (not banco solo): stand)": a version
+    built with those words, verified once they are "(punta playing for the table, not banco
+    solo: stand)", is ok. Verification holds the coups' violations as data to the trail's
+    (`coup_mismatch`) and the files to the SHA-256 their build recorded; it never writes the
+    words again."""
+    from audit.reports.services import report_verify
+    from tables import wording
+
+    s2 = TableSession.objects.get(pk=world.sessions[1].pk)
+    p2 = [seat.patron for seat in s2.seats.order_by("seat_number")]
+    table_services.coup_record(session=s2, by=s2.capo_partita, cards=["6H", "2S", "KC", "AS", "3D", "4C"],
+                               bets=[{"patron": p2[1], "amount": 200_00}], punta_draws=True,
+                               banker_draws=True)  # fmt: skip
+    monkeypatch.setitem(wording.RULE_NAMES, "punta_several", OLD_RULE)  # the words before
+    close(world, django_capture_on_commit_callbacks)
+    monkeypatch.undo()
+    report = DayReport.objects.get(gaming_day=world.day)
+    assert report.status == "done", report.error
+    old = f"punta drew on 6 ({OLD_RULE}: stand)"
+    assert old.encode() in _file(report, "csv").read_bytes()
+    assert str(wording.RULE_NAMES["punta_several"]) != OLD_RULE  # the words now
+    verdict = report_verify(report=report)
+    assert verdict["ok"] and verdict["reasons"] == [], verdict["reasons"]
 
 
 def test_a_coup_s_violation_reads_the_same_on_the_tablet_in_italian():
