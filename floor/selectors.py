@@ -145,16 +145,15 @@ def staff_change_list(*, session: TableSession) -> QuerySet[StaffChange]:
     )
 
 
-def day_staff_change_rows(*, gaming_day_id: int):
-    """(table, session, at, by, old capo, new capo, old changeur, new changeur, reason) per change."""
+def day_staff_change_rows(*, gaming_day_id: int) -> QuerySet[StaffChange]:
+    """A day's staff changes by table, session and time, with their session's table, who made
+    each and the people it names loaded (the report's staff changes section writes each person
+    as the sessions register does: name and username)."""
     return (
         StaffChange.objects.filter(session__gaming_day_id=gaming_day_id)
+        .select_related("session__table", "by", "old_capo_partita", "new_capo_partita", "old_changeur",
+                        "new_changeur")
         .order_by("session__table__number", "session__number", "at", "pk")
-        .values_list(
-            "session__table__number", "session__number", "at", "by__username",
-            "old_capo_partita__username", "new_capo_partita__username",
-            "old_changeur__username", "new_changeur__username", "reason",
-        )
     )  # fmt: skip
 
 

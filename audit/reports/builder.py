@@ -342,6 +342,14 @@ def _streamed(qs, tick: Tick, convert: Callable[[tuple], Iterable[Any]] | None =
     return rows
 
 
+def _staff_change_row(change) -> tuple:
+    """A staff change's line: the croupiers and changeurs as the sessions register names them
+    (`_who`: name and username), who made it as every section's "By" (the username)."""
+    return (change.session.table.number, change.session.number, change.at, change.by.get_username(),
+            _who(change.old_capo_partita), _who(change.new_capo_partita), _who(change.old_changeur),
+            _who(change.new_changeur), change.reason)  # fmt: skip
+
+
 def _annulled_row(row: tuple) -> tuple:
     """An annulled coup's cards in shoe order as one text (none: annulled before its cards;
     the Commissario's annulment of a coup under way leaves its cards out of the shoe)."""
@@ -535,7 +543,7 @@ def _build_document(
             ("old_capo_partita", _("Croupier before"), "text"), ("new_capo_partita", _("Croupier after"), "text"),
             ("old_changeur", _("Changeur before"), "text"), ("new_changeur", _("Changeur after"), "text"),
             ("reason", _("Reason"), "text"),
-        ), _streamed(floor_selectors.day_staff_change_rows(gaming_day_id=day_id), tick)),
+        ), _streamed(floor_selectors.day_staff_change_rows(gaming_day_id=day_id), tick, _staff_change_row)),
         Section("shoes", _("Shoes used"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("shoe", _("Shoe"), "int"),
             ("number", _("Number"), "text"), ("decks", _("Decks"), "int"), ("loaded_at", _("Loaded"), "datetime"),
@@ -631,7 +639,7 @@ def _build_document(
     corrected = {c.corrects_id: c.pk for c in listed if c.corrects_id is not None}
     count_rows = [
         [c.pk, tables[c.table_id].number, c.expected, c.counted, c.surplus, c.shortfall, c.carried, c.tips,
-         c.counted_by.get_username(), c.witness.get_username(), c.counted_at, c.corrects_id, corrected.get(c.pk),
+         _who(c.counted_by), _who(c.witness), c.counted_at, c.corrects_id, corrected.get(c.pk),
          c.note]
         for c in sorted(listed, key=lambda c: (tables[c.table_id].number, c.counted_at, c.pk))
     ]  # fmt: skip
