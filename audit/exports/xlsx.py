@@ -6,7 +6,8 @@ by the gist of its title; header row frozen, with an autofilter, and the section
 total row, if it has one, in bold under the rows and outside the filter; a section with no
 rows says so under its header, with its note, as the PDF does), and "Charts"
 (the data the native bar charts on the Summary read). A section longer than an Excel sheet
-(1,048,576 rows) continues on "<name> (2)", header repeated.
+(1,048,576 rows) continues on "<name> (2)", header repeated. A section's note, which the CSV
+and the PDF print above its table, is its first header cell's comment on each of its sheets.
 
 Cells: money is the exact Decimal of euros (cents / 100) with a euro number format, on the
 Summary too (a fact that is an amount; a count is an int there, as on the sheets);
@@ -35,6 +36,7 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, Reference
+from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.writer.excel import ExcelWriter
@@ -186,6 +188,12 @@ class _SectionWriter:
             cell.font, cell.fill, cell.border = _HEADER_FONT, _HEADER_FILL, _HEADER_BORDER
             cell.alignment = Alignment(horizontal="left" if column.kind == "text" else "center")
             header.append(cell)
+        if header and self.section.note:
+            # The section's note, which the CSV and the PDF print above the table (what a cell
+            # means: "A blank 'Up to': no maximum", the codes in words), as the first header
+            # cell's comment: the header stays the first row, frozen and filtered, the rows
+            # below it the section's alone (an empty section says it under its header too).
+            header[0].comment = _note_comment(self.section.note)
         ws.append(header)
         self.ws, self.sheet_rows = ws, 1
         self.cells = [self._cell(ws, c) for c in self.columns]
@@ -281,6 +289,13 @@ class _SectionWriter:
             cells.append(cell)
         self.ws.append(cells)
         self.ws = None  # closed: write() does not set the filter again
+
+
+def _note_comment(note: str) -> Comment:
+    text = _text(" ".join(note.split()))
+    # sized to be read without resizing: about 48 characters a line at the default font
+    lines = max(2, min(30, len(text) // 48 + 2))
+    return Comment(text, "Chemin", height=lines * 16, width=320)
 
 
 def _write_chart_data(ws: Any, charts: Sequence[Chart]) -> list[tuple[Chart, int, int]]:

@@ -772,3 +772,19 @@ def test_pdf_prints_a_section_note_of_several_lines_whole(tmp_path):
     if text is None:
         pytest.skip("pypdf is not installed")
     assert "tavolo 7 sessione 3, Zanzibar." in text and "…" not in text
+
+
+def test_xlsx_gives_a_section_s_note_as_its_header_s_comment_on_every_sheet(monkeypatch):
+    """The CSV and the PDF print a section's note above its table (what a blank or a code
+    means); the XLSX said it only under an empty section's header, so the sheet of a section
+    with rows ("A blank 'Up to': no maximum") never said it. It is the first header cell's
+    comment on each of the section's sheets; the rows stay the section's alone."""
+    monkeypatch.setattr(xlsx, "MAX_SHEET_ROWS", 11)  # header + 10 rows: three sheets
+    data = written(write_xlsx, make_doc(25, empty=True, charts=False))
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    for name in ("Coups", "Coups (2)", "Coups (3)"):
+        assert wb[name]["A1"].comment is not None and wb[name]["A1"].comment.text == "Every coup of the day, in order."
+        assert wb[name]["A1"].value == "Coup"  # the header as before
+        assert all(cell.comment is None for row in wb[name].iter_rows(min_row=2) for cell in row)
+    assert wb["Corrections"]["A1"].comment is None  # no note, no comment
+    assert written(write_xlsx, make_doc(25, empty=True, charts=False)) == data  # still the same bytes
