@@ -1076,7 +1076,7 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
             counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
             tips=euros_to_cents(request.POST.get("tips"), field="tips"),
         )  # fmt: skip
-        return _("Cagnotte of table %(number)s counted: €\u00a0%(amount)s; tips €\u00a0%(tips)s.") % {
+        return _("Cagnotte of table %(number)s counted: € %(amount)s; tips € %(tips)s.") % {
             "number": table.number, "amount": euros_exact(count.counted), "tips": euros_exact(count.tips)}  # fmt: skip
 
     return _books_post(request, day, run, form="count", row=request.POST.get("table", ""))
@@ -1100,9 +1100,9 @@ def cagnotte_count_correct(request: HttpRequest, pk: int) -> HttpResponse:
             note=request.POST.get("note", ""),
         )  # fmt: skip
         if new.tips is None:
-            return _("Count of table %(number)s corrected: €\u00a0%(amount)s.") % {
+            return _("Count of table %(number)s corrected: € %(amount)s.") % {
                 "number": count.table.number, "amount": euros_exact(new.counted)}  # fmt: skip
-        return _("Count of table %(number)s corrected: €\u00a0%(amount)s; tips €\u00a0%(tips)s.") % {
+        return _("Count of table %(number)s corrected: € %(amount)s; tips € %(tips)s.") % {
             "number": count.table.number, "amount": euros_exact(new.counted), "tips": euros_exact(new.tips)}  # fmt: skip
 
     return _books_post(request, day, run, form="recount", row=count.pk)
@@ -1117,7 +1117,7 @@ def register_prepare(request: HttpRequest, pk: int) -> HttpResponse:
 
     def run() -> str:
         reg = registers.control_register_prepare(gaming_day=day, by=request.user)
-        return _("Control register written: total €\u00a0%(amount)s.") % {"amount": euros_exact(reg.total)}
+        return _("Control register written: total € %(amount)s.") % {"amount": euros_exact(reg.total)}
 
     return _books_post(request, day, run)
 
@@ -1131,7 +1131,7 @@ def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
 
     def run() -> str:
         new = registers.control_register_correct(register=reg, by=request.user, reason=request.POST.get("reason", ""))
-        return _("Correction written: total €\u00a0%(amount)s; it needs its two signatures.") % {
+        return _("Correction written: total € %(amount)s; it needs its two signatures.") % {
             "amount": euros_exact(new.total)}  # fmt: skip
 
     return _books_post(request, reg.gaming_day, run)
@@ -1195,7 +1195,7 @@ def unclaimed_deposit(request: HttpRequest, pk: int) -> HttpResponse:
             deposited_in=request.POST.get("deposited_in", ""), note=request.POST.get("note", ""),
             coup=coup, patron=patron,
         )  # fmt: skip
-        return _("Deposit recorded: €\u00a0%(amount)s, table %(number)s.") % {
+        return _("Deposit recorded: € %(amount)s, table %(number)s.") % {
             "amount": euros_exact(deposit.amount), "number": session.table.number}  # fmt: skip
 
     return _books_post(request, day, run, DEPOSIT_REFUSALS, form="deposit")
@@ -1220,7 +1220,7 @@ def unclaimed_return(request: HttpRequest, pk: int) -> HttpResponse:
             deposit=deposit, by=request.user, returned_to=request.POST.get("returned_to", ""), patron=patron,
             note=request.POST.get("note", ""),
         )  # fmt: skip
-        return _("Handed back to %(whom)s: €\u00a0%(amount)s.") % {
+        return _("Handed back to %(whom)s: € %(amount)s.") % {
             "whom": returned.returned_to, "amount": euros_exact(returned.amount)}  # fmt: skip
 
     return _books_post(request, deposit.gaming_day, run)

@@ -182,20 +182,20 @@ REFUSALS = {
 # details carry it (money in cents, shown in euros).
 DETAILED_REFUSALS = {
     "not_enough_players": (gettext_lazy("The game starts when at least {needed} seats are taken."), ("needed",), ()),
-    "bet_over_bank": (gettext_lazy("The bets would exceed the bank: €\u00a0{open} of it is still open."), (), ("open",)),
-    "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, €\u00a0{minimum}."), (), ("minimum",)),
-    "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, €\u00a0{maximum}."), (), ("maximum",)),
-    "bank_raise_not_higher": (gettext_lazy("A raise puts the bank above its amount, €\u00a0{bank}."), (), ("bank",)),
+    "bet_over_bank": (gettext_lazy("The bets would exceed the bank: € {open} of it is still open."), (), ("open",)),
+    "bank_below_minimum": (gettext_lazy("A new bank is at least the table minimum, € {minimum}."), (), ("minimum",)),
+    "bank_above_maximum": (gettext_lazy("The bank is above the table maximum, € {maximum}."), (), ("maximum",)),
+    "bank_raise_not_higher": (gettext_lazy("A raise puts the bank above its amount, € {bank}."), (), ("bank",)),
     "patron_required": (
         gettext_lazy(
             "Identification required (anti-money laundering): this exchange, with the ones linked to it, comes to "
-            "€\u00a0{linked_total}, at least €\u00a0{threshold}. Choose the patron."
+            "€ {linked_total}, at least € {threshold}. Choose the patron."
         ),
         (),
         ("linked_total", "threshold"),
     ),
-    "exchange_above_maximum": (gettext_lazy("One exchange is at most €\u00a0{maximum}."), (), ("maximum",)),
-    "figure_above_maximum": (gettext_lazy("A drawer's figure is at most €\u00a0{maximum}."), (), ("maximum",)),
+    "exchange_above_maximum": (gettext_lazy("One exchange is at most € {maximum}."), (), ("maximum",)),
+    "figure_above_maximum": (gettext_lazy("A drawer's figure is at most € {maximum}."), (), ("maximum",)),
 }
 
 
@@ -242,7 +242,7 @@ def _refusal_message(code: str, details: dict[str, Any]) -> str:
         from .templatetags.chemin_ui import euros
 
         return str(
-            _("The minimum, €\u00a0{minimum}, is above the maximum, €\u00a0{maximum}: lower the minimum or raise the maximum.")
+            _("The minimum, € {minimum}, is above the maximum, € {maximum}: lower the minimum or raise the maximum.")
         ).format(minimum=euros(details["minimum"]), maximum=euros(details["maximum"]))
     if code in DETAILED_REFUSALS:
         message, counts, amounts = DETAILED_REFUSALS[code]

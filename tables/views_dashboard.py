@@ -384,8 +384,8 @@ def act_minimum(request, table, user):
         reason=request.POST.get("reason", ""),
     )
     if session.maximum is None:
-        return _("Limits: minimum €\u00a0%(minimum)s, no maximum.") % {"minimum": euros(session.minimum)}
-    return _("Limits: minimum €\u00a0%(minimum)s, maximum €\u00a0%(maximum)s.") % {
+        return _("Limits: minimum € %(minimum)s, no maximum.") % {"minimum": euros(session.minimum)}
+    return _("Limits: minimum € %(minimum)s, maximum € %(maximum)s.") % {
         "minimum": euros(session.minimum),
         "maximum": euros(session.maximum),
     }

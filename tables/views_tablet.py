@@ -161,20 +161,20 @@ def _succession_refusal(code: str, details: dict) -> str:
         low, high = details.get("amount_min"), details.get("amount_max")
         if type(low) is int:
             if high == low:
-                return _("The bank is taken at the terms offered: exactly €\u00a0%(amount)s.") % {"amount": euros(low)}
+                return _("The bank is taken at the terms offered: exactly € %(amount)s.") % {"amount": euros(low)}
             if type(high) is int:
-                return _("The bank is taken at the terms offered: from €\u00a0%(low)s to €\u00a0%(high)s.") % {
+                return _("The bank is taken at the terms offered: from € %(low)s to € %(high)s.") % {
                     "low": euros(low),
                     "high": euros(high),
                 }
-            return _("The bank is taken at the terms offered: at least €\u00a0%(amount)s.") % {"amount": euros(low)}
+            return _("The bank is taken at the terms offered: at least € %(amount)s.") % {"amount": euros(low)}
     # A bid refused is said with the figure it must meet (the services' details).
     figure = {"bid_below_minimum": "minimum", "bid_above_maximum": "maximum", "bid_below_best": "best"}.get(code)
     if figure and type(details.get(figure)) is int:
         words = {
-            "minimum": _("A bid is at least the table minimum, €\u00a0%(amount)s."),
-            "maximum": _("A bid is at most the table maximum, €\u00a0%(amount)s."),
-            "best": _("A bid is at least the best bid so far, €\u00a0%(amount)s."),
+            "minimum": _("A bid is at least the table minimum, € %(amount)s."),
+            "maximum": _("A bid is at most the table maximum, € %(amount)s."),
+            "best": _("A bid is at least the best bid so far, € %(amount)s."),
         }[figure]
         return words % {"amount": euros(details[figure])}
     return str(SUCCESSION_REFUSALS[code])
@@ -719,7 +719,7 @@ def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _difference_words(difference: int) -> str:
     kind = _("surplus") if difference > 0 else _("shortfall") if difference < 0 else _("exact")
-    return f"€\u00a0{signed_euros(difference)} ({kind})"
+    return f"€ {signed_euros(difference)} ({kind})"
 
 
 def _relief_words(user: Any, session: TableSession, cash: dict | None) -> str | None:
@@ -883,7 +883,7 @@ def act_bank_open(request, session, user):
     bank = _entered_unless_large(
         request, lambda: services.bank_open(session=session, by=user, patron=patron, amount=amount),
         amount=amount, least=session.minimum, name=patron.full_name,
-        question=_("Open a bank of €\u00a0%(amount)s for %(name)s? That is %(times)s times the minimum."),
+        question=_("Open a bank of € %(amount)s for %(name)s? That is %(times)s times the minimum."),
     )  # fmt: skip
     return _("Bank opened: %(name)s.") % {"name": bank.banker.full_name}
 
@@ -913,9 +913,9 @@ def act_bank_raise(request, session, user):
     bank = _entered_unless_large(
         request, lambda: services.bank_raise(bank=bank, by=user, amount=amount),
         amount=amount, least=bank.amount, name=bank.banker.full_name,
-        question=_("Raise %(name)s's bank to €\u00a0%(amount)s? That is %(times)s times the bank."),
+        question=_("Raise %(name)s's bank to € %(amount)s? That is %(times)s times the bank."),
     )  # fmt: skip
-    return _("The bank is raised to €\u00a0%(amount)s.") % {"amount": euros(bank.amount)}
+    return _("The bank is raised to € %(amount)s.") % {"amount": euros(bank.amount)}
 
 
 def act_coup_open(request, session, user):
@@ -1054,11 +1054,11 @@ def act_cash_exchange(request, session, user):
     )
     words = {"number": row.number, "amount": euros(row.amount)}
     if row.direction == CashExchange.Direction.BUY_IN:
-        message = _("Line %(number)s: €\u00a0%(amount)s of cash for chips.") % words
+        message = _("Line %(number)s: € %(amount)s of cash for chips.") % words
     else:
-        message = _("Line %(number)s: €\u00a0%(amount)s of chips for cash.") % words
+        message = _("Line %(number)s: € %(amount)s of chips for cash.") % words
     if row.identification_required:
-        message += " " + _("Patron identified (anti-money laundering): %(name)s, linked exchanges €\u00a0%(total)s.") % {
+        message += " " + _("Patron identified (anti-money laundering): %(name)s, linked exchanges € %(total)s.") % {
             "name": row.patron.full_name, "total": euros(row.linked_total)}
     return message
 
@@ -1069,7 +1069,7 @@ def act_cash_void(request, session, user):
     if row is None:
         raise BadForm("unknown_exchange", _("This line is not in this table's register."), details={"exchange": pk})
     row = services.cash_exchange_void(exchange=row, by=user, reason=request.POST.get("reason", ""))
-    return _("Line %(number)s voided: €\u00a0%(amount)s leaves the totals.") % {
+    return _("Line %(number)s voided: € %(amount)s leaves the totals.") % {
         "number": row.number, "amount": euros(row.amount)}
 
 
@@ -1107,11 +1107,11 @@ def _drawer_words(count: CashCount) -> str:
         "difference": euros(abs(count.difference)),
     }
     if count.difference > 0:
-        said = _("Expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: a surplus of €\u00a0%(difference)s.")
+        said = _("Expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.")
     elif count.difference < 0:
-        said = _("Expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: a shortfall of €\u00a0%(difference)s.")
+        said = _("Expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.")
     else:
-        said = _("Expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: the drawer is exact.")
+        said = _("Expected € %(expected)s, counted € %(counted)s: the drawer is exact.")
     # The chips' sentence follows the cash's whatever the cash's difference (it followed an
     # exact drawer only: a tray short beside a cash surplus went unsaid).
     return said % words + _chips_words(count)
@@ -1127,11 +1127,11 @@ def _chips_words(count: CashCount) -> str:
         "difference": euros(abs(count.chips_difference)),
     }
     if count.chips_difference > 0:
-        said = _("Chips: expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: a surplus of €\u00a0%(difference)s.")
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: a surplus of € %(difference)s.")
     elif count.chips_difference < 0:
-        said = _("Chips: expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: a shortfall of €\u00a0%(difference)s.")
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: a shortfall of € %(difference)s.")
     else:
-        said = _("Chips: expected €\u00a0%(expected)s, counted €\u00a0%(counted)s: the tray is exact.")
+        said = _("Chips: expected € %(expected)s, counted € %(counted)s: the tray is exact.")
     return " " + said % words
 
 
@@ -1203,7 +1203,7 @@ def _after_answer(succ: Succession) -> str:
     succ.refresh_from_db()
     if succ.status == Succession.Status.TAKEN:
         bank = succ.new_bank
-        return " " + _("%(name)s holds the bank: €\u00a0%(amount)s.") % {
+        return " " + _("%(name)s holds the bank: € %(amount)s.") % {
             "name": bank.banker.full_name, "amount": euros(bank.amount)}
     if succ.status == Succession.Status.UNCLAIMED:
         return " " + _("Nobody took the bank in turn: it may go to the asta.")
@@ -1225,7 +1225,7 @@ def act_offer_accept(request, session, user):
     _entered_unless_large(
         request, lambda: services.offer_accept(succession=succ, by=user, patron=patron, amount=amount),
         amount=amount, least=least, name=patron.full_name,
-        question=_("Take the bank at €\u00a0%(amount)s for %(name)s? That is %(times)s times the least this offer takes."),
+        question=_("Take the bank at € %(amount)s for %(name)s? That is %(times)s times the least this offer takes."),
     )  # fmt: skip
     after = _after_answer(succ)
     if succ.status == Succession.Status.TAKEN:  # the new bank says it all
@@ -1258,14 +1258,14 @@ def act_auction_bid(request, session, user):
         # bid that meets a large one confirmed before it
         best = auction.bids.aggregate(best=Max("amount"))["best"] or 0
         if best > session.minimum:
-            least, question = best, _("Bid €\u00a0%(amount)s for %(name)s? That is %(times)s times the best bid.")
+            least, question = best, _("Bid € %(amount)s for %(name)s? That is %(times)s times the best bid.")
         else:
-            least, question = session.minimum, _("Bid €\u00a0%(amount)s for %(name)s? That is %(times)s times the minimum.")
+            least, question = session.minimum, _("Bid € %(amount)s for %(name)s? That is %(times)s times the minimum.")
     bid = _entered_unless_large(
         request, lambda: services.auction_bid(auction=auction, by=user, patron=patron, amount=amount),
         amount=amount, least=least, question=question, name=patron.full_name,
     )
-    return _("Bid %(seq)s: %(name)s, €\u00a0%(amount)s.") % {
+    return _("Bid %(seq)s: %(name)s, € %(amount)s.") % {
         "seq": bid.seq, "name": patron.full_name, "amount": euros(bid.amount)}
 
 
@@ -1276,7 +1276,7 @@ def act_auction_close(request, session, user):
     if auction.winning_bid is None:
         return _("The asta is closed without bids: open a new bank.")
     bid = auction.winning_bid
-    return _("The asta is closed: %(name)s holds the bank, €\u00a0%(amount)s.") % {
+    return _("The asta is closed: %(name)s holds the bank, € %(amount)s.") % {
         "name": bid.patron.full_name, "amount": euros(bid.amount)}
 
 
@@ -1315,10 +1315,10 @@ ACTIONS: dict[str, Callable] = {
 # that sends it confirmed; and the fields that button does not send again: its form has its
 # own CSRF token and a new key (a new entry: the first post's key holds the question).
 CONFIRMS_LARGE = {
-    "bank-open": gettext_lazy("Yes, open the bank at €\u00a0%(amount)s"),
-    "bank-raise": gettext_lazy("Yes, raise the bank to €\u00a0%(amount)s"),
-    "auction-bid": gettext_lazy("Yes, bid €\u00a0%(amount)s"),
-    "offer-accept": gettext_lazy("Yes, take the bank at €\u00a0%(amount)s"),
+    "bank-open": gettext_lazy("Yes, open the bank at € %(amount)s"),
+    "bank-raise": gettext_lazy("Yes, raise the bank to € %(amount)s"),
+    "auction-bid": gettext_lazy("Yes, bid € %(amount)s"),
+    "offer-accept": gettext_lazy("Yes, take the bank at € %(amount)s"),
 }
 NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
 # The other forms shown again as they were sent when refused. The changeur's exchange: its
