@@ -31,6 +31,25 @@ RULE_NAMES = {
     "banker_regola": gettext_lazy("banker alla Regola"),
 }
 
+# The rules profiles' titles (tables.engine.profiles.PROFILES[...].title), in the page's
+# language: the engine is pure Python and keeps its English titles; the pages say these,
+# keyed by the profile's code (which stays the code: the templates compare it, the API
+# and the reports give it).
+PROFILE_TITLES = {
+    "venezia": gettext_lazy("Casinò di Venezia"),
+    "classic": gettext_lazy("Classic casino chemin de fer"),
+    "domestic": gettext_lazy("Private game (domestic rules)"),
+    "chemmy-fi": gettext_lazy("Finnish chemmy"),
+    "punto-banco": gettext_lazy("Punto Banco (house bank, fixed tableau)"),
+}
+
+
+def profile_title(code: str) -> str:
+    """A profile's title in the active language; an unknown code as it is."""
+    title = PROFILE_TITLES.get(code)
+    return code if title is None else str(title)
+
+
 # One whole sentence per case (side, what was done, whether the punta drew): a translator
 # orders the words of each as the language wants.
 _VIOLATIONS = {

@@ -9,6 +9,7 @@ from django.utils import dateformat, timezone
 from django.utils.formats import get_format
 from django.utils.html import format_html
 
+from tables.wording import profile_title as _profile_title
 from tables.wording import violation_text
 
 register = template.Library()
@@ -110,3 +111,10 @@ def violation(v) -> str:
     """A coup's violation in words, its cards as the pages show them (tables.wording, the
     report's phrasing too)."""
     return violation_text(v, card=card, html=True)
+
+
+@register.filter
+def profile_title(code) -> str:
+    """A rules profile's title in the page's language (tables.wording.PROFILE_TITLES), for
+    its code ("venezia" -> "Casinò di Venezia")."""
+    return _profile_title(code)
