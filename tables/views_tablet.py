@@ -690,9 +690,12 @@ def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
     - play interrupted meanwhile: 204, polling on (the seats cannot start it; once resumed, they do);
     - otherwise (the game may start, or a bank opened meanwhile, or the session closed): the
       flow section the banner is in (#flow: the bank's form, or what stands now), swapped for
-      the one on the page (HX-Retarget), and the header's facts (the next seat) out of band.
-      Nothing else: the side's forms (a bar's, a void's) and the register keep what he typed.
-      The banner goes with its section, so the polling stops.
+      the one on the page (HX-Retarget), and out of band the header's facts (the next seat),
+      the notices above the panel (a session closed meanwhile: the read-only banner) and the
+      side's Players table (the players seated meanwhile, their Regola toggles: buttons, no
+      text typed in it). Nothing else: the side's forms (a bar's, a void's, whose text
+      fields he may be typing in) and the register keep what he typed. The banner goes with
+      its section, so the polling stops.
     While waiting: one query for the seats and the banks (first_bank_start_needs) besides the
     session and the user's, however many seats; then the panel's own, once."""
     if not is_htmx(request):

@@ -36,7 +36,9 @@ def test_the_bank_form_comes_once_the_missing_player_is_seated(make_game, page_f
     expect(page.locator("#start-needs")).to_be_visible()
     page.context.set_offline(False)
 
-    floor_services.seat_assign(session=game.session, patron=PatronFactory(), seat_number=3, by=game.commissario)
+    third = floor_services.seat_assign(
+        session=game.session, patron=PatronFactory(), seat_number=3, by=game.commissario
+    ).patron
     expect(page.get_by_role("button", name="Open the bank")).to_be_visible(timeout=7000)
     expect(page.locator("#offline")).to_be_hidden()
     expect(page.locator("#start-needs")).to_have_count(0)
@@ -44,6 +46,9 @@ def test_the_bank_form_comes_once_the_missing_player_is_seated(make_game, page_f
     expect(page.locator("#tablet-facts")).to_contain_text("next seat 1")
     assert page.evaluate("window.notReloaded") is True
     expect(page.locator("#bar-reason")).to_have_value("typed while waiting")
+    # The side's Players table came with it: the player seated meanwhile, his Regola toggle.
+    expect(page.locator("#tablet-players")).to_contain_text(third.full_name)
+    expect(page.locator("#tablet-players").get_by_role("button", name=third.full_name)).to_have_count(1)
     shoot(page, "tablet-start-needs-form")
 
     # The form that came works as the page's own: the bank opens.

@@ -181,7 +181,7 @@ def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, ga
     assert f"Closed on {closed_on:%Y-%m-%d} at {closed_on:%H:%M}." in html
     assert "Load the sabot" not in html and "Open the bank" not in html and "turn seat" not in html
     # Its places were released at the close: the players listed are those with a balance.
-    players = html[html.index('<table class="list players">') :]
+    players = html[html.index('<table class="list players" id="tablet-players">') :]
     players = players[: players.index("</table>")]
     rows = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(.*?)</td>", players, re.S)
     shown = {name.strip(): (seat.strip(), amount.strip()) for seat, name, amount in rows}
@@ -1159,15 +1159,15 @@ def test_no_regola_column_where_the_profile_has_no_regola(client_for, make_game,
     if the marks were missing."""
     game = make_game(profile)
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    head = re.search(r'<table class="list players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    head = re.search(r'<table class="list players" id="tablet-players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
     assert "Regola" not in head and head.count("<th") == 3
-    body = re.search(r'<table class="list players">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
+    body = re.search(r'<table class="list players" id="tablet-players">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
     assert all(row.count("<td") == 3 for row in re.findall(r"<tr.*?</tr>", body, re.S))
 
 
 def test_the_regola_column_is_there_at_venezia(client_for, game):
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    head = re.search(r'<table class="list players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    head = re.search(r'<table class="list players" id="tablet-players">\s*<thead>(.*?)</thead>', html, re.S).group(1)
     assert "Regola" in head and head.count("<th") == 4
 
 

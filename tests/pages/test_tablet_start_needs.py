@@ -102,6 +102,69 @@ def test_once_the_game_can_start_the_poll_brings_the_bank_form_in_place_of_the_f
     assert "<form" not in facts and "<button" not in facts
 
 
+def _oob(html: str) -> dict[str, str]:
+    """The elements an answer swaps out of band, by id, with their markup."""
+    found = {}
+    for tag, ident in re.findall(r'<(\w+)[^>]*\bid="([^"]+)"[^>]*\bhx-swap-oob="true"[^>]*>', html):
+        found[ident] = re.search(rf'<{tag}[^>]*\bid="{ident}".*?</{tag}>', html, re.S).group(0)
+    return found
+
+
+def test_once_the_game_can_start_the_players_table_comes_with_the_form(client_for, make_game):
+    """The players seated meanwhile were in the bank form's list but not in the side's Players
+    table (their seats, their Regola toggles) until the next action: it comes out of band too.
+    It holds buttons only: nothing the croupier types in is swapped (the side's forms with
+    their text fields, the register, stay as they are)."""
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
+    # The page's own table, by the id its answer names, and not swapped by itself.
+    assert '<table class="list players" id="tablet-players">' in page and '<div id="tablet-notices">' in page
+    second, third = seat(game, 2).patron, seat(game, 3).patron
+    html = client.get(poll_url(game, 2, 3), **HX).content.decode()
+    swapped = _oob(html)
+    assert set(swapped) == {"tablet-facts", "tablet-notices", "tablet-players"}
+    players = swapped["tablet-players"]
+    assert second.full_name in players and third.full_name in players
+    rows = re.findall(r"<tr>\s*<td>(\d+)</td>\s*<td>([^<]*)", players)
+    assert [(n, name) for n, name in rows if name in (second.full_name, third.full_name)] == [
+        ("2", second.full_name), ("3", third.full_name)]  # fmt: skip
+    # Their Regola toggles, to mark them now.
+    assert players.count(f'action="/tablet/sessions/{game.session.pk}/regola/"') == 4  # 3 seated, 1 standing
+    assert f'<input type="hidden" name="patron" value="{third.pk}">' in players
+    # No field a croupier types in: buttons and hidden fields only.
+    assert not re.search(r'<input(?![^>]*type="hidden")', players) and "<select" not in players
+    assert "<textarea" not in players
+    # The side's forms with their text fields are not swapped.
+    assert 'id="bar-reason"' not in "".join(swapped.values()) and 'id="void-reason"' not in "".join(swapped.values())
+    # Nothing to say above the panel: the session runs.
+    assert swapped["tablet-notices"].split(">", 1)[1].strip() == "</div>"
+    # Italian: the table with the page's words.
+    italian = _oob(client.get(poll_url(game, 2, 3), HTTP_ACCEPT_LANGUAGE="it", **HX).content.decode())
+    assert third.full_name in italian["tablet-players"] and ">posto<" in italian["tablet-players"]
+
+
+def test_a_session_closed_while_he_waits_says_so_above_the_panel(client_for, make_game, commissario):
+    """Closed meanwhile: the flow section says the session is closed, and the read-only banner
+    at the top of the panel appears with it (only the flow changed), the Players table with
+    the final balances."""
+    game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
+    client = client_for(game.capo)
+    floor_services.table_session_close(session=game.session, by=commissario)
+    answer = client.get(poll_url(game, 1, 3), **HX)
+    assert answer.status_code == 200 and answer["HX-Retarget"] == "#flow"
+    html = answer.content.decode()
+    flow = re.search(r'<section class="flow" id="flow".*?</section>', html, re.S).group(0)
+    assert "The session is closed" in flow and "bank-open/" not in flow and 'id="start-needs"' not in flow
+    swapped = _oob(html)
+    assert set(swapped) == {"tablet-facts", "tablet-notices", "tablet-players"}
+    assert '<p class="banner">This table session is closed: its final balances are listed.</p>' in (
+        swapped["tablet-notices"])
+    assert "regola/" not in swapped["tablet-players"]  # read only now: no toggle
+    italian = _oob(client.get(poll_url(game, 1, 3), HTTP_ACCEPT_LANGUAGE="it", **HX).content.decode())
+    assert "chiusa" in italian["tablet-notices"]
+
+
 def test_an_interruption_keeps_the_poll_waiting_and_the_resume_brings_the_form(client_for, make_game, commissario):
     game = make_game("venezia", seated=1, standing=1, bank=None, min_seats_to_start=3)
     client = client_for(game.capo)
@@ -114,6 +177,8 @@ def test_an_interruption_keeps_the_poll_waiting_and_the_resume_brings_the_form(c
     floor_services.table_session_resume(session=game.session, by=commissario)
     answer = client.get(poll_url(game, 1, 3), **HX)
     assert answer["HX-Retarget"] == "#flow" and "bank-open/" in answer.content.decode()
+    # The page loaded while interrupted said so above the panel: resumed, that goes with it.
+    assert "interrupted" not in _oob(answer.content.decode())["tablet-notices"]
 
 
 def test_the_poll_opened_as_a_page_leads_to_the_tablet_and_an_outsider_is_refused(client_for, make_game, make_user):
