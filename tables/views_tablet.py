@@ -350,6 +350,26 @@ def _succession_panel(session: TableSession, state: dict, places: list[dict]) ->
     }
 
 
+def _rotation_said(rotation: dict, bank: dict | None, succession: dict | None) -> dict:
+    """What the header's rotation says (RULES.md §5). With a bank: the seat whose turn it
+    holds and the seat it goes to next. With none after a bank ended, the pointer is the seat
+    whose turn has just ended, not a turn held: "passing from" it, and then the seat the bank
+    is offered to now (the succession's current offer, which moves on as they pass; the
+    rotation's next seat is only the first one asked), or, with no succession live (it
+    lapsed), the next seat, the one the bank's form proposes. An offer to several at once
+    (chemmy-fi's claims), to the standing players or the asta: the flow section says it."""
+    turn, following = rotation["turn_seat"], rotation["next_seat"]
+    if bank is not None or turn is None:  # a bank in play, or the session's first bank
+        return {"turn_seat": turn, "next_seat": following, "passing_from": None, "offered_to": None}
+    offered = None
+    if succession is not None and succession["live"]:
+        following = None
+        seats = [o["seat_number"] for o in succession["turn"] if not o["standing"]]
+        if len(succession["turn"]) == 1 and len(seats) == 1 and succession["status"] == "offering":
+            offered = seats[0]
+    return {"turn_seat": None, "next_seat": following, "passing_from": turn, "offered_to": offered}
+
+
 def _offer_bets(places: list[dict], coup: dict, state: dict) -> None:
     """Which bet buttons each row offers: none the bet services would refuse at once
     (tables.services.coup: a banco called takes the whole bank alone; banco avec la table
@@ -592,6 +612,7 @@ def _context(
     elif not writable:
         readonly_reason = relief or _read_only_words(viewer, session)
     writable = writable and playable
+    succession = _succession_panel(session, state, places) if bank is None else None
     return {
         "session": session,
         # While play is interrupted, in which capacity it was (the banner says whose decision it
@@ -654,8 +675,9 @@ def _context(
         "withdrawable": bank is not None and coup is None and (
             bank["coups_completed"] >= 1 or "banker_barred" in state["cannot_open_because"]
         ),
-        "succession": _succession_panel(session, state, places) if bank is None else None,
+        "succession": succession,
         "rotation": state["rotation"],
+        "rotation_said": _rotation_said(state["rotation"], bank, succession),
         # The asta may be opened and closed by a Commissario too (tables.services.succession).
         "floor_writable": (writable or floor_writable) and playable and session.is_open,
         "cash": cash,

@@ -34,7 +34,7 @@ def test_a_lost_bank_is_passed_then_accepted(make_game, page_for, shoot, viewpor
     page.goto(f"{page.base}/tablet/sessions/{game.session.pk}/")
     expect(page.get_by_role("heading", name="Passing the bank")).to_be_visible()
     expect(page.locator(".succession-head")).to_contain_text(f"{game.seat(1).full_name} lost the bank.")
-    expect(page.locator(".facts")).to_contain_text("next seat 2")
+    expect(page.locator(".facts")).to_contain_text("passing from seat 1 · offered to seat 2")
     shoot(page, f"tablet-succession-{viewport}")
 
     page.get_by_role("button", name=f"Pass: {game.seat(2).full_name}").click()
@@ -42,6 +42,7 @@ def test_a_lost_bank_is_passed_then_accepted(make_game, page_for, shoot, viewpor
     expect(page.locator("tr.offer.passed")).to_have_count(1)
     turn = page.locator("li.turn")
     expect(turn).to_contain_text(game.seat(3).full_name)
+    expect(page.locator(".facts")).to_contain_text("passing from seat 1 · offered to seat 3")
     turn.get_by_label("Bank (euros)").fill("300")
     shoot(page, f"tablet-succession-turn-{viewport}")
     page.get_by_role("button", name=f"Accept: {game.seat(3).full_name}").click()

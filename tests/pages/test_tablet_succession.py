@@ -59,6 +59,10 @@ def withdraw(game) -> Succession:
     return Succession.objects.get(session=game.session)
 
 
+def rotation_said(html: str) -> str:
+    return re.search(r'<div class="rotation"><dt>[^<]*</dt><dd>(.*?)</dd></div>', html).group(1)
+
+
 def status_of(succ) -> list[str]:
     return list(
         SuccessionOffer.objects.filter(succession=succ).order_by("order").values_list("status", flat=True)
@@ -79,8 +83,8 @@ def test_after_a_loss_the_panel_shows_the_offers_and_the_turn(client_for, game):
     assert f"Accept: {game.seat(3).full_name}" not in html
     # The amount is prefilled with the terms (from the table minimum) and editable.
     assert re.search(r'id="acc-1" name="amount" type="text" inputmode="decimal" value="100" required>', html)
-    # The rotation pointer on the header.
-    assert "turn seat 1" in html and "next seat 2" in html
+    # The rotation on the header: seat 1's turn has just ended, the bank is offered to seat 2.
+    assert rotation_said(html) == "passing from seat 1 · offered to seat 2"
 
 
 def test_accept_and_pass_through_the_page(client_for, game):
@@ -397,3 +401,31 @@ def test_an_answered_offer_shows_the_terms_it_was_answered_under(client_for, mak
     # As an older version left it: no maximum stored on the answered offer.
     SuccessionOffer.objects.filter(succession=succ, order=1).update(amount_max=None)
     assert _terms(page(client, game.session))[1] == ("passed", "≥ €\xa0100")
+
+
+def test_the_header_s_rotation_follows_the_bank_offered_after_a_loss(client_for, make_game):
+    """RULES.md §5: after a loss the bank is offered to the next player in rotation (venezia:
+    increasing seats), each accepting or passing. The header said "turn seat 1 · next seat 2"
+    right after the banker at seat 1 lost it (seat 1's turn had just ended), and still "next
+    seat 2" once seat 2 had passed and the bank was offered to seat 3."""
+    game = make_game("venezia", standing=0)
+    succ = lose(game)
+    client = client_for(game.capo)
+    html = page(client, game.session)
+    assert rotation_said(html) == "passing from seat 1 · offered to seat 2"
+    assert "turn seat 1" not in html
+    italian = client.get(f"/tablet/sessions/{game.session.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert rotation_said(italian) == "passa dal posto 1 · offerto al posto 2"
+    services.offer_pass(succession=succ, by=game.capo, patron=game.seat(2))
+    html = page(client, game.session)
+    assert rotation_said(html) == "passing from seat 1 · offered to seat 3"
+    assert f"Accept: {game.seat(3).full_name}" in html
+    for n in range(3, 9):
+        services.offer_pass(succession=succ, by=game.capo, patron=game.seat(n))
+    # Nobody took it: the asta is for the flow section to say, the header names no seat.
+    assert rotation_said(page(client, game.session)) == "passing from seat 1"
+    services.auction_close(auction=services.auction_open(session=game.session, by=game.capo), by=game.capo)
+    # Lapsed: the bank's form proposes the next seat, and the header says it.
+    assert rotation_said(page(client, game.session)) == "passing from seat 1 · next seat 2"
+    services.bank_open(session=game.session, by=game.capo, patron=game.seat(2), amount=100_00)
+    assert rotation_said(page(client, game.session)) == "turn seat 2 · next seat 3"
