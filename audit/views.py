@@ -1046,9 +1046,18 @@ def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None
     return _day_page(request, day, outcome=outcome, typed=typed)
 
 
+# The count's two amounts, as a refused figure names its field (euros_to_cents' label): the
+# cagnotte's and the tips' were both answered "Enter an amount in euros".
+COUNT_FIELDS = {"counted": gettext_lazy("Counted"), "tips": gettext_lazy("Tips (staff's)")}
+
+
+def _count_euros(raw: str | None, field: str) -> int:
+    return euros_to_cents(raw, field=field, label=str(COUNT_FIELDS[field]))
+
+
 def _optional_euros(request: HttpRequest, field: str) -> int | None:
     raw = request.POST.get(field)
-    return None if raw is None or not raw.strip() else euros_to_cents(raw, field=field)
+    return None if raw is None or not raw.strip() else _count_euros(raw, field)
 
 
 def _writer(request: HttpRequest) -> HttpResponse | None:
@@ -1073,8 +1082,8 @@ def cagnotte_count(request: HttpRequest, pk: int) -> HttpResponse:
         # for both (0 when the box is empty), so no count it enters leaves the tips unsaid.
         count = registers.cagnotte_count_record(
             gaming_day=day, table=table, by=request.user, witness=_user_field(request, "witness"),
-            counted=euros_to_cents(request.POST.get("counted"), field="counted"), note=request.POST.get("note", ""),
-            tips=euros_to_cents(request.POST.get("tips"), field="tips"),
+            counted=_count_euros(request.POST.get("counted"), "counted"), note=request.POST.get("note", ""),
+            tips=_count_euros(request.POST.get("tips"), "tips"),
         )  # fmt: skip
         return _("Cagnotte of table %(number)s counted: € %(amount)s; tips € %(tips)s.") % {
             "number": table.number, "amount": euros_exact(count.counted), "tips": euros_exact(count.tips)}  # fmt: skip
@@ -1134,7 +1143,8 @@ def register_correct(request: HttpRequest, pk: int) -> HttpResponse:
         return _("Correction written: total € %(amount)s; it needs its two signatures.") % {
             "amount": euros_exact(new.total)}  # fmt: skip
 
-    return _books_post(request, reg.gaming_day, run)
+    # refused, the reason typed is given back to its form (it came back empty)
+    return _books_post(request, reg.gaming_day, run, form="register-correct", row=reg.pk)
 
 
 @login_required

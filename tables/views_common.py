@@ -417,7 +417,7 @@ def not_found(request: HttpRequest) -> HttpResponse:
     return refusal(request, status=404, title=_("Not found"), message=_("There is no such page."))
 
 
-def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
+def euros_to_cents(raw: str | None, *, field: str = "amount", label: str | None = None) -> int:
     """An amount typed in euros -> cents (money is an integer in cents, ARCHITECTURE.md).
 
     '150', '150.5', '150,50', '1 500' (any kind of space, as the pages print it) and both
@@ -425,10 +425,16 @@ def euros_to_cents(raw: str | None, *, field: str = "amount") -> int:
     digits is the thousands separator of the page's language ('3.000' is three thousand in
     Italian, '3,000' in English); read the other way it would be an amount with three
     decimals, which is refused ('3,000' on an Italian page, '3.000' on an English one)
-    rather than taken a thousand times too small."""
+    rather than taken a thousand times too small.
+
+    `label`: the field's name as its form says it, for a form with more than one amount (the
+    drawer's four, the cagnotte's count and tips): the refusal names the one to correct."""
 
     def bad(message: str = "") -> BadForm:
-        return BadForm("bad_amount", message or _("Enter an amount in euros, e.g. 1,500 or 150.50."), details={field: raw})
+        said = str(message or _("Enter an amount in euros, e.g. 1,500 or 150.50."))
+        if label:
+            said = _("%(field)s: %(reason)s") % {"field": label, "reason": said[:1].lower() + said[1:]}
+        return BadForm("bad_amount", said, details={field: raw})
 
     text = _SPACES.sub(" ", raw or "").strip().removeprefix("€").removesuffix("€").strip()
     # A "-" is read (the services refuse a negative amount with their own words); a "+" is

@@ -19,8 +19,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.formats import get_format
+from django.utils.text import capfirst
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -1160,11 +1161,25 @@ def _chips_words(count: CashCount) -> str:
     return " " + said % words
 
 
+# The drawer form's four amounts, as a refused figure names its field (euros_to_cents' label):
+# "Enter an amount in euros" alone left the Commissario to guess which of the four it was.
+DRAWER_FIELDS = {
+    "float_issued": gettext_lazy("Float issued"),
+    "counted": pgettext_lazy("drawer", "Counted"),
+    "chips_float": capfirst(gettext_lazy("chips' float")),
+    "chips_counted": gettext_lazy("Chips counted"),
+}
+
+
+def _drawer_euros(raw: str | None, field: str) -> int:
+    return euros_to_cents(raw, field=field, label=str(DRAWER_FIELDS[field]))
+
+
 def _chips_figures(request: HttpRequest) -> dict[str, int]:
     """The chips' figures typed (euros), a blank one left out: both blank, the chips not
     counted (or, in a correction, restated); one alone, the service says which is missing."""
     return {
-        field: euros_to_cents(raw, field=field)
+        field: _drawer_euros(raw, field)
         for field in ("chips_float", "chips_counted")
         if (raw := (request.POST.get(field) or "").strip())
     }
@@ -1179,8 +1194,8 @@ def act_cash_count(request, session, user):
         session=session,
         by=user,
         **handover,
-        float_issued=euros_to_cents(request.POST.get("float_issued") or "0", field="float_issued"),
-        counted=euros_to_cents(request.POST.get("counted"), field="counted"),
+        float_issued=_drawer_euros(request.POST.get("float_issued") or "0", "float_issued"),
+        counted=_drawer_euros(request.POST.get("counted"), "counted"),
         note=request.POST.get("note", ""),
         **_chips_figures(request),
     )
@@ -1195,7 +1210,7 @@ def act_cash_count_correct(request, session, user):
     if count is None:
         raise BadForm("unknown_count", _("This count is not of this table's drawer."), details={"count": pk})
     figures = {
-        field: euros_to_cents(raw, field=field)
+        field: _drawer_euros(raw, field)
         for field in ("float_issued", "counted")
         if (raw := (request.POST.get(field) or "").strip())
     }

@@ -43,6 +43,35 @@ def closed(game, changeur, commissario):
     return game
 
 
+@pytest.mark.parametrize(
+    ("field", "named"),
+    [("float_issued", "Float issued"), ("counted", "Counted"), ("chips_float", "Chips&#x27; float"),
+     ("chips_counted", "Chips counted")],
+)
+def test_a_bad_figure_in_the_drawer_count_names_its_field(closed, client_for, commissario, field, named):
+    """The count has four amounts: a figure that is no amount was answered "Enter an amount in
+    euros" alone, at the top of the page, far from the form (found walking the end of a day):
+    the refusal names the field to correct, in the count and in its correction."""
+    client = client_for(commissario)
+    figures = {"float_issued": "1000", "counted": "1750", "chips_float": "2000", "chips_counted": "1250"}
+    r = post(client, closed, "cash-count", **{**figures, field: "17,50x"})
+    assert r.status_code == 400 and not CashCount.objects.exists()
+    assert f"{named}: enter an amount in euros, e.g. 1,500 or 150.50." in r.content.decode()
+    assert post(client, closed, "cash-count", **figures).status_code == 200
+    count = CashCount.objects.get()
+    r = post(client, closed, "cash-count-correct", count=str(count.pk), reason="recount", **{field: "1.2.3,4"})
+    assert r.status_code == 400 and CashCount.objects.count() == 1
+    assert f"{named}: enter an amount in euros" in r.content.decode()
+
+
+def test_a_bad_drawer_figure_is_named_in_italian(closed, client_for, commissario):
+    client = client_for(commissario)
+    r = client.post(f"/tablet/sessions/{closed.session.pk}/cash-count/",
+                    {"float_issued": "1000", "counted": "mille", "idempotency_key": str(uuid.uuid4())},
+                    HTTP_ACCEPT_LANGUAGE="it")  # fmt: skip
+    assert r.status_code == 400 and "Contato: inserire un importo in euro, ad es. 1.500 o 150,50." in r.content.decode()
+
+
 def test_the_commissario_counts_the_drawer_on_the_closed_sessions_page(closed, client_for, commissario):
     client = client_for(commissario)
     html = page(client, closed)
