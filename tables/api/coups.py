@@ -47,7 +47,16 @@ from tables.services import locked_session
 from tables.services.coup import ANNULS_STARTED
 
 from .coups_serializers import (
+    BANK_EXAMPLES,
+    BANKER_DECISION_EXAMPLES,
+    BET_EXAMPLES,
+    CARD_EXAMPLES,
+    DECLARATION_EXAMPLES,
+    RECONSTRUCTION_CARD_EXAMPLES,
+    RECONSTRUCTION_DECISION_EXAMPLES,
     RECORD_EXAMPLES,
+    REGOLA_EXAMPLES,
+    SHOE_EXAMPLES,
     BancoCallInput,
     BankAnswerSerializer,
     BankOpenInput,
@@ -183,6 +192,7 @@ class ShoeLoadApi(_TableApi):
     @extend_schema(
         request=ShoeLoadInput,
         responses={201: ShoeAnswerSerializer, **WRITE_ERRORS},
+        examples=SHOE_EXAMPLES,
         summary="Load a new shoe",
         description="The previous shoe ends; the banker does not change (RULES.md §1). Codes: "
         "`coup_in_progress`, `shoe_number_required`, `shoe_number_mismatch` (the first shoe is the "
@@ -237,6 +247,7 @@ class BankListApi(_TableApi):
     @extend_schema(
         request=BankOpenInput,
         responses={201: BankAnswerSerializer, **WRITE_ERRORS},
+        examples=BANK_EXAMPLES,
         summary="Open a bank",
         description="The first bank of the session goes, once enough seats are taken, to the player at "
         "seat 1, or when it is empty (or he declined, `POST .../banks/first/pass/`) the first occupied seat "
@@ -436,12 +447,13 @@ class _CoupStepApi(_TableApi):
         raise NotImplementedError
 
 
-def _step_schema(request, summary: str, description: str, code: int = 200):
+def _step_schema(request, summary: str, description: str, code: int = 200, examples=None):
     return extend_schema(
         request=request,
         responses={code: CoupAnswerSerializer, **WRITE_ERRORS},
         summary=summary,
         description=description + WRITE_NOTE,
+        examples=examples,
     )
 
 
@@ -478,6 +490,7 @@ class BetPlaceApi(_CoupStepApi):
         "`avec_la_table_taken`, `patron_barred`, "
         "`banker_cannot_bet`, `patron_not_at_table`.",
         201,
+        examples=BET_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -525,6 +538,7 @@ class CardDealApi(_CoupStepApi):
         "decision is awaited, a card is his third card (he drew). Codes: `bad_card`, `card_exhausted`, "
         "`shoe_empty`, `declaration_required`, `too_many_cards`, `card_after_natural`, `betting_open`, "
         "`coup_pending`, `coup_moved_on` (with `expect_cards`).",
+        examples=CARD_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -539,6 +553,7 @@ class PuntaDeclareApi(_CoupStepApi):
         "The punta's declaration: carte (draws: true) or non",
         "After the four cards, without a punta natural. Codes: `declaration_not_expected`, "
         "`card_after_natural`, `cards_missing`, `betting_open`.",
+        examples=DECLARATION_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -553,6 +568,7 @@ class BankerDecideApi(_CoupStepApi):
         "The banker draws or stands",
         "Standing completes the coup (settled, or a pending reconstruction when non-conforming); "
         "drawing waits for his card. Codes: `decision_not_expected`, `card_after_natural`.",
+        examples=BANKER_DECISION_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -567,6 +583,7 @@ class ReconstructionCardApi(_CoupStepApi):
         "The next shoe card for a pending reconstruction",
         "RULES.md §3.3. Codes: `reconstruction_not_pending`, `decision_required`, `bad_card`, "
         "`card_exhausted`, `coup_moved_on` (with `expect_cards`: the reconstruction's cards seen).",
+        examples=RECONSTRUCTION_CARD_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -581,6 +598,7 @@ class ReconstructionDecideApi(_CoupStepApi):
         "A decision for a pending reconstruction",
         "For a free cell the real coup never reached (RULES.md §3.3). Codes: "
         "`reconstruction_not_pending`, `card_required`, `decision_not_expected`.",
+        examples=RECONSTRUCTION_DECISION_EXAMPLES,
     )
     def post(self, request, pk: int):
         return super().post(request, pk)
@@ -654,6 +672,7 @@ class RegolaMarkApi(_TableApi):
     @extend_schema(
         request=RegolaMarkInput,
         responses={200: MarkAnswerSerializer, **WRITE_ERRORS},
+        examples=REGOLA_EXAMPLES,
         summary="Mark (or unmark) a player alla Regola",
         description="venezia only; applies from the next rien ne va plus. Codes: `regola_not_allowed`, "
         "`patron_not_at_table`, `regola_unchanged` (409: he is so already)." + WRITE_NOTE,

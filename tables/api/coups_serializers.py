@@ -231,13 +231,33 @@ class CoupRecordInput(StrictInput):
         return data
 
 
+# The docs' examples name the demo floor's patrons (`make run`, README "Playing a coup through the
+# API"): at table 1, session 1, patron 1 at seat 1 holds the first bank and patrons 2-7 sit at
+# seats 2-7, so that "Try it out" with an example plays on the demo as it stands. Swagger UI
+# fills the body with the first example: the README's own step comes first.
+# tests/tables/api/test_docs.py plays every one of them on the demo floor.
 RECORD_EXAMPLES = [
     OpenApiExample(
-        "Two bets, the banker wins (venezia, 5% cagnotte)",
-        description="Punta (highest bettor) has K+3 = 3, says carte and gets a 2 (5); the banker "
-        "has 5+2 = 7 and stands. S = 533.33; cagnotte 5% rounded to 10 cents = 26.70.",
+        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card",
+        description="The README's step 4 on the demo floor: mark the banker (patron 1) alla Regola "
+        "first (POST /api/sessions/{id}/regola/). The punta (highest bettor, patron 2) has 2+3 = 5, "
+        "says carte and gets a 2 (7); the banker has A+2 = 3 and stands where the Regola has him draw: "
+        "the coup as played is kept, and settles on its reconstruction with the next shoe card (6D): "
+        "the banker wins 9 to 7; cagnotte 5% of 1,000.00 = 50.00.",
         value={
-            "bets": [{"patron": 12, "amount": 33333}, {"patron": 13, "amount": 20000}],
+            "bets": [{"patron": 2, "amount": 60000}, {"patron": 3, "amount": 40000}],
+            "cards": ["2H", "AS", "3C", "2D", "2S"],
+            "punta_draws": True,
+            "next_cards": ["6D"],
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Two bets, the banker wins (venezia, 5% cagnotte)",
+        description="Punta (highest bettor, patron 2) has K+3 = 3, says carte and gets a 2 (5); the "
+        "banker has 5+2 = 7 and stands. S = 533.33; cagnotte 5% rounded to 10 cents = 26.70.",
+        value={
+            "bets": [{"patron": 2, "amount": 33333}, {"patron": 3, "amount": 20000}],
             "cards": ["KH", "5S", "3C", "2D", "2S"],
             "punta_draws": True,
         },
@@ -245,40 +265,129 @@ RECORD_EXAMPLES = [
     ),
     OpenApiExample(
         "Banco solo, punta's natural",
-        value={"banco": [14], "cards": ["9H", "KS", "KC", "5D"]},
+        description="Patron 2 calls banco (the whole bank) and wins with a natural 9.",
+        value={"banco": [2], "cards": ["9H", "KS", "KC", "5D"]},
         request_only=True,
     ),
     OpenApiExample(
         "Banco avec la table and an individual bet, the punta stands",
+        description="Patron 2 takes half the bank (avec la table: he is the punta), patron 3 bets "
+        "100.00 €; the punta stands on 7, the banker on 6: the punta wins.",
         value={
-            "bets": [{"patron": 15, "kind": "avec_la_table"}, {"patron": 16, "amount": 10000}],
+            "bets": [{"patron": 2, "kind": "avec_la_table"}, {"patron": 3, "amount": 10000}],
             "cards": ["7H", "6S", "KH", "KD"],
             "punta_draws": False,
         },
         request_only=True,
     ),
     OpenApiExample(
-        "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card",
-        description="Mark the banker first (POST /api/sessions/{id}/regola/). The coup as played "
-        "is kept; settlement uses the reconstruction.",
-        value={
-            "bets": [{"patron": 12, "amount": 40000}],
-            "cards": ["2H", "AS", "3C", "2D", "2S"],
-            "punta_draws": True,
-            "banker_draws": False,
-            "next_cards": ["6D"],
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
         "A reconstruction that needs a decision the real coup never took",
+        description="No mark needed: the punta (patron 2) stood on 4, where he must draw. The "
+        "reconstruction gives him the fifth card (9D: 3); the banker on 5 against a third card 9 then "
+        "decides what the real coup never asked him (`reconstruction`: he draws) and takes the next shoe "
+        "card (3H: 8). The banker wins 8 to 3; cagnotte 5% of 100.00 = 5.00.",
         value={
-            "bets": [{"patron": 12, "amount": 10000}],
+            "bets": [{"patron": 2, "amount": 10000}],
             "cards": ["2H", "KS", "2C", "5D", "9D"],
             "punta_draws": False,
             "reconstruction": {"banker_draws": True},
             "next_cards": ["3H"],
         },
+        request_only=True,
+    ),
+]
+
+# The README's steps 1-3 on the demo floor.
+SHOE_EXAMPLES = [
+    OpenApiExample(
+        "The session's first shoe",
+        description="The demo's session 1 was opened with shoe S-101; the table's decks (6 at venezia) "
+        "unless `decks` is given.",
+        value={"number": "S-101"},
+        request_only=True,
+    ),
+]
+BANK_EXAMPLES = [
+    OpenApiExample(
+        "The first bank, to the player at seat 1",
+        description="Patron 1 (seat 1 of the demo's table 1) opens the bank at 1,000.00 € (cents).",
+        value={"patron": 1, "amount": 100000},
+        request_only=True,
+    ),
+]
+REGOLA_EXAMPLES = [
+    OpenApiExample(
+        "The banker plays alla Regola",
+        description="Patron 1, the demo's first banker; `false` takes the mark off.",
+        value={"patron": 1, "declared": True},
+        request_only=True,
+    ),
+]
+
+# The step-by-step coup of the README (step 4), on the demo floor: the same coup as the first
+# record example, one request at a time, each answer's `coup.next` saying what comes next.
+BET_EXAMPLES = [
+    OpenApiExample(
+        "An individual bet",
+        description="Patron 2 (seat 2 of the demo's table 1) bets 600.00 €; the README's coup then has "
+        "patron 3 bet 400.00 € (`{\"patron\": 3, \"amount\": 40000}`).",
+        value={"patron": 2, "amount": 60000},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Banco avec la table",
+        description="Half the bank, rounded up: `amount` may be omitted.",
+        value={"patron": 2, "kind": "avec_la_table"},
+        request_only=True,
+    ),
+]
+CARD_EXAMPLES = [
+    OpenApiExample(
+        "The next card out of the shoe",
+        description="One card a request, in shoe order (punta, banker, punta, banker, then the third "
+        "cards): the README's coup deals 2H, AS, 3C, 2D, then 2S after the punta's carte.",
+        value={"card": "2H"},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Guarded by the cards seen",
+        description="`expect_cards`: how many of the coup's cards the tablet had seen (here the first "
+        "four): if another was entered since, 409 `coup_moved_on` and nothing is dealt.",
+        value={"card": "2S", "expect_cards": 4},
+        request_only=True,
+    ),
+]
+DECLARATION_EXAMPLES = [
+    OpenApiExample("Carte: the punta draws", value={"draws": True}, request_only=True),
+    OpenApiExample("Non: the punta stands", value={"draws": False}, request_only=True),
+]
+BANKER_DECISION_EXAMPLES = [
+    OpenApiExample(
+        "The banker stands",
+        description="The README's coup: the banker alla Regola stands on 3 against the punta's third "
+        "card 2, where the Regola has him draw; the coup waits for its reconstruction "
+        "(`coup.next.need`: `reconstruction`, `needs`: `{\"cards\": 1}`).",
+        value={"draws": False},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "The banker draws", description="Then deal his card (POST .../cards/).", value={"draws": True},
+        request_only=True,
+    ),
+]
+RECONSTRUCTION_CARD_EXAMPLES = [
+    OpenApiExample(
+        "The next shoe card",
+        description="The README's coup: 6D, the banker's third card in the reconstruction (9 to 7).",
+        value={"card": "6D"},
+        request_only=True,
+    ),
+]
+RECONSTRUCTION_DECISION_EXAMPLES = [
+    OpenApiExample(
+        "The banker draws in the reconstruction",
+        description="A free cell the real coup never reached (`needs`: `{\"decision\": \"banker\"}`).",
+        value={"side": "banker", "draws": True},
         request_only=True,
     ),
 ]

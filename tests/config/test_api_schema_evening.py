@@ -567,8 +567,9 @@ def test_every_request_example_is_a_valid_request(checked):
 
 def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
     """Each worked example of POST /api/sessions/{id}/coups/record/ is a coup the server plays
-    as its summary says, at a venezia table whose seats 2-6 hold the example's patrons 12-16
-    (the banker at seat 1), with the Regola marks the example's description asks for."""
+    as its summary says, at a venezia table whose seats 2-6 hold the example's patrons 2-6
+    (the banker at seat 1: the demo floor's table 1), with the Regola marks the example's
+    description asks for."""
     from tables import services
 
     examples = checked.raw["paths"]["/api/sessions/{id}/coups/record/"]["post"]["requestBody"]["content"][
@@ -577,7 +578,7 @@ def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
     results = {}
     for example in examples.values():
         game = make_game("venezia", seated=6, standing=0, bank=1000_00)
-        ids = {12 + n: game.seat(2 + n).pk for n in range(5)}
+        ids = {2 + n: game.seat(2 + n).pk for n in range(5)}
         if "regola" in example.get("description", "").lower():
             services.regola_mark(session=game.session, by=game.capo, patron=game.banker, declared=True)
         body = json.loads(json.dumps(example["value"]))
@@ -597,7 +598,7 @@ def test_the_one_shot_coups_examples_play(checked, make_game):  # noqa: F811
         "Banker alla Regola stood on 3 against a 2: reconstructed with the next shoe card": (
             201,
             "banker",
-            20_00,
+            50_00,
         ),
         # punta 4 stood against the rule: he gets 9D (3), the banker on 5 draws the next card 3H (8)
         "A reconstruction that needs a decision the real coup never took": (201, "banker", 5_00),

@@ -91,3 +91,121 @@ def test_a_banks_answer_is_its_serializers_data(make_game):
     for zone in ("Europe/Rome", "UTC"):
         with timezone.override(zone):
             assert list(bank_data(bank).items()) == list(dict(CoupBankSerializer(bank).data).items())
+
+
+# --------------------------------------------------------------------------- the README's coup
+# README "Playing a coup through the API": logged in as capo1 on the demo floor (`make run`,
+# seed_demo on a new database: patron 1 at seat 1 of table 1, session 1, patrons 2-7 beside
+# him), "Try it out" fills each body with the operation's first example. Those examples must
+# play the README's coup there, as they stand.
+
+
+def _examples(schema: dict, path: str) -> list:
+    body = schema["paths"][path]["post"].get("requestBody", {})
+    examples = body.get("content", {}).get("application/json", {}).get("examples", {})
+    return [example["value"] for example in examples.values()]
+
+
+@pytest.fixture
+def demo_floor(settings):
+    """The demo as `make run` serves it on a new database (the ids the README names)."""
+    import io
+
+    from django.contrib.auth import get_user_model
+
+    settings.DEBUG = True  # seed_demo refuses without it, as `make run` sets it
+    call_command("seed_demo", stdout=io.StringIO())
+    tablet = Tablet(get_user_model().objects.get(username="capo1"))
+    schema = tablet.client.get("/api/schema/", {"format": "json"}).json()
+    return tablet, schema
+
+
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
+def test_the_docs_examples_play_the_readme_coup_on_the_demo_floor(demo_floor):
+    tablet, schema = demo_floor
+    first = {path: (_examples(schema, path) or [None])[0] for path in schema["paths"] if "post" in schema["paths"][path]}
+    # Steps 1-3: the shoe, the first bank to seat 1, the banker alla Regola.
+    assert first["/api/sessions/{id}/shoes/"] == {"number": "S-101"}
+    tablet.ok(tablet.post("/api/sessions/1/shoes/", first["/api/sessions/{id}/shoes/"]), 201)
+    assert first["/api/sessions/{id}/banks/"] == {"patron": 1, "amount": 100000}
+    tablet.ok(tablet.post("/api/sessions/1/banks/", first["/api/sessions/{id}/banks/"]), 201)
+    assert first["/api/sessions/{id}/regola/"] == {"patron": 1, "declared": True}
+    tablet.ok(tablet.post("/api/sessions/1/regola/", first["/api/sessions/{id}/regola/"]))
+    # Step 4 in one request: the record's first example is the README's body.
+    coup = tablet.ok(tablet.post("/api/sessions/1/coups/record/", first["/api/sessions/{id}/coups/record/"]), 201)["coup"]
+    assert (coup["state"], coup["winner"], coup["cagnotte"], coup["next_cards"]) == ("settled", "banker", 5000, ["6D"])
+
+    # Step 4 step by step, the same coup, with the steps' examples where the README gives them.
+    answer = tablet.ok(tablet.post("/api/sessions/1/coups/"), 201)
+    coup_id = answer["coup"]["id"]
+    assert answer["coup"]["next"]["need"] == "bets"
+    bets = _examples(schema, "/api/coups/{id}/bets/")
+    assert bets[0] == {"patron": 2, "amount": 60000}
+    tablet.ok(tablet.post(f"/api/coups/{coup_id}/bets/", bets[0]), 201)
+    tablet.ok(tablet.post(f"/api/coups/{coup_id}/bets/", {"patron": 3, "amount": 40000}), 201)
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup_id}/rien-ne-va-plus/"))
+    assert answer["coup"]["next"] == {"need": "card", "side": "punta", "natural": False}
+    cards = _examples(schema, "/api/coups/{id}/cards/")
+    assert cards[0] == {"card": "2H"}
+    for card in (cards[0], {"card": "AS"}, {"card": "3C"}, {"card": "2D"}):
+        answer = tablet.ok(tablet.post(f"/api/coups/{coup_id}/cards/", card))
+    assert answer["coup"]["next"]["need"] == "punta_declaration"
+    carte = _examples(schema, "/api/coups/{id}/declaration/")[0]
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup_id}/declaration/", carte))
+    assert answer["coup"]["next"] == {"need": "card", "side": "punta", "natural": False}
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup_id}/cards/", cards[1]))  # 2S, four cards seen
+    assert answer["coup"]["next"]["need"] == "banker_decision"
+    stands = _examples(schema, "/api/coups/{id}/banker-decision/")[0]
+    answer = tablet.ok(tablet.post(f"/api/coups/{coup_id}/banker-decision/", stands))
+    assert answer["coup"]["next"] == {"need": "reconstruction", "side": None, "natural": False, "needs": {"cards": 1}}
+    six = _examples(schema, "/api/coups/{id}/reconstruction/card/")[0]
+    coup = tablet.ok(tablet.post(f"/api/coups/{coup_id}/reconstruction/card/", six))["coup"]
+    assert (coup["state"], coup["winner"], coup["cagnotte"], coup["next"]) == ("settled", "banker", 5000, None)
+
+    # Step 5: the balances sum to zero with the house's cagnotte.
+    balances = tablet.get("/api/sessions/1/balances/").json()
+    assert balances["house_cagnotte"] == 10000
+    assert sum(b["balance"] for b in balances["balances"]) + balances["house_cagnotte"] == 0 == balances["total"]
+
+
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
+def test_every_request_example_of_the_coup_api_is_taken_on_the_demo_floor(demo_floor):
+    """Each example of the one-shot plays on the demo floor (each on the floor as the README's
+    steps 1-2 leave it, with the marks its description asks for), with the outcome its
+    description states; every other example of a coup step is a body its operation takes."""
+    from django.db import transaction
+
+    from tables.api import coups_serializers as s
+
+    tablet, schema = demo_floor
+    tablet.ok(tablet.post("/api/sessions/1/shoes/", {"number": "S-101"}), 201)
+    tablet.ok(tablet.post("/api/sessions/1/banks/", {"patron": 1, "amount": 100000}), 201)
+    records = _examples(schema, "/api/sessions/{id}/coups/record/")
+    marks = [[1], [], [], [], []]  # whom each example's description marks alla Regola
+    outcomes = [("banker", 50_00), ("banker", 26_70), ("punta", 0), ("punta", 0), ("banker", 5_00)]
+    assert len(records) == len(marks)
+    for body, marked, (winner, cagnotte) in zip(records, marks, outcomes, strict=True):
+        with transaction.atomic():
+            for patron in marked:
+                tablet.ok(tablet.post("/api/sessions/1/regola/", {"patron": patron, "declared": True}))
+            coup = tablet.ok(tablet.post("/api/sessions/1/coups/record/", body), 201)["coup"]
+            assert (coup["state"], coup["winner"], coup["cagnotte"]) == ("settled", winner, cagnotte), body
+            transaction.set_rollback(True)
+
+    inputs = {
+        "/api/sessions/{id}/shoes/": s.ShoeLoadInput,
+        "/api/sessions/{id}/banks/": s.BankOpenInput,
+        "/api/sessions/{id}/regola/": s.RegolaMarkInput,
+        "/api/coups/{id}/bets/": s.BetPlaceInput,
+        "/api/coups/{id}/cards/": s.CardDealInput,
+        "/api/coups/{id}/declaration/": s.DrawsInput,
+        "/api/coups/{id}/banker-decision/": s.DrawsInput,
+        "/api/coups/{id}/reconstruction/card/": s.CardDealInput,
+        "/api/coups/{id}/reconstruction/decision/": s.ReconstructionDecisionInput,
+    }
+    for path, serializer in inputs.items():
+        examples = _examples(schema, path)
+        assert examples, f"{path}: Try it out would start from a made-up body"
+        for body in examples:
+            data = serializer(data=body)
+            assert data.is_valid(), (path, body, data.errors)
