@@ -19,3 +19,20 @@ class SchemaView(SpectacularAPIView):
             response.accepted_media_type = "application/json"
             response["Content-Type"] = "application/json"
         return response
+
+
+def doc_excludes() -> list[type]:
+    """SPECTACULAR_SETTINGS["GET_LIB_DOC_EXCLUDES"]: the classes whose docstrings never
+    describe an operation. drf-spectacular describes an operation without its own description
+    by the first docstring in its view's bases: a list or a view that says nothing of itself
+    was described by the plumbing it inherits, written for the project's developers ("Honours
+    (or, with `idempotency_required = True`, demands) the Idempotency-Key header... Put it first
+    among the bases.", "GET: the selector's queryset, filtered and paginated."). Such an
+    operation now has no description rather than a wrong one."""
+    from drf_spectacular.plumbing import get_lib_doc_excludes
+
+    from config.api import TakesNoBody
+    from floor.apis import _ListApi
+    from floor.idempotency import IdempotentAPIView, IdempotentMixin
+
+    return [*get_lib_doc_excludes(), IdempotentMixin, IdempotentAPIView, TakesNoBody, _ListApi]

@@ -9,7 +9,7 @@ class FloorConfig(AppConfig):
 
     def ready(self) -> None:
         # The beat task that closes due gaming days, registered in every process (see audit.apps).
-        from . import checks, tasks  # noqa: F401  (the database checks, the beat task)
+        from . import checks, schema, tasks  # noqa: F401  (the database checks, the docs' logins, the beat task)
         from .security import connect
 
         connect()  # security events on record; the admin's login throttled (floor/security.py)

@@ -308,7 +308,13 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Chemin API",
     "DESCRIPTION": (
         "Chemin de Fer floor and books. Every error has the shape "
-        '`{"error": {"code": "...", "message": "...", "details": {...}}}` with a stable code.'
+        '`{"error": {"code": "...", "message": "...", "details": {...}}}` with a stable code.\n\n'
+        "Logged in at `/accounts/login/`, this page's requests carry the browser's session: nothing "
+        "to enter under Authorize (a token goes there as `Token <token>`, from `POST /api/auth/token/`). "
+        "A write that lists an `Idempotency-Key` header (its field under Try it out; every write at a "
+        "table requires one) takes a new value for each request, e.g. a UUID: the same key again answers "
+        "the first answer (the same request) or 422 `idempotency_key_reused` (another one). Amounts are integer cents. Each step of a coup "
+        "answers the coup with what it needs next (`coup.next`) and the whole game state (`game`)."
     ),
     "VERSION": "0.1.0",
     "SERVE_PERMISSIONS": ["floor.permissions.CanReadFloor"],  # staff roles only, as every read
@@ -319,6 +325,8 @@ SPECTACULAR_SETTINGS = {
         "KindEnum": "tables.api.coups_serializers.BET_KINDS",
         "UnclaimedDepositKindEnum": "audit.models.UnclaimedDeposit.Kind",
     },
+    # The project's plumbing (mixins, base views) never describes an operation (config/schema.py).
+    "GET_LIB_DOC_EXCLUDES": "config.schema.doc_excludes",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api.document_transport_answers",

@@ -166,7 +166,14 @@ class GameStateApi(APIView):
 class SessionBalancesApi(APIView):
     permission_classes = (IsSessionCapoPartita,)
 
-    @extend_schema(responses={200: SessionBalancesSerializer, **READ_ERRORS})
+    @extend_schema(
+        responses={200: SessionBalancesSerializer, **READ_ERRORS},
+        summary="Every player's balance at the session",
+        description="What each patron has won (positive) or lost (negative) at the session so far, in "
+        "cents, from the settled coups' postings; only the patrons with a posting are listed. "
+        "`house_cagnotte` is the house's share: the balances and the cagnotte sum to zero (`total`: 0). "
+        "The game state (GET .../game/) carries the same balances.",
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         session = get_object_or_404(TableSession, pk=pk)

@@ -209,3 +209,32 @@ def test_every_request_example_of_the_coup_api_is_taken_on_the_demo_floor(demo_f
         for body in examples:
             data = serializer(data=body)
             assert data.is_valid(), (path, body, data.errors)
+
+
+def test_no_operation_is_described_by_the_project_s_plumbing(capo_partita):
+    """An operation without a description of its own was described by a base class's
+    docstring, written for developers ("Put it first among the bases")."""
+    from config.api import TakesNoBody
+    from floor.apis import _ListApi
+    from floor.idempotency import IdempotentAPIView, IdempotentMixin
+
+    schema = Tablet(capo_partita).client.get("/api/schema/", {"format": "json"}).json()
+    plumbing = [" ".join(cls.__doc__.split()[:8]) for cls in (IdempotentMixin, IdempotentAPIView, TakesNoBody, _ListApi)]
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            said = " ".join(operation.get("description", "").split())
+            assert not [doc for doc in plumbing if doc in said], (method, path, said[:120])
+
+
+def test_the_docs_say_how_to_log_in_send_the_key_and_read_the_balances(capo_partita):
+    schema = Tablet(capo_partita).client.get("/api/schema/", {"format": "json"}).json()
+    schemes = schema["components"]["securitySchemes"]
+    assert "/accounts/login/" in schemes["cookieAuth"]["description"]
+    assert "Nothing to enter" in schemes["cookieAuth"]["description"]
+    token = schemes["tokenAuth"]["description"]
+    assert "/api/auth/token/" in token and "`Token 9944b09199c6...`" in token
+    intro = schema["info"]["description"]
+    assert "/accounts/login/" in intro and "Idempotency-Key" in intro and "idempotency_key_reused" in intro
+    balances = schema["paths"]["/api/sessions/{id}/balances/"]["get"]
+    assert balances["summary"] and "house_cagnotte" in balances["description"]
+    assert "sum to zero" in balances["description"]
