@@ -8,6 +8,7 @@ from . import views
 urlpatterns = [
     path("desk/", views.desk, name="desk"),
     path("desk/verify/", views.trail_verify, name="desk-trail-verify"),
+    path("desk/events/", views.events, name="desk-events"),
     path("desk/days/<int:pk>/", views.day, name="desk-day"),
     path("desk/days/<int:pk>/cagnotte/", views.cagnotte_count, name="desk-cagnotte-count"),
     path("desk/days/<int:pk>/register/", views.register_prepare, name="desk-register-prepare"),

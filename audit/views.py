@@ -12,7 +12,9 @@ Views stay thin: parse, authorize, one service or selector, render."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
@@ -34,6 +36,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from rest_framework.throttling import ScopedRateThrottle
 
+from config.api import Pagination
 from config.errors import REDIS_UNAVAILABLE, ApplicationError
 from config.htmx import current_page
 from floor import selectors as floor_selectors
@@ -57,13 +60,15 @@ if TYPE_CHECKING:
     from floor.models import GamingDay
 
 from .api_reports import CONTENT_TYPES
+from .apis import _LookaheadPaginator, events_filtered
+from .filters import AuditEventFilter
 from .models import CagnotteCount, ControlRegister, DayReport, ReportFile, UnclaimedDeposit
-from .permissions import AUDIT_READERS
+from .permissions import AUDIT_READERS, CanReadAudit
 from .reports import registers, unclaimed
 from .reports.records import MONEY, TIMES
 from .reports.selectors import report_list
 from .reports.services import report_verify
-from .selectors import chain_verify
+from .selectors import chain_verify, stream_events
 
 POLL_SECONDS = 2
 # Gaming days a page of the desk lists (about three months of a casino open every day).
@@ -457,6 +462,130 @@ def desk(request: HttpRequest) -> HttpResponse:
     except InvalidPage:
         raise Http404 from None
     return render(request, "desk/desk.html", {"days": page.object_list, "page": page})
+
+
+# --------------------------------------------------------------------------- the events
+
+
+# The events page's filters: the API's (AuditEventFilter), each with its label and hint; the
+# time range's two ends are its `at` filter's keys.
+EVENT_FILTERS = (
+    ("stream", gettext_lazy("Stream"), gettext_lazy("exact name, e.g. day_books:12")),
+    ("action", gettext_lazy("Action"), gettext_lazy("exact, e.g. minimum.changed")),
+    ("action_prefix", gettext_lazy("Action starts with"), gettext_lazy("e.g. coup.")),
+    ("subject_type", gettext_lazy("Subject type"), gettext_lazy("e.g. tables.coup")),
+    ("subject_id", gettext_lazy("Subject id"), ""),
+    ("actor", gettext_lazy("Actor (user id)"), ""),
+    ("actor_name", gettext_lazy("Actor (username)"), ""),
+    ("at_after", gettext_lazy("From"), gettext_lazy("e.g. 2026-05-01 22:00 (the casino's time), or ISO 8601")),
+    ("at_before", gettext_lazy("Up to"), gettext_lazy("e.g. 2026-05-01 22:00 (the casino's time), or ISO 8601")),
+)
+EVENT_FILTER_LABELS = {name: label for name, label, _hint in EVENT_FILTERS}
+EVENT_FILTER_LABELS["at"] = gettext_lazy("Time range")
+EVENT_FILTER_LABELS["page_size"] = gettext_lazy("Events a page")
+# A payload's first characters, in the row (the whole of it under them, opened).
+PAYLOAD_GLANCE = 80
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    # A payload rewritten behind the services may hold a lone surrogate ("\ud800" in its
+    # JSON): decoded, it could not be written out in UTF-8 (a 500). Said as JSON writes it.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _payload_shown(text: str) -> dict:
+    """An event's payload as the page shows it: its first characters (compact JSON) and the
+    whole of it indented. Text that is no JSON (a row rewritten behind the services) is
+    shown as it is stored, never a 500."""
+    try:
+        value = json.loads(text)
+        compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        pretty = json.dumps(value, ensure_ascii=False, indent=2)
+    except (ValueError, RecursionError):
+        compact = pretty = text
+    compact = _printable(compact)
+    glance = compact if len(compact) <= PAYLOAD_GLANCE else compact[: PAYLOAD_GLANCE - 1] + "…"
+    return {"glance": glance, "full": _printable(pretty), "long": glance != compact or "\n" in pretty}
+
+
+def _events_query(params: QueryDict, **changed) -> str:
+    """The page's query string, its filters kept (empty ones left out), `changed` applied."""
+    query = QueryDict(mutable=True)
+    for key, values in params.lists():
+        kept = [v for v in values if v != ""]
+        if kept and key not in changed:
+            query.setlist(key, kept)
+    for key, value in changed.items():
+        if value is not None:
+            query[key] = str(value)
+    return query.urlencode()
+
+
+def _events_problems(filterset: AuditEventFilter) -> list[str]:
+    problems = []
+    for name, messages in filterset.errors.items():
+        if name not in filterset.form.fields:
+            problems.append(_("“%(key)s” is not a filter of this page.") % {"key": name[:80]})
+            continue
+        for message in messages:
+            problems.append(_("%(field)s: %(problem)s") % {"field": EVENT_FILTER_LABELS.get(name, name),
+                                                          "problem": message})  # fmt: skip
+    return problems
+
+
+@never_cache
+@login_required
+@require_GET
+def events(request: HttpRequest) -> HttpResponse:
+    """The audit trail's events, as GET /api/audit/events/ lists them: the same readers
+    (CanReadAudit), the same filters (AuditEventFilter: the same query string selects the
+    same events), the same order (newest first, by id: within a stream that is by seq, an
+    append taking the stream's head lock), the same pages (`page`, `page_size`; a page
+    counted by the stream heads unfiltered or by stream alone, else read one row beyond its
+    end). A few queries however many events and whatever the filters. Reads only."""
+    if not CanReadAudit().has_permission(request, None):
+        return _refused(request)
+    params = request.GET
+    raw_page = params.get("page") or "1"
+    # A page is ASCII digits, as the API's (config.api.Pagination) and the desk's days.
+    if not (raw_page.isascii() and raw_page.isdigit() and len(raw_page) <= 6):
+        raise Http404
+    filterset = AuditEventFilter(data=params, queryset=stream_events().select_related("actor"))
+    problems = [] if filterset.is_valid() else _events_problems(filterset)
+    size = settings.REST_FRAMEWORK["PAGE_SIZE"]
+    raw_size = params.get("page_size") or ""
+    if raw_size:
+        # As the API's: a whole number of at least 1, more than its largest page taken as it.
+        if raw_size.isascii() and raw_size.isdigit() and int(raw_size) >= 1:
+            size = min(int(raw_size), Pagination.max_page_size)
+        else:
+            problems.append(_("%(field)s: a whole number from 1 to %(most)s.") % {
+                "field": EVENT_FILTER_LABELS["page_size"], "most": Pagination.max_page_size})  # fmt: skip
+    context = {
+        "filters": [{"name": name, "label": label, "hint": hint, "value": params.get(name, "")}
+                    for name, label, hint in EVENT_FILTERS],
+        "page_size": raw_size,
+        "problems": problems,
+        "filtered": any(params.get(name) for name, _label, _hint in EVENT_FILTERS),
+    }  # fmt: skip
+    if problems:
+        # Said, with the form as typed; no event listed as if the filter had been applied.
+        return render(request, "desk/events.html", context, status=400)
+    selected = events_filtered(filterset)
+    counted = getattr(selected, "counts_by_heads", False)
+    paginator = (Paginator if counted else _LookaheadPaginator)(selected, size)
+    try:
+        page = paginator.page(int(raw_page))
+    except InvalidPage:
+        raise Http404 from None
+    rows = [{"event": e, "payload": _payload_shown(e.payload_json)} for e in page.object_list]
+    context.update({
+        "rows": rows, "page": page, "counted": counted,
+        "previous_query": _events_query(params, page=page.previous_page_number()) if page.has_previous() else None,
+        "next_query": _events_query(params, page=page.next_page_number()) if page.has_next() else None,
+    })  # fmt: skip
+    return render(request, "desk/events.html", context)
 
 
 def _staff(exclude) -> list:

@@ -115,6 +115,25 @@ def test_verify_says_what_was_recorded_after_the_report(client_for, closed, audi
     assert f"gaming_day:{closed.gaming_day_id}: 1" in html
 
 
+def test_what_was_recorded_after_the_report_leads_to_its_events(client_for, closed, auditor):
+    """The verification's "recorded after this report" names the streams and their count of
+    later events: each leads to the desk's events page filtered by its stream, where those
+    events are the newest."""
+    from django.db import transaction
+
+    from audit.services import record
+
+    stream = closed.gaming_day.audit_stream  # sealed by the report's first version
+    with transaction.atomic():
+        late = record(stream=stream, actor=auditor, action="late.event", data={"what": "a signature"})
+    client = client_for(auditor)
+    html = client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true").content.decode()
+    link = f"/desk/events/?stream=gaming_day%3A{closed.gaming_day_id}"
+    assert f'<a href="{link}">{stream}: 1</a>' in html
+    events = client.get(link).content.decode()
+    assert re.findall(r'<tr data-event="(\d+)">', events)[0] == str(late.pk)
+
+
 def test_the_report_fragment_polls_while_the_report_is_built(client_for, closed, auditor):
     DayReport.objects.filter(pk=closed.pk).update(status="pending", task_id="")
     html = client_for(auditor).get(f"/desk/reports/{closed.pk}/").content.decode()
