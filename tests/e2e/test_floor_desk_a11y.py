@@ -92,7 +92,8 @@ def test_the_desk_by_touch(make_game, open_as, shoot, auditor, direzione, settin
     found = []
     for user in (auditor, direzione):
         page = open_as(user, lang)
-        for url in ("/desk/", f"/desk/days/{day.pk}/", "/desk/verify/"):
+        for url in ("/desk/", f"/desk/days/{day.pk}/", "/desk/verify/", "/desk/events/",
+                    f"/desk/events/?stream=gaming_day%3A{day.pk}&page_size=10", "/desk/events/?actor=x"):
             page.goto(page.base + url)
             found += problems(page, f"{url} as {user.username}", lang, shoot)
     if found:
