@@ -286,6 +286,10 @@ class GamingDayReportApi(APIView):
 
     @extend_schema(
         summary="The latest report of a gaming day",
+        description="The day's end-of-day report of the highest version (`?version=` for a given one), as GET "
+        "/api/reports/{id}/ gives it: status, progress, figures, seal and files. The auditors, the Direzione "
+        "and the Commissario (others 403 `permission_denied`). A `version` that is no whole number: 400 "
+        "`invalid_input`; a day without a report (or without that version) yet: 404 `report_not_found`.",
         parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="A given version instead.")],
         responses={
             200: ReportOutput,
@@ -517,8 +521,15 @@ class CagnotteCountListApi(IdempotentMixin, APIView):
         witness = StrictIntegerField(min_value=1, help_text="The staff user present at the count.")
         note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
-    @extend_schema(summary="The cagnotte counts of a gaming day (all, corrections included)",
-                   responses={200: CagnotteCountOutput(many=True), **_errors("")})  # fmt: skip
+    @extend_schema(
+        summary="The cagnotte counts of a gaming day (all, corrections included)",
+        description="Every count of the day, by table and in the order counted, not paginated: what the levies "
+        "recorded (`expected`), what was counted, the surplus or shortfall, what is carried to the register, the "
+        "tips (null: not counted), who counted and the witness. A correction names the count it corrects "
+        "(`corrects`). The auditors, the Direzione and the Commissario read them (others 403 "
+        "`permission_denied`); the Direzione alone enters a count (POST). 404 `not_found`: no such day.",
+        responses={200: CagnotteCountOutput(many=True), **_errors("")},
+    )
     def get(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
         counts = CagnotteCount.objects.filter(gaming_day=day).order_by("table_id", "counted_at", "pk")
@@ -654,6 +665,11 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
 
     @extend_schema(
         summary="The control register in force for a gaming day (art. 72)",
+        description="The day's register in force (the last correction, if any): its lines per table, the total "
+        "in figures and in words, `status` (`draft`, `first_signed`, `signed`), who prepared and who signed it; "
+        "`agrees_with_counts` is false when a count was corrected since it was written. The auditors, the "
+        "Direzione and the Commissario (others 403 `permission_denied`). 404 `register_not_found` until the "
+        "Direzione writes it (POST).",
         responses={
             200: ControlRegisterOutput,
             **_errors(""),
@@ -672,6 +688,12 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
 
     @extend_schema(
         summary="Write the control register from the counts, or bring an unsigned one up to date",
+        description="The Direzione Giochi alone (others 403 `permission_denied`), once the gaming day is closed "
+        "and every table's cagnotte counted: writes the day's register from the counts in force, or writes an "
+        "unsigned one again. A register with its first signature only is written again only when a count was "
+        "corrected since (that signature is then withdrawn, on record); a signed one never: 409 "
+        "`register_signed`, correct it with POST /api/control-registers/{id}/correct/. Takes no body (a key in "
+        "one: 400 `invalid_input` naming it). The 409 codes are listed below; 404 `not_found`: no such day.",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
             "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `deposit_not_as_recorded` (an unclaimed deposit edited behind the services: `deposits`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
@@ -863,6 +885,11 @@ class UnclaimedDepositReturnApi(IdempotentMixin, APIView):
 
     @extend_schema(
         summary="Hand a deposit back to the patron who claims it (Commissario or Direzione), once",
+        description="Records that an unclaimed stake or winnings deposited is handed back: to a patron on "
+        "record (`patron`), or to the person named in `returned_to` (the patron's name when blank); one of "
+        "the two is required (400 `claimant_required`). The Commissario or the Direzione Giochi (others 403 "
+        "`permission_denied`). Once: a deposit handed back already is a 409 `already_returned`. 404 "
+        "`not_found`: no such deposit.",
         request=UnclaimedDepositReturnInput,
         responses={200: UnclaimedDepositOutput, **_errors(
             "`claimant_required` (neither a patron nor a name), `unknown_patron`, `text_too_long`",

@@ -56,6 +56,12 @@ ERROR_RESPONSE = OpenApiResponse(ErrorSerializer)
 LIST_ERRORS = {401: ERROR_RESPONSE, 403: ERROR_RESPONSE}
 READ_ERRORS = {**LIST_ERRORS, 404: ERROR_RESPONSE}
 WRITE_ERRORS = {400: ERROR_RESPONSE, **READ_ERRORS, 409: ERROR_RESPONSE}
+# What a paginated list's description says of its pages (Pagination above), for its reader.
+PAGINATED = (
+    "Paginated: `page` (from 1; a page past the end is a 404 `not_found`) and `page_size` (50 unless "
+    "given, at most 500; 0 or no whole number: 400 `invalid_input`); the answer is "
+    "`{count, next, previous, results}`."
+)
 # A view with a throttle (DRF's ScopedRateThrottle): `Retry-After` is added by the hook below.
 THROTTLED_RESPONSE = OpenApiResponse(
     ErrorSerializer, description="`throttled`: too many requests; `details.retry_after_seconds`."

@@ -7,7 +7,7 @@ from django.contrib.auth import authenticate, get_user_model, logout
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.timezone import localtime
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from config.api import (
     ERROR_RESPONSE,
     LIST_ERRORS,
+    PAGINATED,
     READ_ERRORS,
     WRITE_ERRORS,
     IdField,
@@ -103,6 +104,34 @@ def _session_detail(session: TableSession) -> dict:
 
 # --------------------------------------------------------------------------- auth
 
+# Try it out starts from the first: the README's login, without `otp`. Where MFA is on, an `otp`
+# sent wrongly (Swagger's made-up "string") counts as a failed login for the throttle.
+TOKEN_LOGIN_EXAMPLES = [
+    OpenApiExample(
+        "Username and password",
+        description="The README's login on the demo floor (`make run`, whose MFA_ROLES is none): no `otp`. "
+        "A role that MFA_ROLES does not name never sends one.",
+        value={"username": "commissario", "password": "chemin-demo-commissario"},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "The tablet of a Capo Partita",
+        description="The table's tablet, one token per tablet: no `otp` (the table staff are not among the "
+        "supervising roles that need one).",
+        value={"username": "capo1", "password": "chemin-demo-capo1"},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "With a one-time code, supervising roles with MFA enrolled only",
+        description="Only for a user whose role MFA_ROLES names (in production the Commissario, the Direzione, "
+        "the auditors and superusers) and who has an authenticator enrolled: `otp` is its current 6-digit code "
+        "(or one of his recovery codes). Anyone else leaves `otp` out: a missing or wrong code where one is "
+        "needed counts as a failed login for the throttle.",
+        value={"username": "commissario", "password": "chemin-demo-commissario", "otp": "123456"},
+        request_only=True,
+    ),
+]
+
 
 class TokenLoginApi(APIView):
     """A tablet logs in with a username and password and receives its token."""
@@ -122,6 +151,7 @@ class TokenLoginApi(APIView):
     @extend_schema(
         request=TokenLoginInput,
         responses={200: TokenOutputSerializer, 400: _E, 429: _E, 503: _E},
+        examples=TOKEN_LOGIN_EXAMPLES,
         auth=[],
         description="A wrong username or password, or an inactive user: 400 `invalid_credentials` (a failed "
         "login). Failed logins are throttled per username and per client address "
@@ -191,7 +221,11 @@ class TokenLogoutApi(TakesNoBody, APIView):
 class MeApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: MeSerializer, **LIST_ERRORS})
+    @extend_schema(
+        responses={200: MeSerializer, **LIST_ERRORS},
+        description="The logged-in user: id, username, name and `roles` (e.g. `commissario`, `capo_partita`), "
+        "as the token's answer gives them. Any staff role; a user without one: 403 `permission_denied`.",
+    )
     def get(self, request):
         return Response(MeSerializer(request.user).data)
 
@@ -207,7 +241,11 @@ class CasinoListApi(_ListApi):
     def get_queryset(self):
         return selectors.casino_list()
 
-    @extend_schema(responses={200: CasinoSerializer(many=True), **LIST_ERRORS})
+    @extend_schema(
+        responses={200: CasinoSerializer(many=True), **LIST_ERRORS},
+        description="The casinos by name, each with its `sites` (the ids a table's `casino` and `site` take). "
+        "Any staff role. " + PAGINATED,
+    )
     def get(self, request):
         return self.list_response()
 
@@ -252,7 +290,13 @@ class TableListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.table_list()
 
-    @extend_schema(responses={200: TableSerializer(many=True), **LIST_ERRORS})
+    @extend_schema(
+        responses={200: TableSerializer(many=True), **LIST_ERRORS},
+        description="The tables by casino and number, with their settings (rule profile, seats, decks, cagnotte "
+        "rate and rounding, seats to start, active). Any staff role reads them; the Direzione Giochi alone "
+        "creates one (POST). Filters: `casino`, `site`, `profile`, `active` (true/false), `seats`; a key that is "
+        "no filter of this list, or a malformed value, is a 400 `invalid_input` naming it. " + PAGINATED,
+    )
     def get(self, request):
         return self.list_response()
 
@@ -276,7 +320,11 @@ class TableListApi(IdempotentMixin, _ListApi):
 class TableDetailApi(APIView):
     permission_classes = (DirezioneWrites,)
 
-    @extend_schema(responses={200: TableSerializer, **READ_ERRORS})
+    @extend_schema(
+        responses={200: TableSerializer, **READ_ERRORS},
+        description="One table and its settings, as the list gives them. Any staff role reads it; the "
+        "Direzione Giochi alone changes it (PATCH). 404 `not_found`: no such table.",
+    )
     def get(self, request, pk: int):
         return Response(TableSerializer(get_object_or_404(selectors.table_list(), pk=pk)).data)
 
@@ -313,7 +361,13 @@ class GamingDayListApi(IdempotentMixin, _ListApi):
     def get_queryset(self):
         return selectors.gaming_day_list()
 
-    @extend_schema(responses={200: GamingDaySerializer(many=True), **LIST_ERRORS})
+    @extend_schema(
+        responses={200: GamingDaySerializer(many=True), **LIST_ERRORS},
+        description="The gaming days, newest first, with who opened and who closed each (`is_open`: not closed "
+        "yet). Any staff role reads them; the Commissario opens one (POST) and closes it (POST .../close/). "
+        "Filters: `casino`, `date`, `date_from`, `date_to` (YYYY-MM-DD), `is_open` (true/false); a key that is no "
+        "filter of this list, or a malformed value, is a 400 `invalid_input` naming it. " + PAGINATED,
+    )
     def get(self, request):
         return self.list_response()
 
@@ -365,7 +419,16 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
         # The table staff list the sessions they work or worked at (floor.permissions).
         return readable_sessions(self.request.user, selectors.table_session_list())
 
-    @extend_schema(responses={200: TableSessionSerializer(many=True), **LIST_ERRORS})
+    @extend_schema(
+        responses={200: TableSessionSerializer(many=True), **LIST_ERRORS},
+        description="The table sessions, the latest opened first, with their table, staff, limits, status "
+        "(`open`, `interrupted`, `closed`) and seated players' count. The Commissario, the Direzione and the "
+        "auditors list every session; a Capo Partita or a changeur only those he works or worked at (the "
+        "others are left out, not refused). The Commissario opens one (POST). Filters: `table`, `casino`, "
+        "`gaming_day`, `status`, `capo_partita`, `changeur` (user ids), `date`, `date_from`, `date_to` (the "
+        "gaming day's date, YYYY-MM-DD); a key that is no filter of this list, or a malformed value, is a 400 "
+        "`invalid_input` naming it. " + PAGINATED,
+    )
     def get(self, request):
         return self.list_response()
 
@@ -387,7 +450,13 @@ class TableSessionListApi(IdempotentMixin, _ListApi):
 class TableSessionDetailApi(APIView):
     permission_classes = (CanReadFloor,)
 
-    @extend_schema(responses={200: TableSessionDetailSerializer, **READ_ERRORS})
+    @extend_schema(
+        responses={200: TableSessionDetailSerializer, **READ_ERRORS},
+        description="One table session as the list gives it, with its seated players (`seats`, those at the "
+        "table now) and its interruptions. The Commissario, the Direzione and the auditors read any session; a "
+        "Capo Partita or a changeur only one he works or worked at (403 `permission_denied` for another). "
+        "404 `not_found`: no such session.",
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         session = get_object_or_404(selectors.table_session_detail(), pk=pk)
@@ -494,7 +563,13 @@ class MinimumChangeListApi(_ListApi):
         session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
         return selectors.minimum_change_list(session=session)
 
-    @extend_schema(responses={200: MinimumChangeSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        responses={200: MinimumChangeSerializer(many=True), **READ_ERRORS},
+        description="The session's changes of limits, oldest first: the minimum and maximum before and after "
+        "(cents; a null maximum is none), who changed them, when and why. Read as the session is (GET "
+        "/api/sessions/{id}/: the table staff only at a session they work or worked at, else 403 "
+        "`permission_denied`); 404 `not_found`: no such session. " + PAGINATED,
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         return self.list_response()
@@ -541,7 +616,13 @@ class StaffChangeListApi(_ListApi):
         session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
         return selectors.staff_change_list(session=session)
 
-    @extend_schema(responses={200: StaffChangeSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        responses={200: StaffChangeSerializer(many=True), **READ_ERRORS},
+        description="The session's staff changes, oldest first: the outgoing and incoming Capo Partita and "
+        "changeur, who ordered the change, when and why. Read as the session is (GET /api/sessions/{id}/: the "
+        "table staff only at a session they work or worked at, else 403 `permission_denied`); 404 `not_found`: "
+        "no such session. " + PAGINATED,
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         return self.list_response()
@@ -567,7 +648,15 @@ class SeatListApi(IdempotentMixin, _ListApi):
         session = get_object_or_404(TableSession, pk=self.kwargs["pk"])
         return selectors.seat_list(session=session)
 
-    @extend_schema(responses={200: SeatSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        responses={200: SeatSerializer(many=True), **READ_ERRORS},
+        description="The session's seats, the numbered ones first by number, then the standing players; the "
+        "seats released are listed too (`active`: false, with `left_at` and `left_by`). Read as the session is "
+        "(GET /api/sessions/{id}/: the table staff only at a session they work or worked at, else 403 "
+        "`permission_denied`); the Commissario assigns a seat (POST); 404 `not_found`: no such session. "
+        "Filters: `active`, `standing` (true/false), `patron` (a patron id); a key that is no filter of this "
+        "list, or a malformed value, is a 400 `invalid_input` naming it. " + PAGINATED,
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         return self.list_response()

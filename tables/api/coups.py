@@ -30,6 +30,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import (
+    PAGINATED,
     READ_ERRORS,
     WRITE_ERRORS,
     ErrorSerializer,
@@ -245,7 +246,15 @@ class BankListApi(_TableApi):
             return Bank.objects.none()
         return selectors.bank_list(session=get_object_or_404(TableSession, pk=self.kwargs["pk"]))
 
-    @extend_schema(responses={200: CoupBankSerializer(many=True), **READ_ERRORS}, summary="The session's banks")
+    @extend_schema(
+        responses={200: CoupBankSerializer(many=True), **READ_ERRORS},
+        summary="The session's banks",
+        description="Every bank of the session in order (`number`), the ended ones included: its banker and "
+        "seat, its amount now and at its opening (cents), how it came (`origin`), `status` (`active`, `ended`) "
+        "and why it ended (`end_reason`). The Commissario, the Direzione and the auditors read any session; a "
+        "Capo Partita or a changeur only one he works or worked at (403 `permission_denied` for another); 404 "
+        "`not_found`: no such session. Only the session's Capo Partita opens a bank (POST). " + PAGINATED,
+    )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)
         page = self.paginate_queryset(self.get_queryset())
