@@ -658,6 +658,10 @@ def _context(
             "needed": session.table.min_seats_to_start,
             "seated": sum(1 for p in places if not p["standing"]),
         } if "not_enough_players" in state["cannot_open_because"] else None,
+        # The side's bar form, where it is, shows this player first (its list's default, none
+        # selected): the start-needs banner names him, so that its poll tells the form unchanged.
+        "bar_default": next((str(p["patron"]["id"]) for p in places if not p["barred"]), "")
+        if writable and playable and session.is_open else None,
         "outcome": outcome,
         # Before its first card a coup may be annulled, also while play is interrupted.
         # A barred player's banco call cannot stand (RULES.md §4): the tablet offers to take it back.
@@ -710,7 +714,12 @@ def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
     - still waiting, with the counts the banner says (its ?seated= and ?needed=): 204, nothing
       swapped (nothing moves under the croupier's fingers every 5 s);
     - still waiting, with other counts: the banner again, saying them (it polls on);
-    - play interrupted meanwhile: 204, polling on (the seats cannot start it; once resumed, they do);
+    - play interrupted meanwhile (the seats cannot start it; once resumed, they do): the banner
+      again, with the counts it said and the capacity play is interrupted in (its
+      ?interrupted=), polling on, and out of band the notices above the panel ("Play is
+      interrupted"); interrupted as it says (?interrupted=commissario or direzione): 204;
+    - resumed, still waiting, where the banner says it is interrupted: the banner (saying it is
+      not) and the notices out of band, without the interruption's banner;
     - otherwise (the game may start, or a bank opened meanwhile, or the session closed): the
       flow section the banner is in (#flow: the bank's form, or what stands now), swapped for
       the one on the page (HX-Retarget), and out of band the header's facts (the next seat),
@@ -718,29 +727,64 @@ def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
       side's Players table (the players seated meanwhile, their Regola toggles: buttons, no
       text typed in it). Nothing else: the side's forms (a bar's, a void's, whose text
       fields he may be typing in) and the register keep what he typed. The banner goes with
-      its section, so the polling stops.
+      its section, so the polling stops. Only the bar form's player list (#bar-patron) comes
+      too, out of band, when the banner sends that form as it was shown (?bar=, the player it
+      showed first, is its ?patron=, and its ?reason= is empty): its players seated meanwhile.
     While waiting: one query for the seats and the banks (first_bank_start_needs) besides the
-    session and the user's, however many seats; then the panel's own, once."""
+    session and the user's, however many seats (interrupted: the interruption's, instead);
+    then the panel's own, once (interrupted or resumed meanwhile, or the game may start)."""
     if not is_htmx(request):
         return redirect("tablet-session", pk=pk)  # the address opened as a page: the tablet
     found = _session_for(request, pk)
     if isinstance(found, HttpResponse):
         return found
     session, writable = found
+    said = {"seated": request.GET.get("seated"), "needed": request.GET.get("needed")}
+    said_interrupted = request.GET.get("interrupted", "0")  # (an older banner does not say: "0")
+    # The bar form's player shown first, where the banner names it: echoed, it stays the form's.
+    bar_default = request.GET.get("bar")
+    if session.status == TableSession.Status.INTERRUPTED:
+        suspended_as = (
+            session.interruptions.filter(resumed_at__isnull=True).values_list("interrupted_as", flat=True).first()
+        ) or "1"
+        if said_interrupted == suspended_as:
+            return HttpResponse(status=204)
+        try:  # the counts it said (the seats cannot start the game meanwhile: not asked)
+            needs = {"seated": int(said["seated"]), "needed": int(said["needed"])}
+        except (TypeError, ValueError):
+            return HttpResponse(status=204)
+        return _start_needs_with_notices(request, session, writable, needs, bar_default)
     needs = first_bank_start_needs(session)
-    if needs is None and session.status == TableSession.Status.INTERRUPTED:
-        return HttpResponse(status=204)
     if needs is not None:
-        if (request.GET.get("seated"), request.GET.get("needed")) == (str(needs["seated"]), str(needs["needed"])):
+        if said_interrupted != "0":  # resumed meanwhile: the interruption's banner goes
+            return _start_needs_with_notices(request, session, writable, needs, bar_default)
+        if (said["seated"], said["needed"]) == (str(needs["seated"]), str(needs["needed"])):
             return HttpResponse(status=204)
         # (the link "Check the seats again", beside it, stays: it is not swapped)
-        return render(request, "tables/_tablet_start_needs.html", {"session": session, "start_needs": needs})
+        return render(request, "tables/_tablet_start_needs.html",
+                      {"session": session, "start_needs": needs, "bar_default": bar_default})  # fmt: skip
     context = _context(session, writable, viewer=request.user, **_floor_powers(request))
-    response = render(request, "tables/_tablet_panel.html", {**context, "oob_facts": True})
+    # The bar form's player list, as the banner sent that form: shown as it came, nothing typed.
+    oob_bar = bar_default is not None and request.GET.get("reason") == "" and (
+        request.GET.get("patron", "") == bar_default
+    )
+    response = render(request, "tables/_tablet_panel.html", {**context, "oob_facts": True, "oob_bar": oob_bar})
     response["HX-Retarget"] = "#flow"
     response["HX-Reselect"] = "#flow"
     response["HX-Reswap"] = "outerHTML"
     return response
+
+
+def _start_needs_with_notices(
+    request: HttpRequest, session: TableSession, writable: bool, needs: dict[str, int], bar_default: str | None
+) -> HttpResponse:
+    """The start-needs banner, saying the counts `needs` and whether play is interrupted, and
+    out of band the notices above the panel, as the page says them now (the panel's reads)."""
+    context = _context(session, writable, viewer=request.user, **_floor_powers(request))
+    return render(request, "tables/_tablet_start_needs.html", {
+        "session": session, "start_needs": needs, "bar_default": bar_default, "oob_notices": True,
+        "suspended_as": context["suspended_as"], "readonly_reason": context["readonly_reason"],
+    })  # fmt: skip
 
 
 def _difference_words(difference: int) -> str:
