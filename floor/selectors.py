@@ -113,9 +113,13 @@ def active_seats_by_session(*, sessions: list[TableSession]) -> dict[int, list[S
     return by_session
 
 
-def gaming_days_open(*, casinos: list[Casino]) -> dict[int, GamingDay]:
-    """The open gaming day of each casino that has one: one query for them all."""
-    return {d.casino_id: d for d in GamingDay.objects.filter(casino__in=casinos, closed_at__isnull=True)}
+def gaming_days_open(*, casinos: list[Casino] | None = None) -> dict[int, GamingDay]:
+    """The open gaming day of each casino that has one (of `casinos`; None: of every casino),
+    by casino id: one query for them all."""
+    days = GamingDay.objects.filter(closed_at__isnull=True)
+    if casinos is not None:
+        days = days.filter(casino__in=casinos)
+    return {d.casino_id: d for d in days}
 
 
 def next_gaming_day_dates(*, casinos: list[Casino]) -> dict[int, dt.date]:

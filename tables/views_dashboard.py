@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -122,13 +122,17 @@ def _initials(name: str) -> str:
 
 def _table_cards(
     tables: list[Table], live: dict[int, TableSession], seat_choice: dict[int, int] | None = None,
-    handovers: dict[int, list] | None = None,
+    handovers: dict[int, list] | None = None, *, days_open: Collection[int] | None,
 ) -> list[dict]:  # fmt: skip
     """The cards of `tables`, in a constant number of queries however many there are: the
     live sessions' game states, places and coups played read for all at once. `handovers`: the
     changeurs' handovers not counted by session (tables.selectors.handovers_not_counted), each
     linked from its running session's card to its count's form, for those who count them
-    (COUNTS_DRAWER: _handovers_to_count); None: none linked."""
+    (COUNTS_DRAWER: _handovers_to_count); None: none linked. `days_open`: the ids of the
+    casinos with a gaming day open, read once for the request by its caller (not per card): a
+    closed table's card offers the open form only then (floor.services.table_session_open
+    refuses it otherwise, `no_open_gaming_day`; the casino's section says where the day opens
+    instead). None: not read, for the live fragment, which offers no form."""
     sessions = [live[t.pk] for t in tables if t.pk in live]
     states = session_game_states(sessions) if sessions else {}
     seats = floor_selectors.active_seats_by_session(sessions=sessions)
@@ -143,15 +147,20 @@ def _table_cards(
     for table in tables:
         session = live.get(table.pk)
         card: dict = {"table": table, "session": session, "seat_choice": choice.get(table.pk),
-                      "handovers": (handovers or {}).get(session.pk, []) if session is not None else []}  # fmt: skip
+                      "handovers": (handovers or {}).get(session.pk, []) if session is not None else [],
+                      "day_open": None if days_open is None else table.casino_id in days_open}  # fmt: skip
         if session is not None:
             _fill_card(card, table, states[session.pk], seats[session.pk], played.get(session.pk, 0))
         cards.append(card)
     return cards
 
 
-def _table_card(table: Table, session: TableSession | None, handovers: dict[int, list] | None = None) -> dict:
-    return _table_cards([table], {} if session is None else {table.pk: session}, handovers=handovers)[0]
+def _table_card(
+    table: Table, session: TableSession | None, handovers: dict[int, list] | None = None, *,
+    days_open: Collection[int] | None,
+) -> dict:  # fmt: skip
+    return _table_cards([table], {} if session is None else {table.pk: session}, handovers=handovers,
+                        days_open=days_open)[0]  # fmt: skip
 
 
 def _handovers_to_count(request: HttpRequest, live: dict[int, TableSession]) -> dict[int, list] | None:
@@ -289,7 +298,7 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
         by_session = {}
         for change in (change for changes in handovers.values() for change in changes):
             by_session.setdefault(change.session_id, []).append(change)
-    cards = _table_cards(tables, live, chosen, handovers=by_session)
+    cards = _table_cards(tables, live, chosen, handovers=by_session, days_open=days.keys())
     # No day open: the last day's drawers not counted, to those who count them, while its books
     # are still open (a late count; the desk's page of the day lists them too)
     late = (
@@ -330,7 +339,8 @@ def table_live(request: HttpRequest, pk: int) -> HttpResponse:
     table = get_object_or_404(Table, pk=pk)
     session = _live_sessions().get(table.pk)
     handovers = _handovers_to_count(request, {table.pk: session}) if session is not None else None
-    card = _table_card(table, session, handovers=handovers)
+    # (the fragment offers no form: whether the casino's day is open is not read for it)
+    card = _table_card(table, session, handovers=handovers, days_open=None)
     return render(request, "tables/_floor_live.html", {"c": card, **_common(request)})
 
 
@@ -492,7 +502,10 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
         live = _live_sessions()
         common = _common(request)
         handovers = _handovers_to_count(request, live)
-        card = _table_card(table, live.get(table.pk), handovers)
+        # Every casino's open day, read once, after the action: for this card and the others
+        # swapped out of band (any casino's), and for the close of this table's day below.
+        days = floor_selectors.gaming_days_open()
+        card = _table_card(table, live.get(table.pk), handovers, days_open=days.keys())
         response = render(
             request,
             "tables/_floor_table.html",
@@ -504,12 +517,12 @@ def _answer(request: HttpRequest, table: Table | None, outcome: Outcome, action:
             # now free or busy: not offered stale until the page is reloaded. Every casino's:
             # the page shows them all, and the staff lists are the whole floor's (_common)
             others = list(floor_selectors.table_list().filter(active=True).exclude(pk=table.pk))
-            for other in _table_cards(others, live, handovers=handovers):
+            for other in _table_cards(others, live, handovers=handovers, days_open=days.keys()):
                 context = {"c": other, "outcome": None, "oob": True, **common}
                 response.content += render(request, "tables/_floor_table.html", context).content
         day = None
         if outcome.ok and action in DAY_CLOSE_ACTIONS | DRAWER_LIST_ACTIONS and common["can_write"]:
-            day = floor_selectors.gaming_days_open(casinos=[table.casino]).get(table.casino_id)
+            day = days.get(table.casino_id)
         if day is not None:
             g = {"casino": table.casino, "day": day, "in_play": in_play(live, day)}
             if action in DAY_CLOSE_ACTIONS:

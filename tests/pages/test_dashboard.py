@@ -495,8 +495,11 @@ def test_closing_a_table_offers_its_staff_at_the_other_tables_at_once(client_for
     tables (the open form, the relief), not only after the Commissario reloads the page:
     the htmx answer swaps the other tables' cards too (out of band). Another casino's too:
     the staff lists are the whole floor's (a Capo Partita or a changeur is not bound to a
-    casino), and the dashboard shows every casino's tables."""
+    casino), and the dashboard shows every casino's tables (the other casino's day open: a
+    table of a casino with none offers no open form)."""
     where = SiteFactory(name="Ca' Noghera") if elsewhere else site
+    if elsewhere:
+        floor_services.gaming_day_open(casino=where.casino, by=game.commissario)
     other = floor_services.table_create(casino=where.casino, site=where, number=5, by=direzione)
     client = client_for(game.commissario)
     session = game.session
@@ -764,3 +767,72 @@ def test_a_minimum_above_the_maximum_is_said_with_both(client_for, game, languag
         "idempotency_key": str(uuid.uuid4()), "session": game.session.pk, "minimum": "0", "reason": "r"},
         HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en")  # fmt: skip
     assert "The minimum must be at least 1 euro" in answer.content.decode()
+
+
+def test_no_closed_table_offers_its_open_form_while_its_casino_has_no_gaming_day_open(
+    client_for, game, commissario, direzione, site
+):
+    """Walk of the end of day: once the Commissario had closed the gaming day, every closed
+    table's card still offered "Open a session", and "Open the table" was refused with "The
+    casino has no open gaming day." A closed table's form is offered only while its casino's
+    day is open; with none, the casino's section says once where the day opens (its own
+    form), on the page, in a card's answer and in the cards swapped out of band alike."""
+    idle = floor_services.table_create(casino=site.casino, site=site, number=7, by=direzione)
+    elsewhere = SiteFactory(name="Ca' Noghera")  # its day closed
+    closed_day = floor_services.gaming_day_open(casino=elsewhere.casino, by=commissario)
+    floor_services.gaming_day_close(gaming_day=closed_day, by=commissario, open_sessions="refuse")
+    far = floor_services.table_create(casino=elsewhere.casino, site=elsewhere, number=2, by=direzione)
+    far_too = floor_services.table_create(casino=elsewhere.casino, site=elsewhere, number=3, by=direzione)
+    lido = SiteFactory(name="Lido")  # no day yet
+    beach = floor_services.table_create(casino=lido.casino, site=lido, number=4, by=direzione)
+    client = client_for(game.commissario)
+    note = "No gaming day is open: the tables open once it is."
+
+    def card(html: str, table) -> str:
+        return re.search(rf'<article[^>]*id="table-{table.pk}".*?</article>', html, re.S).group(0)
+
+    def offers_open(html: str, table) -> bool:
+        return f"/floor/tables/{table.pk}/open/" in card(html, table)
+
+    def section(html: str, casino) -> str:
+        return re.search(rf'<section[^>]*aria-labelledby="casino-{casino.pk}".*?</section>', html, re.S).group(0)
+
+    html = client.get("/floor/").content.decode()
+    assert offers_open(html, idle)  # its casino's day is open
+    assert not any(offers_open(html, t) for t in (far, far_too, beach))
+    assert "Open the table" not in card(html, far) and "Open a session" not in card(html, far)
+    assert html.count(note) == 2  # once for each casino without a day, by its own form
+    for casino in (elsewhere.casino, lido.casino):
+        said = section(html, casino)
+        assert said.count(note) == 1 and f"/floor/casinos/{casino.pk}/open-day/" in said
+    assert note not in section(html, site.casino)
+    italian = client.get("/floor/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert italian.count("Nessuna giornata di gioco è aperta") == 2 and italian.count("Apri il tavolo") == 1
+
+    # A card's answer (a stale page's open, refused) offers the form no more either.
+    refused = client.post(f"/floor/tables/{far.pk}/open/", {
+        "capo_partita": game.capo.pk, "changeur": game.session.changeur_id, "shoe_number": "S-9",
+        "minimum": "50", "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_HX_REQUEST="true")  # fmt: skip
+    assert refused.status_code == 409
+    answer = refused.content.decode()
+    assert "The casino has no open gaming day." in answer and not offers_open(answer, far)
+    # Nor the cards swapped out of band after a relief at a table of the open day: the
+    # other casinos' tables without it, this casino's idle table with it.
+    relief = UserFactory(username="capo_relief", roles=["capo_partita"])
+    relieved = client.post(f"/floor/tables/{game.session.table.pk}/staff/", {
+        "session": game.session.pk, "capo_partita": relief.pk, "changeur": game.session.changeur_id,
+        "current_capo_partita": game.capo.pk, "current_changeur": game.session.changeur_id, "reason": "break",
+        "idempotency_key": str(uuid.uuid4()),
+    }, HTTP_HX_REQUEST="true")  # fmt: skip
+    assert relieved.status_code == 200
+    oob = relieved.content.decode()
+    assert all(f'id="table-{t.pk}"' in oob and not offers_open(oob, t) for t in (far, far_too, beach))
+    assert offers_open(oob, idle)
+
+    # The day opened, its table offers the form, and its note is gone (the other's stays).
+    opened = client.post(f"/floor/casinos/{lido.casino.pk}/open-day/", {"idempotency_key": str(uuid.uuid4())})
+    assert opened.status_code == 200
+    html = opened.content.decode()
+    assert offers_open(html, beach) and note not in section(html, lido.casino)
+    assert not offers_open(html, far) and html.count(note) == 1
