@@ -31,7 +31,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from rest_framework.throttling import ScopedRateThrottle
@@ -57,7 +57,7 @@ from tables.views_common import (
 from tables.wording import version_text, violations_text
 
 if TYPE_CHECKING:
-    from floor.models import GamingDay
+    from floor.models import GamingDay, TableSession
 
 from .api_reports import CONTENT_TYPES
 from .apis import _LookaheadPaginator, events_filtered
@@ -1085,6 +1085,45 @@ def _broken_words(broken: dict) -> str:
     }
 
 
+def _stream_words(name: str, report: DayReport, sessions: dict[int, TableSession]) -> str:
+    """An audit stream said in words ("the day's books", "table 2 session 1"), by the patterns
+    the services name them with (floor.models' `audit_stream`, audit.services.books_stream,
+    audit.reports.services.reports_stream); a name of another pattern, or of another day (or
+    casino) than the report's, as itself."""
+    kind, _sep, key = name.partition(":")
+    if name == "patrons":
+        return _("the patrons' register")
+    if not key.isascii() or not key.isdigit():
+        return name
+    pk = int(key)
+    if kind == "table_session" and pk in sessions:
+        return _("table %(table)s session %(session)s") % {"table": sessions[pk].table.number,
+                                                           "session": sessions[pk].number}  # fmt: skip
+    if kind == "table_session":  # (its row gone: the stream still says which)
+        return _("table session %(id)s") % {"id": pk}
+    if kind == "casino":  # (never sealed by a report so far: its casino read only then)
+        return _("the casino") if pk == report.gaming_day.casino_id else name
+    if pk != report.gaming_day_id:
+        return name
+    return {"gaming_day": _("the gaming day's floor"), "day_books": _("the day's books"),
+            "reports": _("the day's report builds")}.get(kind, name)  # fmt: skip
+
+
+def _later_events_words(later: dict[str, int], report: DayReport) -> list[tuple[str, str]]:
+    """The events recorded after a report in the streams it seals, per stream: its name (the
+    desk's events page filters by it) and it in words, "the day's books: 4 events" (the verify
+    API's `later_events` keeps the streams' names). The sessions named are read at once: one
+    query, or none."""
+    pks = [int(key) for kind, _sep, key in (n.partition(":") for n in later)
+           if kind == "table_session" and key.isascii() and key.isdigit()]  # fmt: skip
+    sessions = {s.pk: s for s in floor_selectors.table_session_list().filter(pk__in=pks)} if pks else {}
+    return [
+        (name, ngettext("%(stream)s: %(n)s event", "%(stream)s: %(n)s events", n)
+         % {"stream": _stream_words(name, report, sessions), "n": n})
+        for name, n in later.items()
+    ]  # fmt: skip
+
+
 def _day_page_url(pk: int) -> str:
     return reverse("desk-day", args=[pk])
 
@@ -1111,6 +1150,7 @@ def report_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
         return throttled
     try:
         verified = _explain(report_verify(report=report))
+        verified["later_said"] = _later_events_words(verified.get("later_events") or {}, report)
     except ApplicationError as exc:
         verified = {"ok": False, "report": report.pk, "files": [], "chains": None, "seal": None,
                     "lines": [_("The report is not built yet.") if exc.code == "report_not_built" else str(exc.message)]}  # fmt: skip

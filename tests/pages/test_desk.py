@@ -108,11 +108,64 @@ def test_verify_says_what_was_recorded_after_the_report(client_for, closed, audi
 
     from audit.services import record
 
+    session = closed.gaming_day.sessions.get()
     with transaction.atomic():
         record(stream=f"gaming_day:{closed.gaming_day_id}", actor=None, action="late.event", data={})
+        for _n in range(2):
+            record(stream=f"table_session:{session.pk}", actor=None, action="late.event", data={})
     html = client_for(auditor).post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true").content.decode()
     assert 'class="verify-result ok"' in html and "Recorded after this report" in html
-    assert f"gaming_day:{closed.gaming_day_id}: 1" in html
+    # Said in words (it said "gaming_day:7: 1"), each stream with its count's plural.
+    number = session.table.number
+    assert f"The gaming day&#x27;s floor: 1 event, table {number} session {session.number}: 2 events." in html
+    assert f"gaming_day:{closed.gaming_day_id}" not in html and f"table_session:{session.pk}" not in html
+    italian = client_for(auditor).post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true",
+                                       HTTP_ACCEPT_LANGUAGE="it").content.decode()  # fmt: skip
+    assert f"La sala della giornata di gioco: 1 evento, tavolo {number} sessione {session.number}: 2 eventi." in italian
+
+
+def test_verify_says_the_day_s_books_recorded_after_a_version_with_the_register(
+    client_for, closed, direzione, auditor, make_user, django_capture_on_commit_callbacks
+):
+    """Walk of the end of day: a count corrected after version 2 (which seals the day's books)
+    was listed as "day_books:1: 1"."""
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    count = registers.cagnotte_count_record(gaming_day=day, table=day.sessions.get().table, by=direzione,
+                                            witness=auditor, counted=0)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=make_user("direzione_two", Role.DIREZIONE))
+    v2 = DayReport.objects.get(gaming_day=day, version=2)
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=auditor, counted=1_00, note="recount")
+    html = client_for(auditor).post(f"/desk/reports/{v2.pk}/verify/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'class="verify-result ok"' in html
+    assert "The day&#x27;s books: 1 event." in html and f"day_books:{day.pk}" not in html
+    italian = client_for(auditor).post(f"/desk/reports/{v2.pk}/verify/", HTTP_HX_REQUEST="true",
+                                       HTTP_ACCEPT_LANGUAGE="it").content.decode()  # fmt: skip
+    assert "I libri della giornata: 1 evento." in italian
+
+
+def test_the_streams_recorded_after_a_report_are_said_by_their_patterns():
+    """The day's books (which a version with the control register seals), the casino, and a
+    stream of an unknown pattern or of another day, which stays as it is."""
+    from django.utils import translation
+
+    from audit.views import _later_events_words
+    from floor.models import Casino
+
+    report = DayReport(gaming_day=GamingDay(pk=7, casino=Casino(pk=3)))
+    later = {"day_books:7": 4, "casino:3": 1, "day_books:8": 1, "somewhere:7": 2, "table_session:999999": 1}
+    assert _later_events_words(later, report) == [
+        "the day's books: 4 events", "the casino: 1 event", "day_books:8: 1 event", "somewhere:7: 2 events",
+        "table session 999999: 1 event",
+    ]  # fmt: skip
+    with translation.override("it"):
+        assert _later_events_words({"day_books:7": 1, "casino:3": 2}, report) == [
+            "i libri della giornata: 1 evento", "il casinò: 2 eventi"
+        ]  # fmt: skip
 
 
 def test_what_was_recorded_after_the_report_leads_to_its_events(client_for, closed, auditor):
