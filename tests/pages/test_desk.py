@@ -497,6 +497,40 @@ def test_a_superseded_version_says_so_and_links_to_the_latest(
     assert "Sostituita dalla versione 2" in html and "Versione corrente" in html
 
 
+def test_a_version_from_a_corrected_register_says_so_with_its_reason(
+    client_for, closed, direzione, auditor, make_user, django_capture_on_commit_callbacks
+):
+    """Walk of the end of day: version 3, built once the register's correction was signed,
+    was labelled "with the signed control register", as version 2 is. It says the register
+    was corrected, and why (the correction's reason: what tells two corrections apart)."""
+    from audit.reports import registers
+
+    day = closed.gaming_day
+    second = make_user("direzione_two", Role.DIREZIONE)
+    count = registers.cagnotte_count_record(gaming_day=day, table=day.sessions.get().table, by=direzione,
+                                            witness=auditor, counted=0)  # fmt: skip
+    reg = registers.control_register_prepare(gaming_day=day, by=direzione)
+    registers.control_register_sign(register=reg, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=reg, by=second)
+    registers.cagnotte_count_correct(count=count, by=direzione, witness=auditor, counted=1_00, note="recount")
+    fixed = registers.control_register_correct(register=reg, by=direzione, reason="box recounted <b>")
+    registers.control_register_sign(register=fixed, by=direzione)
+    with django_capture_on_commit_callbacks(execute=True):
+        registers.control_register_sign(register=fixed, by=second)
+    v2, v3 = (DayReport.objects.get(gaming_day=day, version=n) for n in (2, 3))
+    assert v3.status == "done" and v3.control_register_id == fixed.pk, v3.error
+    html = client_for(auditor).get(f"/desk/days/{day.pk}/").content.decode()
+    label = "with the control register corrected (box recounted &lt;b&gt;) and signed"
+    assert label in _card(html, v3.pk) and "with the signed control register" not in _card(html, v3.pk)
+    assert "with the signed control register" in _card(html, v2.pk) and "corrected (" not in _card(html, v2.pk)
+    assert "at the close" in _card(html, closed.pk)
+    # The card's own answer (its poll) says it too, and in Italian.
+    assert label in client_for(auditor).get(f"/desk/reports/{v3.pk}/").content.decode()
+    italian = client_for(auditor).get(f"/desk/days/{day.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "con il registro di controllo corretto (box recounted &lt;b&gt;) e firmato" in _card(italian, v3.pk)
+
+
 def test_the_desk_s_queries_do_not_grow_with_the_versions(client_for, closed, auditor):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
