@@ -696,7 +696,7 @@ class ControlRegisterApi(IdempotentMixin, TakesNoBody, APIView):
         "one: 400 `invalid_input` naming it). The 409 codes are listed below; 404 `not_found`: no such day.",
         request=None,
         responses={200: ControlRegisterOutput, **_errors(
-            "", conflict="`day_not_closed`, `cagnotte_not_counted`, `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `deposit_not_as_recorded` (an unclaimed deposit edited behind the services: `deposits`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
+            "", conflict="`day_not_closed`, `cagnotte_not_counted` (`tables`: the numbers of the tables not counted), `register_signed` (enter a correction), `levies_changed_since_count`, `count_not_as_recorded` (a count edited behind the services: `counts`, `tables`), `deposit_not_as_recorded` (an unclaimed deposit edited behind the services: `deposits`), `register_not_as_recorded` (a register of the day edited, written or deleted behind the services: `registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         day = floor_selectors.gaming_day_or_404(pk=pk)
@@ -733,7 +733,7 @@ class ControlRegisterCorrectApi(IdempotentMixin, APIView):
         "400 `reason_required`).",
         request=ControlRegisterCorrectInput,
         responses={201: ControlRegisterOutput, **_errors(
-            "`reason_required` (a reason of invisible characters only)", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted`, `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
+            "`reason_required` (a reason of invisible characters only)", conflict="`register_not_signed`, `already_corrected`, `register_unchanged` (the signed register agrees with the counts in force), `cagnotte_not_counted` (`tables`), `levies_changed_since_count`, `count_not_as_recorded`, `deposit_not_as_recorded`, `register_not_as_recorded` (`registers`).")},
     )  # fmt: skip
     def post(self, request, pk: int):
         data = self.ControlRegisterCorrectInput(data=request.data)

@@ -1205,7 +1205,7 @@ def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None
                 raise BadForm(exc.code, str(refusals[exc.code]), details=exc.details,
                               status_code=exc.status_code) from None  # fmt: skip
             if exc.code in BOOK_REFUSALS:
-                exc.message = str(BOOK_REFUSALS[exc.code])
+                exc.message = _book_refusal(exc.code, exc.details or {})
             raise
 
     outcome = form_post(request, guarded)
@@ -1213,6 +1213,19 @@ def _books_post(request: HttpRequest, day: GamingDay, run, refusals: dict | None
     # `form` names the form (and `row` its row) whose typing a refusal gives back to it.
     typed = {"form": form, "pk": str(row), "values": request.POST} if form else None
     return _day_page(request, day, outcome=outcome, typed=typed)
+
+
+def _book_refusal(code: str, details: dict) -> str:
+    """A refusal of the books in the page's language, naming what its details name: the
+    tables whose cagnotte is not counted (audit.reports.registers, `tables`: their numbers),
+    which the register's form otherwise left the Direzione to look for."""
+    tables = details.get("tables")
+    if code == "cagnotte_not_counted" and isinstance(tables, list) and tables and all(type(n) is int for n in tables):
+        return ngettext(
+            "Count the cagnotte of table %(tables)s first.", "Count the cagnotte of tables %(tables)s first.",
+            len(tables),
+        ) % {"tables": ", ".join(str(n) for n in tables)}  # fmt: skip
+    return str(BOOK_REFUSALS[code])
 
 
 # The count's two amounts, as a refused figure names its field (euros_to_cents' label): the

@@ -609,6 +609,37 @@ def test_the_desk_pages_are_never_taken_from_the_browser_cache(client_for, close
         assert "no-store" in response["Cache-Control"], url
 
 
+def test_the_register_refused_names_the_tables_whose_cagnotte_is_not_counted(
+    client_for, make_game, direzione, auditor
+):
+    """Walk of the end of day: writing the control register with a table's cagnotte not
+    counted said "Count the cagnotte of every table first.", leaving the Direzione to look
+    for the table. It names them, from the refusal's details, in the page's language; the
+    API's answer keeps its code and details."""
+    from audit.reports import registers
+
+    first, second = make_game(), make_game()
+    day = first.session.gaming_day
+    floor_services.gaming_day_close(gaming_day=day, by=first.commissario, open_sessions="close")
+    numbers = first.session.table.number, second.session.table.number
+    client = client_for(direzione)
+
+    def refused(**headers) -> str:
+        response = client.post(f"/desk/days/{day.pk}/register/", {"idempotency_key": str(uuid.uuid4())}, **headers)
+        assert response.status_code == 409
+        return re.search(r'class="outcome err"[^>]*>([^<]*)<', response.content.decode()).group(1)
+
+    assert refused() == f"Count the cagnotte of tables {numbers[0]}, {numbers[1]} first."
+    registers.cagnotte_count_record(gaming_day=day, table=first.session.table, by=direzione, witness=auditor,
+                                    counted=0)  # fmt: skip
+    assert refused() == f"Count the cagnotte of table {numbers[1]} first."
+    assert refused(HTTP_ACCEPT_LANGUAGE="it") == f"Contare prima la cagnotte del tavolo {numbers[1]}."
+    assert not ControlRegister.objects.exists()
+    answer = client_for(direzione).post(f"/api/gaming-days/{day.pk}/control-register/")
+    assert answer.status_code == 409 and answer.json()["error"]["code"] == "cagnotte_not_counted"
+    assert answer.json()["error"]["details"] == {"tables": [numbers[1]]}
+
+
 def test_the_register_gives_its_total_in_words_in_both_languages(client_for, closed, direzione, auditor):
     """The control register's total written out in words (art. 72), as the report gives it:
     Italian and English, whatever the page's language (an English page showed the Italian
