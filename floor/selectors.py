@@ -41,19 +41,24 @@ def gaming_day_open_for(*, casino: Casino) -> GamingDay | None:
     return GamingDay.objects.filter(casino=casino, closed_at__isnull=True).first()
 
 
-def _with_seated_count(qs: QuerySet[TableSession]) -> QuerySet[TableSession]:
-    # Numbered seats only: standing players do not count towards starting (RULES.md §6).
-    # A subquery per session, not a join grouped by session: the grouped join sorted every
-    # seat of every session before a list could take its first page (a season's sessions
-    # list spent 21 ms on it at 700 sessions, growing with the years); this reads the seats of
-    # the sessions shown.
-    seated = (
+def seats_taken_subquery() -> QuerySet[Seat]:
+    """The numbered seats taken at the outer query's session (OuterRef("pk")), a count for a
+    Subquery: standing players do not count towards starting (RULES.md §6). A subquery per
+    session, not a join grouped by session: the grouped join sorted every seat of every
+    session before a list could take its first page (a season's sessions list spent 21 ms on
+    it at 700 sessions, growing with the years); this reads the seats of the sessions shown.
+    The sessions list and the tablet's first-bank wait (tables.selectors) count them so."""
+    return (
         Seat.objects.filter(session=OuterRef("pk"), left_at__isnull=True, seat_number__isnull=False)
         .order_by()
         .values("session")
         .annotate(n=Count("pk"))
         .values("n")
     )
+
+
+def _with_seated_count(qs: QuerySet[TableSession]) -> QuerySet[TableSession]:
+    seated = seats_taken_subquery()
     return qs.annotate(seated_count_annotated=Coalesce(Subquery(seated, output_field=IntegerField()), 0))
 
 

@@ -28,6 +28,7 @@ from audit.services import books_signed_days, books_signed_register
 from config import prepared
 from config.prepared import Prepared
 from floor.models import Casino, GamingDay, Patron, Seat, StaffChange, TableSession
+from floor.selectors import seats_taken_subquery
 from tables.engine import EngineError, get_profile, live
 from tables.engine import Shoe as EngineShoe
 from tables.engine import succession as succession_rules
@@ -337,13 +338,7 @@ def first_bank_start_needs(session: TableSession) -> dict[str, int] | None:
     read a dozen tables for it."""
     if not session.is_open:
         return None
-    taken = (
-        Seat.objects.filter(session=OuterRef("pk"), left_at__isnull=True, seat_number__isnull=False)
-        .order_by()
-        .values("session")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    taken = seats_taken_subquery()
     row = (
         TableSession.objects.filter(pk=session.pk)
         .annotate(seated=Subquery(taken), banked=Exists(Bank.objects.filter(session=OuterRef("pk"))))
