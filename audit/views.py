@@ -30,6 +30,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
@@ -745,8 +746,12 @@ def report_file(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     return response
 
 
-def _explain(result: dict) -> dict:
-    """The verify service's answer with each reason in words."""
+def _explain(result: dict, report: DayReport | None = None) -> dict:
+    """The verify service's answer with each reason in words; a stream it names is said in
+    words too where `report` tells whose ("the day's books (stream day_books:3)")."""
+    named = [r["first_broken"].get("stream") for r in result["reasons"] if isinstance(r.get("first_broken"), dict)]
+    named += [h.get("stream") for r in result["reasons"] for h in (r.get("streams") or []) if isinstance(h, dict)]
+    in_words = _streams_said(named, report)
     lines = []
     for reason in result["reasons"]:
         code = reason.get("code", "")
@@ -774,11 +779,11 @@ def _explain(result: dict) -> dict:
             text = said if code == "record_mismatch" and reason.get("record") in RECORDS else f"{text} {said}".rstrip()
         broken = reason.get("first_broken")
         if broken:
-            text += " " + _broken_words(broken)
+            text += " " + _broken_words(broken, in_words)
         for head in reason.get("streams") or []:  # a seal_mismatch: the sealed heads no longer there
-            words = (_("Stream %(stream)s, seq %(seq)s: the sealed event is gone.") if head.get("now") is None
-                     else _("Stream %(stream)s, seq %(seq)s: the sealed event has another hash now."))  # fmt: skip
-            text += " " + words % {"stream": head.get("stream"), "seq": head.get("seq")}
+            words = (_("Event %(seq)s of %(stream)s: the sealed event is gone.") if head.get("now") is None
+                     else _("Event %(seq)s of %(stream)s: the sealed event has another hash now."))  # fmt: skip
+            text += " " + words % {"stream": _said(in_words, head.get("stream")), "seq": head.get("seq")}
         lines.append(text)
     return {**result, "lines": lines}
 
@@ -1076,20 +1081,56 @@ def _cards_words(reason: dict) -> str:
         "books": _card_words(reason.get("in_books")), "trail": _card_words(reason.get("in_trail"))}  # fmt: skip
 
 
-def _broken_words(broken: dict) -> str:
-    return _("First broken event: stream %(stream)s, seq %(seq)s (event %(event)s): %(why)s.") % {
-        "stream": broken.get("stream"),
+def _broken_words(broken: dict, said: dict[str, str]) -> str:
+    """The first broken event: its seq in its stream, the stream in words (`said`, from
+    `_streams_said`), its id and why."""
+    return _("First broken event: event %(seq)s of %(stream)s, id %(event)s: %(why)s.") % {
+        "stream": _said(said, broken.get("stream")),
         "seq": broken.get("seq"),
         "event": broken.get("event_id") or "—",
         "why": BREAKS.get(broken.get("reason"), broken.get("reason")),
     }
 
 
-def _stream_words(name: str, report: DayReport, sessions: dict[int, TableSession]) -> str:
+def _said(said: dict[str, str], name) -> str:
+    """`name` in words where `said` has it; anything else (a value no stream name is) as itself."""
+    return said.get(name, name) if isinstance(name, str) else name
+
+
+def _streams_said(names, report: DayReport | None) -> dict[str, str]:
+    """Each stream name said in words followed by its name, "table 2 session 1 (stream
+    table_session:14)", the name alone where it has no words (`_stream_words`). The sessions
+    named are read at once, and without a report the gaming days named too: two queries at
+    most, whatever the names."""
+    names = [n for n in dict.fromkeys(names) if isinstance(n, str)]
+    keys = [(kind, int(key)) for kind, _sep, key in (n.partition(":") for n in names) if key.isascii() and key.isdigit()]
+    pks = [pk for kind, pk in keys if kind == "table_session"]
+    sessions = {s.pk: s for s in floor_selectors.table_session_list().filter(pk__in=pks)} if pks else {}
+    days: dict[int, GamingDay] = {}
+    if report is None and (day_pks := [pk for kind, pk in keys if kind in DAY_STREAMS]):
+        days = {d.pk: d for d in floor_selectors.gaming_day_list().filter(pk__in=day_pks)}
+    said = {}
+    for name in names:
+        words = _stream_words(name, report, sessions, days)
+        said[name] = name if words == name else _("%(words)s (stream %(name)s)") % {"words": words, "name": name}
+    return said
+
+
+# The streams of a gaming day, by the prefix of their names, said for a day named by its date.
+DAY_STREAMS = {
+    "gaming_day": gettext_lazy("the floor of the gaming day of %(date)s"),
+    "day_books": gettext_lazy("the books of the gaming day of %(date)s"),
+    "reports": gettext_lazy("the report builds of the gaming day of %(date)s"),
+}
+
+
+def _stream_words(name: str, report: DayReport | None, sessions: dict[int, TableSession],
+                  days: dict[int, GamingDay] | None = None) -> str:  # fmt: skip
     """An audit stream said in words ("the day's books", "table 2 session 1"), by the patterns
     the services name them with (floor.models' `audit_stream`, audit.services.books_stream,
     audit.reports.services.reports_stream); a name of another pattern, or of another day (or
-    casino) than the report's, as itself."""
+    casino) than the report's, as itself. Without a report, a day's stream is named by its
+    day's date where `days` holds it."""
     kind, _sep, key = name.partition(":")
     if name == "patrons":
         return _("the patrons' register")
@@ -1101,6 +1142,11 @@ def _stream_words(name: str, report: DayReport, sessions: dict[int, TableSession
                                                            "session": sessions[pk].number}  # fmt: skip
     if kind == "table_session":  # (its row gone: the stream still says which)
         return _("table session %(id)s") % {"id": pk}
+    if report is None:
+        day = (days or {}).get(pk)
+        if kind not in DAY_STREAMS or day is None:
+            return name
+        return DAY_STREAMS[kind] % {"date": date_format(day.date, "DATE_FORMAT")}
     if kind == "casino":  # (never sealed by a report so far: its casino read only then)
         return _("the casino") if pk == report.gaming_day.casino_id else name
     if pk != report.gaming_day_id:
@@ -1149,7 +1195,7 @@ def report_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
     if (throttled := _verify_throttled(request)) is not None:
         return throttled
     try:
-        verified = _explain(report_verify(report=report))
+        verified = _explain(report_verify(report=report), report)
         verified["later_said"] = _later_events_words(verified.get("later_events") or {}, report)
     except ApplicationError as exc:
         verified = {"ok": False, "report": report.pk, "files": [], "chains": None, "seal": None,
@@ -1171,8 +1217,9 @@ def trail_verify(request: HttpRequest) -> HttpResponse:
         if (throttled := _verify_throttled(request)) is not None:
             return throttled
         r = chain_verify()
+        broken = r.as_dict()["first_broken"] if r.first_broken else None
         result = {"ok": r.ok, "streams": r.streams_checked, "events": r.events_checked, "seconds": r.seconds,
-                  "broken": _broken_words(r.as_dict()["first_broken"]) if r.first_broken else ""}  # fmt: skip
+                  "broken": _broken_words(broken, _streams_said([broken.get("stream")], None)) if broken else ""}  # fmt: skip
     template = "desk/_trail.html" if is_htmx(request) and result else "desk/trail.html"
     return render(request, template, {"result": result})
 

@@ -1258,8 +1258,53 @@ def test_a_sealed_tail_deleted_with_its_head_is_named_by_the_report_check(closed
     assert body["ok"] is False and body["chains"]["ok"] is True
     [reason] = [r for r in body["reasons"] if r["code"] == "seal_mismatch"]
     assert reason["streams"] == [{"stream": name, "seq": seq, "sealed": sealed, "now": None, "event_id": None}]
-    line = next(x for x in _explain(body)["lines"] if x.startswith("The day's seal"))
-    assert line.endswith(f"Stream {name}, seq {seq}: the sealed event is gone.")
+    line = next(x for x in _explain(body, report)["lines"] if x.startswith("The day's seal"))
+    session = TableSession.objects.get(pk=int(name.partition(":")[2]))
+    said = f"table {session.table.number} session {session.number} (stream {name})"
+    assert line.endswith(f"Event {seq} of {said}: the sealed event is gone.")
+
+
+def test_a_broken_sealed_stream_is_said_in_words_on_the_desk(closed, client, auditor):
+    """The desk's report check and its whole-trail check named a broken stream by its raw
+    name alone ("table_session:14"): the auditor reads which table and session, or which
+    day's books, with the name the events page filters by."""
+    report = DayReport.objects.get(gaming_day=closed.day)
+    name, seq, _sealed = _delete_sealed_tail(report)
+    session = TableSession.objects.get(pk=int(name.partition(":")[2]))
+    said = f"table {session.table.number} session {session.number} (stream {name})"
+    client.force_login(auditor)
+    page = client.post(f"/desk/reports/{report.pk}/verify/").content.decode()
+    assert f"Event {seq} of {said}: the sealed event is gone." in page
+    trail = client.post("/desk/verify/").content.decode()
+    assert f"First broken event: event {seq} of {said}, id —:" in trail
+
+
+def test_a_day_stream_is_said_by_its_date_without_a_report(closed):
+    """The whole-trail check has no report to say whose day a stream is: its date says it,
+    read with the sessions named in two queries at most."""
+    from django.utils.formats import date_format
+    from django.utils.translation import override
+
+    from audit.views import _streams_said
+
+    day = closed.day
+    names = [f"day_books:{day.pk}", f"gaming_day:{day.pk}", f"reports:{day.pk}", "day_books:999999", "odd",
+             closed.sessions[0].audit_stream]  # fmt: skip
+    with override("en"), CaptureQueriesContext(connection) as queries:
+        said = _streams_said(names, None)
+    assert len(queries) == 2
+    with override("en"):
+        when = date_format(day.date, "DATE_FORMAT")  # "Dec. 4, 2026"
+    assert said[f"day_books:{day.pk}"] == f"the books of the gaming day of {when} (stream day_books:{day.pk})"
+    assert said[f"gaming_day:{day.pk}"] == f"the floor of the gaming day of {when} (stream gaming_day:{day.pk})"
+    assert said[f"reports:{day.pk}"] == f"the report builds of the gaming day of {when} (stream reports:{day.pk})"
+    assert said["day_books:999999"] == "day_books:999999" and said["odd"] == "odd"
+    session = closed.sessions[0]
+    assert said[session.audit_stream] == (
+        f"table {session.table.number} session {session.number} (stream {session.audit_stream})")
+    with override("it"):
+        assert _streams_said([f"day_books:{day.pk}"], None)[f"day_books:{day.pk}"].startswith(
+            "i libri della giornata di gioco del ")
 
 
 def test_a_sealed_event_rewritten_and_rechained_is_named_by_the_report_check(closed, api, auditor):
