@@ -46,7 +46,7 @@ from audit.exports.formatting import datetime_display, money_display, repeated_o
 from floor import selectors as floor_selectors
 from tables import report_selectors as rs
 from tables.engine.odds import exact_odds, recommended_strategy
-from tables.wording import version_text, violations_text
+from tables.wording import profile_title, version_text, violations_text
 
 from . import cash, patrons, registers, unclaimed
 from .ledger import UNUSED
@@ -109,6 +109,13 @@ def eur(cents: int | None) -> str:
 
 
 @lru_cache(maxsize=64)
+def _profile_said(code: str) -> str:
+    """A table's rules profile in the report's language with its code, "Casinò di Venezia
+    (venezia)": the title says which rules, the code is the CLI's and the README's name."""
+    title = profile_title(code)
+    return code if title == code else f"{title} ({code})"
+
+
 def expected_banker_rate(profile: str, decks: int, regola_punta: bool, regola_banker: bool,
                          banco_solo: bool) -> Fraction:  # fmt: skip
     rules = {"regola_punta": regola_punta, "regola_banker": regola_banker, "banco_solo": banco_solo}
@@ -429,7 +436,7 @@ def _build_document(
                                "counted": None if count is None else count.counted,
                                "carried": None if count is None else count.carried}  # fmt: skip
         table_rows.append([
-            t.number, t.profile, t.decks, sum(1 for s in sessions if s.table_id == table_id), f["coups"],
+            t.number, _profile_said(t.profile), t.decks, sum(1 for s in sessions if s.table_id == table_id), f["coups"],
             f["annulled"], f["banker_wins"], f["punta_wins"], f["ties"], rate["decided"], rate["observed"] or "",
             rate["expected"], rate["low"] or "", rate["high"] or "", rate["method"] or "", _rules_text(rate["rules"]),
             rate["flagged"],

@@ -115,3 +115,25 @@ def test_a_version_built_before_the_note_still_verifies(offered, monkeypatch):
     verdict = report_services.report_verify(report=DayReport.objects.get(pk=report.pk))
     assert verdict["ok"], verdict["reasons"]
     assert verdict["reasons"] == [] and all(f["ok"] for f in verdict["files"])
+
+
+def test_the_tables_section_says_each_profile_by_its_title_and_code(offered):
+    """The Tables section gave the rules profile by its code alone ("chemmy-fi"), where the
+    floor and the tablet say its title: it reads the title in the report's language with the
+    code, the CLI's and the README's name for it."""
+    from django.utils.translation import override
+
+    from tables.wording import PROFILE_TITLES
+
+    def profiles(language: str) -> list[str]:
+        built = build_document(day=offered, version=1, seal="s", streams=[], language=language)
+        section = next(s for s in built.document.sections if s.key == "tables")
+        at = [c.key for c in section.columns].index("profile")
+        return [row[at] for row in section.rows()]
+
+    with override("en"):
+        english = f"{PROFILE_TITLES['venezia']} (venezia)"
+    assert profiles("en") == [english]
+    with override("it"):
+        italian = f"{PROFILE_TITLES['venezia']} (venezia)"
+    assert profiles("it") == [italian]
