@@ -260,7 +260,9 @@ class ReportListApi(ListAPIView):
     @extend_schema(
         summary="List end-of-day reports",
         description="Each report's status, files, seal and version in force, without its figures: "
-        "`summary` is in the report's own answer (`GET /api/reports/{id}/`).",
+        "`summary` is in the report's own answer (`GET /api/reports/{id}/`). By gaming day, then "
+        "version. Paginated (`page`, `page_size`); filter: `gaming_day` (a gaming day's id; another value is a 400 "
+        "naming it). Read by the auditors, the Direzione and the Commissario; 403 for the other roles.",
         parameters=[OpenApiParameter("gaming_day", OpenApiTypes.INT, description="Only this gaming day's reports.")],
         responses={200: ReportListItemOutput(many=True), **_errors("")},
     )
@@ -811,8 +813,9 @@ class UnclaimedDepositListApi(ListAPIView):
 
     @extend_schema(
         summary="List the unclaimed stakes and winnings deposited (RULES.md §6)",
-        description="In the order they were recorded, paginated; filter by gaming day, session, patron, "
-        "and whether they were handed back.",
+        description="In the order they were recorded. Paginated (`page`, `page_size`). Filters: `gaming_day`, "
+        "`session` and `patron` (ids) and `returned` (`true`: handed back; `false`: still outstanding); a "
+        "bad value is a 400 naming it. Read by the auditors, the Direzione and the Commissario.",
         responses={200: UnclaimedDepositOutput(many=True), **_errors("")},
     )
     def get(self, request, *args, **kwargs):

@@ -173,7 +173,11 @@ class AuditEventListApi(ListAPIView):
 
     @extend_schema(
         summary="List audit events",
-        description="Events of every stream, newest first, paginated. Read-only. `count` is exact with no filter "
+        description="Events of every stream, newest first. Paginated (`page`, `page_size`). Filters: `stream` "
+        "(a stream's name, exact), `action` (exact) or `action_prefix` (e.g. `coup.`), `subject_type` (e.g. "
+        "`tables.coup`) and `subject_id`, `actor` (a user id) or `actor_name` (the username at the time), "
+        "`at_after` and `at_before` (ISO 8601 instants, both inclusive); a bad value is a 400 naming it. Read "
+        "by the auditors, the Direzione and the Commissario. Read-only. `count` is exact with no filter "
         "or with `stream` alone (read from the stream heads); with any other filter it is null, nothing is "
         "counted, and the pages are walked by `next` (`page=last` is then an invalid page, 404 `not_found`).",
         responses={200: AuditEventOutput(many=True), **_BAD_INPUT, **_REFUSED},
@@ -192,7 +196,10 @@ class AuditStreamListApi(ListAPIView):
 
     @extend_schema(
         summary="List audit streams (chain heads)",
-        description="One row per chain: its name, the seq and hash of its last event. Read-only.",
+        description="One row per chain: its name, the seq and hash of its last event, in the order of "
+        "the names. Paginated (`page`, `page_size`). Filters: `name` (exact) and `name_prefix` (e.g. `table_session:`, "
+        "`day_books:`). Read by the auditors, the Direzione and the Commissario; 403 for the other roles. "
+        "Read-only.",
         responses={200: AuditStreamOutput(many=True), **_BAD_INPUT, **_REFUSED},
     )
     def get(self, request, *args, **kwargs):

@@ -716,7 +716,11 @@ class PatronListApi(IdempotentMixin, _ListApi):
 
     @extend_schema(
         responses={200: PatronSerializer(many=True), **LIST_ERRORS},
-        description="The document, birth date and notes are null for the table staff (Capo Partita, changeur).",
+        description="By last name, first name, then id. Paginated (`page`, `page_size`); every role reads it. Filters: "
+        "`search` (every word must match a first name, a last name or, for those who read identities, a "
+        "document number), `document_number`, `document_type` and `nationality` (two letters). The "
+        "document, birth date and notes are null for the table staff (Capo Partita, changeur), and for "
+        "them a document filter matches nobody.",
     )
     def get(self, request):
         return self.list_response()

@@ -178,8 +178,8 @@ class CashExchangeListApi(_CashApi):
     @extend_schema(
         responses={200: CashExchangeSerializer(many=True), **READ_ERRORS},
         summary="The changeur's register of a session: its cash exchanges, in order",
-        description="Paginated; voided lines included (`voided`, with who, when and why). The totals: "
-        "`GET .../cash-exchanges/totals/`. A constant number of queries, however many lines.",
+        description="Paginated (`page`, `page_size`); voided lines included (`voided`, with who, when and "
+        "why). The totals: `GET .../cash-exchanges/totals/`. A constant number of queries, however many lines.",
     )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)

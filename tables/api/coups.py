@@ -379,7 +379,7 @@ class CoupListApi(TakesNoBody, _TableApi):
     @extend_schema(
         responses={200: CoupSummarySerializer(many=True), **READ_ERRORS},
         summary="The session's coups, in order",
-        description="Paginated; filter by `state` and `conforming` (false: the reconstructed ones).",
+        description="Paginated (`page`, `page_size`); filter by `state` and `conforming` (false: the reconstructed ones).",
     )
     def get(self, request, pk: int):
         check_session_readable(request.user, pk)

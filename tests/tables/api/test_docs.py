@@ -289,3 +289,23 @@ def test_the_token_login_starts_from_a_body_without_otp(capo_partita):
     assert with_code[0]["value"]["otp"].isdigit()
     assert "MFA" in with_code[0]["description"] and "enrolled" in with_code[0]["description"]
     assert "failed login" in with_code[0]["description"]
+
+
+def test_every_paginated_list_says_so_and_names_its_filters(capo_partita):
+    """The audit events and streams, the patrons, the reports and the unclaimed deposits were
+    lists whose descriptions named no filter (or not by the name the query takes): a reader
+    of the docs saw the parameters without a word of what they select."""
+    schema = Tablet(capo_partita).client.get("/api/schema/", {"format": "json"}).json()
+    unsaid = {}
+    for path, operations in schema["paths"].items():
+        operation = operations.get("get")
+        if operation is None:
+            continue
+        query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
+        if "page" not in query:
+            continue
+        said = operation.get("description", "")
+        missing = [name for name in query if name not in ("page", "page_size") and f"`{name}`" not in said]
+        if "Paginated" not in said or "`page_size`" not in said or missing:
+            unsaid[path] = missing
+    assert unsaid == {}, unsaid
