@@ -131,16 +131,18 @@ def test_the_migration_seals_the_heads_it_finds(db):
 def test_the_desk_says_it_in_words(db):
     from django.utils import translation
 
-    from audit.views import _broken_words
+    from audit.views import _broken_words, _streams_said
 
     append("table:1", 2)
     rechain_last("table:1")
     broken = chain_verify().as_dict()["first_broken"]
-    assert _broken_words(broken).endswith(
+    said = _streams_said([broken["stream"]], None)
+    assert _broken_words(broken, said).startswith("First broken event: event 2 of table:1, id ")
+    assert _broken_words(broken, said).endswith(
         "the stream's head is not sealed by the application's key: the stream was re-chained, or its head moved, "
         "by someone without it.")  # fmt: skip
     with translation.override("it"):
-        assert "non è sigillata con la chiave dell'applicazione" in _broken_words(broken)
+        assert "non è sigillata con la chiave dell'applicazione" in _broken_words(broken, said)
 
 
 def test_after_a_lost_key_the_heads_are_sealed_again_once_the_trail_verifies(db, settings):
