@@ -553,6 +553,15 @@ def _latest_successions(session_ids: list[int]) -> dict[int, Succession]:
     return found
 
 
+def first_bank_pass_list(session: TableSession) -> list[dict[str, Any]]:
+    """Who declined the session's first bank ("passe", RULES.md §5-§6), in the order they
+    did: the seat whose turn it was and the player, one query."""
+    return [
+        {"seat_number": p.seat_number, "patron": _name(p.patron)}
+        for p in FirstBankPass.objects.filter(session=session).select_related("patron").order_by("at", "pk")
+    ]
+
+
 def first_bank_turn(
     session: TableSession, seats: list[Seat], bars: list[FauxTirageBar], passes: list[FirstBankPass]
 ) -> int | None:

@@ -7,6 +7,7 @@ tables.selectors.session_game_state (the engine); the page only shows them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -35,7 +36,17 @@ from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
 from tables.engine.profiles import BancoSuivi, TieRule
-from tables.models import Auction, Bank, Bet, CashCount, CashExchange, Coup, Succession, SuccessionOffer
+from tables.models import (
+    Auction,
+    Bank,
+    Bet,
+    CashCount,
+    CashExchange,
+    Coup,
+    FauxTirageBar,
+    Succession,
+    SuccessionOffer,
+)
 from tables.selectors import (
     cash_count_history,
     cash_exchange_list,
@@ -43,6 +54,7 @@ from tables.selectors import (
     cash_exchange_totals,
     coup_list,
     drawer_count_window,
+    first_bank_pass_list,
     first_bank_start_needs,
     session_game_state,
 )
@@ -256,6 +268,17 @@ def plain_euros(cents: int | None) -> str:
         return ""
     whole, rest = divmod(cents, 100)
     return f"{whole}{get_format('DECIMAL_SEPARATOR')}{rest:02d}" if rest else f"{whole}"
+
+
+def next_shoe_number(number: str) -> str:
+    """The number after a sabot's, proposed for the next one: its last run of digits plus one,
+    as wide as it was ("S-101" -> "S-102", "S-009" -> "S-010", "7" -> "8"); a number without
+    digits proposes nothing (the Capo Partita types it)."""
+    digits = re.search(r"(\d+)(\D*)$", number)
+    if digits is None:
+        return ""
+    run = digits.group(1)
+    return f"{number[: digits.start(1)]}{int(run) + 1:0{len(run)}d}{digits.group(2)}"
 
 
 def _when(iso: str | None) -> datetime | None:
@@ -614,6 +637,9 @@ def _context(
         readonly_reason = relief or _read_only_words(viewer, session)
     writable = writable and playable
     succession = _succession_panel(session, state, places) if bank is None else None
+    first_bank = bank is None and state["succession"] is None and state["rotation"]["turn_seat"] is None
+    # Who declined the first bank so far: the panel says them, and whom it is offered to now.
+    first_bank_passed = first_bank_pass_list(session) if first_bank and playable and not closed else []
     return {
         "session": session,
         # While play is interrupted, in which capacity it was (the banner says whose decision it
@@ -647,11 +673,18 @@ def _context(
         # chemmy-fi burns 7 after the shuffle, the top one face up (RULES.md §1): the sabot's
         # form takes that card, so the shoe knows it is out.
         "burn_cards": get_profile(state["session"]["profile"]).burn_cards,
+        # The stop card reached, the new sabot's form proposes the number after this one's.
+        "next_shoe_number": next_shoe_number(state["shoe"]["number"]) if state["shoe"] else "",
         "sides": SIDES,
         "cannot_open": [REASONS.get(r, r) for r in state["cannot_open_because"]],
         # Before the session's first bank (none ended, so no succession and no turn yet): it
         # goes to the game state's rotation.next_seat, who may also decline it (RULES.md §5-§6).
-        "first_bank": bank is None and state["succession"] is None and state["rotation"]["turn_seat"] is None,
+        "first_bank": first_bank,
+        "first_bank_passed": first_bank_passed,
+        "first_bank_offered": next(
+            (p["patron"]["name"] for p in places if not p["standing"] and p["seat_number"] == state["rotation"]["next_seat"]),
+            "",
+        ) if first_bank_passed else "",
         # ...which waits for the table's min_seats_to_start seats taken (RULES.md §6): said
         # before the Capo Partita tries (bank_open refuses it, `not_enough_players`).
         "start_needs": {
@@ -972,8 +1005,13 @@ def _bank(request: HttpRequest, session: TableSession) -> Bank:
 
 
 def act_bank_withdraw(request, session, user):
-    services.bank_withdraw(bank=_bank(request, session), by=user)
-    return _("The banker withdrew, taking the bank.")
+    bank = services.bank_withdraw(bank=_bank(request, session), by=user)
+    # A barred banker's bank ends whenever he is barred (RULES.md §4): not his "dare seguito".
+    if FauxTirageBar.objects.filter(session=session, patron_id=bank.banker_id).exists():
+        return _("%(name)s is barred from holding the cards: his bank ends, he takes it back, and it passes.") % {
+            "name": bank.banker.full_name
+        }
+    return _("%(name)s withdrew (dare seguito), taking the bank: it passes.") % {"name": bank.banker.full_name}
 
 
 def act_bank_raise(request, session, user):
@@ -1009,9 +1047,19 @@ def act_bet(request, session, user):
 
 
 def act_bet_withdraw(request, session, user):
-    patron = _patron(request)
-    services.bet_withdraw(coup=_coup(request, session), by=user, patron=patron)
-    return _("%(name)s takes his bet back.") % {"name": patron.full_name}
+    patron, coup = _patron(request), _coup(request, session)
+    # What is taken back, read before the service removes it (bet_withdraw takes a player's bet
+    # before his banco call, as here): the words say which stake and why it may go.
+    call = not coup.bets.filter(patron=patron).exists() and coup.banco_calls.filter(patron=patron).exists()
+    barred = call and FauxTirageBar.objects.filter(session=session, patron=patron).exists()
+    services.bet_withdraw(coup=coup, by=user, patron=patron)
+    if barred:
+        return _("%(name)s's banco call is withdrawn: a barred player may not hold the cards.") % {
+            "name": patron.full_name
+        }
+    if call:
+        return _("%(name)s withdraws the banco call carried from the tie.") % {"name": patron.full_name}
+    return _("%(name)s takes back the bet carried from the tie.") % {"name": patron.full_name}
 
 
 def act_rien_ne_va_plus(request, session, user):

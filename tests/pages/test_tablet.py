@@ -185,7 +185,7 @@ def test_a_closed_session_reads_as_closed_with_its_final_balances(client_for, ga
     players = players[: players.index("</table>")]
     rows = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(.*?)</td>", players, re.S)
     shown = {name.strip(): (seat.strip(), amount.strip()) for seat, name, amount in rows}
-    assert shown == {game.seat(1).full_name: ("—", "+285"), game.seat(2).full_name: ("—", "-300")}, shown
+    assert shown == {game.seat(1).full_name: ("—", "€\xa0+285"), game.seat(2).full_name: ("—", "€\xa0-300")}, shown
 
 
 def test_a_session_closed_in_the_repeated_hour_says_its_offset(client_for, game, auditor):
@@ -555,7 +555,7 @@ def test_chemmy_fi_the_tablet_withdraws_a_bet_carried_to_the_replay(replay_after
     page = client.get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert "carried" in page and "bet-withdraw" in page
     response = post(client, game.session, "bet-withdraw", coup=replay.pk, patron=game.seat(2).pk)
-    assert response.status_code == 200 and "takes his bet back" in response.content.decode()
+    assert response.status_code == 200 and "takes back the bet carried from the tie" in response.content.decode()
     assert not Bet.objects.filter(coup=replay).exists()
 
 
@@ -564,7 +564,7 @@ def test_the_tablet_offers_the_withdrawal_of_a_barred_banker(client_for, game):
 
     services.faux_tirage_bar(session=game.session, by=game.capo, patron=game.seat(1), reason="faux tirage")
     html = client_for(game.capo).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
-    assert "the banker is barred (faux tirage)" in html and "The banker withdraws" in html
+    assert "the banker is barred (faux tirage)" in html and "The barred banker's bank ends" in html
     assert "Open the coup" not in html
 
 
@@ -1237,7 +1237,7 @@ def test_the_bankers_rule_says_not_declared_only_where_he_may_declare(client_for
     for rank, suit in (("2", "S"), ("K", "H"), ("3", "C"), ("3", "D")):  # punta 5, banker 3
         post(client, game.session, "card", coup=coup.pk, rank=rank, suit=suit)
     html = post(client, game.session, "punta", coup=coup.pk, draws="false").content.decode()
-    rule = re.search(r"<strong>Regola in vigore:</strong>(.*?)—", html, re.S).group(1).strip()
+    rule = re.search(r"<strong>Norma in vigore:</strong>(.*?)—", html, re.S).group(1).strip()
     assert rule == label
 
 
