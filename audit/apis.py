@@ -58,9 +58,10 @@ class AuditStreamOutput(serializers.Serializer):
 
 class AuditEventFilterBackend(DjangoFilterBackend):
     """DjangoFilterBackend, the events' count read from the stream heads when the filters in
-    use allow it: none (every event: the sum of the heads' seqs) or `stream` alone (that
-    stream's seq). COUNT(*) over the trail read every event on every page: 190 ms a page at
-    a season's 588,000 events, growing with the years. Exact all the same (AuditEventQuerySet.
+    use allow it: none (every event: the sum of the heads' seqs), `stream` (that stream's
+    seq), `seq_min` and `seq_max` (the seqs of that range each head has reached), alone or
+    together, in either `order`. COUNT(*) over the trail read every event on every page: 190
+    ms a page at a season's 588,000 events, growing with the years. Exact all the same (AuditEventQuerySet.
     counted_by_heads); with any other filter the events are not counted at all
     (AuditEventPagination)."""
 
@@ -71,6 +72,10 @@ class AuditEventFilterBackend(DjangoFilterBackend):
         return events_filtered(filterset)
 
 
+# The filters whose events the stream heads count exactly (events_filtered).
+_COUNTED_BY_HEADS = frozenset({"stream", "seq_min", "seq_max"})
+
+
 def events_filtered(filterset: AuditEventFilter):
     """The events a valid AuditEventFilter selects, counted by the stream heads where its
     filters allow it (AuditEventFilterBackend): the API's list and the desk's events page
@@ -78,10 +83,11 @@ def events_filtered(filterset: AuditEventFilter):
     events = filterset.qs
     # A filter whose value is empty filters nothing (django-filter's Filter.filter).
     used = {name: value for name, value in filterset.form.cleaned_data.items() if value not in EMPTY_VALUES}
-    if not used:
-        return events.counted_by_heads()
-    if used.keys() == {"stream"}:
-        return events.counted_by_heads(stream=used["stream"])
+    # The order selects nothing; the stream and a seq range select what the heads count
+    # (AuditEventQuerySet.counted_by_heads). Any other filter: not counted.
+    if used.keys() - {"order"} <= _COUNTED_BY_HEADS:
+        return events.counted_by_heads(stream=used.get("stream"), seq_min=used.get("seq_min"),
+                                       seq_max=used.get("seq_max"))  # fmt: skip
     return events
 
 
@@ -124,8 +130,8 @@ class _LookaheadPaginator(DjangoPaginator):
 
 
 class AuditEventPagination(Pagination):
-    """The events' pages. Unfiltered, or filtered by `stream` alone, `count` is exact and read
-    from the stream heads (AuditEventFilterBackend); with any other filter it is null and
+    """The events' pages. Unfiltered, or filtered by `stream` and the seq range (`seq_min`,
+    `seq_max`) alone, `count` is exact and read from the stream heads (AuditEventFilterBackend); with any other filter it is null and
     nothing is counted: `next` says whether there is a further page (a page reads one row
     beyond its end), and `page=last` is an invalid page (404), there being no count to find
     it by."""
@@ -152,8 +158,9 @@ class AuditEventPagination(Pagination):
             "type": "integer",
             "nullable": True,
             "example": 123,
-            "description": "The number of events listed, exact: with no filter, or `stream` alone. Null with any "
-            "other filter: those are not counted; follow `next` (null on the last page).",
+            "description": "The number of events listed, exact: with no filter, or with `stream`, `seq_min` and "
+            "`seq_max` alone (in either `order`). Null with any other filter: those are not counted; follow "
+            "`next` (null on the last page).",
         }
         return answer
 
@@ -173,13 +180,17 @@ class AuditEventListApi(ListAPIView):
 
     @extend_schema(
         summary="List audit events",
-        description="Events of every stream, newest first. Paginated (`page`, `page_size`). Filters: `stream` "
-        "(a stream's name, exact), `action` (exact) or `action_prefix` (e.g. `coup.`), `subject_type` (e.g. "
+        description="Events of every stream in the `order` asked: `newest` first (the default: by id, descending) "
+        "or `oldest` first (by id; with `stream`, by seq). Paginated (`page`, `page_size`). Filters: "
+        "`stream` (a stream's name, exact), `seq_min` and `seq_max` (an event's number within its stream, both "
+        "inclusive, whole numbers from 1: with `stream`, `seq_min=n+1&order=oldest` lists what was recorded after "
+        "its event n, in order), `action` (exact) or `action_prefix` (e.g. `coup.`), `subject_type` (e.g. "
         "`tables.coup`) and `subject_id`, `actor` (a user id) or `actor_name` (the username at the time), "
         "`at_after` and `at_before` (ISO 8601 instants, both inclusive); a bad value is a 400 naming it. Read "
         "by the auditors, the Direzione and the Commissario. Read-only. `count` is exact with no filter "
-        "or with `stream` alone (read from the stream heads); with any other filter it is null, nothing is "
-        "counted, and the pages are walked by `next` (`page=last` is then an invalid page, 404 `not_found`).",
+        "or with `stream`, `seq_min` and `seq_max` alone (read from the stream heads); with any other filter it "
+        "is null, nothing is counted, and the pages are walked by `next` (`page=last` is then an invalid page, "
+        "404 `not_found`).",
         responses={200: AuditEventOutput(many=True), **_BAD_INPUT, **_REFUSED},
     )
     def get(self, request, *args, **kwargs):

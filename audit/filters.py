@@ -41,6 +41,10 @@ class UtcIsoDateTimeFromToRangeFilter(filters.IsoDateTimeFromToRangeFilter):
     field_class = UtcIsoDateTimeRangeField
 
 
+# The events list's orders (`order`), the first one the default.
+EVENT_ORDERS = ("newest", "oldest")
+
+
 class AuditEventFilter(StrictFilterSet):
     stream = filters.CharFilter(field_name="stream__name", help_text="Stream name (exact).")
     action = filters.CharFilter(help_text="Action code (exact), e.g. `minimum.changed`.")
@@ -53,10 +57,31 @@ class AuditEventFilter(StrictFilterSet):
     actor_name = filters.CharFilter(help_text="Actor username at the time of the event.")
     # `at_after` / `at_before`: ISO 8601 instants, both inclusive.
     at = UtcIsoDateTimeFromToRangeFilter(help_text="Time range: `at_after`, `at_before` (ISO 8601).")
+    # A seq is the number of an event within its stream (1, 2, ...): with `stream` the range
+    # names those events, e.g. what was recorded after a report sealed the stream at seq n
+    # (`seq_min` = n + 1). Both inclusive. Whole numbers in ASCII digits (IdFilter).
+    seq_min = IdFilter(field_name="seq", lookup_expr="gte", min_value=1,
+                       help_text="Events whose seq (number within their stream) is at least this.")  # fmt: skip
+    seq_max = IdFilter(field_name="seq", lookup_expr="lte", min_value=1,
+                       help_text="Events whose seq (number within their stream) is at most this.")  # fmt: skip
+    order = filters.ChoiceFilter(
+        choices=[(order, order) for order in EVENT_ORDERS],
+        method="order_events",
+        help_text="`newest` first (the default) or `oldest` first.",
+    )
 
     class Meta:
         model = AuditEvent
         fields: list[str] = []
+
+    def order_events(self, queryset, name, value):
+        """Newest first is the selector's order (by id, descending: within a stream that is by
+        seq, an append holding its stream's head lock until it commits). Oldest first is by id;
+        with `stream`, by seq, which the (stream, seq) index gives in order, `seq_min` and
+        `seq_max` included, without sorting the stream's events."""
+        if value != "oldest":
+            return queryset
+        return queryset.order_by("seq" if self.form.cleaned_data.get("stream") else "id")
 
 
 class AuditStreamFilter(StrictFilterSet):

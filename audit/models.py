@@ -13,8 +13,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Sum
-from django.db.models.functions import Coalesce
+from django.db.models import F, Sum, Value
+from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils.translation import pgettext_lazy
 
 GENESIS_HASH = "0" * 64
@@ -54,24 +54,36 @@ class AuditStream(models.Model):
         super().save(*args, **kwargs)
 
 
+# The largest seq a head can hold (PositiveBigIntegerField: PostgreSQL's bigint). A range's
+# end beyond it is taken as it: no head reaches further, and the SQL stays in bigint.
+SEQ_MAX = 2**63 - 1
+
+
 class AuditEventQuerySet(models.QuerySet):
     # The heads whose seqs count this queryset's events: set on the one queryset that
     # counted_by_heads() returns, never carried to its clones (a queryset filtered, sliced or
     # otherwise derived from it counts its own rows).
     _counting_heads: models.QuerySet | None = None
+    # The seq range counted in each of those streams (both inclusive; None: no end).
+    _counting_range: tuple[int, int | None] = (1, None)
 
-    def counted_by_heads(self, *, stream: str | None = None) -> "AuditEventQuerySet":
+    def counted_by_heads(
+        self, *, stream: str | None = None, seq_min: int | None = None, seq_max: int | None = None
+    ) -> "AuditEventQuerySet":
         """This queryset, whose count() is read from the stream heads: the sum of every head's
-        seq, or `stream`'s own seq (0 for a stream that does not exist). Exact, not an
+        seq, or `stream`'s own seq (0 for a stream that does not exist); with `seq_min` or
+        `seq_max`, the number of seqs of that range each head has reached. Exact, not an
         estimate: a head's seq is the number of its last event, moved in the transaction that
-        appends it (audit.services), and events are never updated nor deleted (the triggers
-        of migrations 0002 and 0007; verification reports a gap, `missing_event`). Only for a
-        queryset of every event, or of every event of `stream`, and of nothing fewer: the
-        caller knows (the events list, unfiltered or filtered by stream only)."""
+        appends it (audit.services), its events are numbered 1 to it without a gap, and events
+        are never updated nor deleted (the triggers of migrations 0002 and 0007; verification
+        reports a gap, `missing_event`). Only for a queryset of every event (of `stream`; of
+        the seq range), and of nothing fewer: the caller knows (the events list, unfiltered or
+        filtered by stream and seq only)."""
         clone = self._chain()
         clone._counting_heads = (
             AuditStream.objects.all() if stream is None else AuditStream.objects.filter(name=stream)
         )
+        clone._counting_range = (min(max(seq_min or 1, 1), SEQ_MAX), None if seq_max is None else min(seq_max, SEQ_MAX))
         return clone
 
     @property
@@ -82,7 +94,14 @@ class AuditEventQuerySet(models.QuerySet):
     def count(self) -> int:
         if self._counting_heads is None or self._result_cache is not None:
             return super().count()
-        return self._counting_heads.aggregate(n=Coalesce(Sum("seq"), 0))["n"]
+        low, high = self._counting_range
+        if (low, high) == (1, None):
+            return self._counting_heads.aggregate(n=Coalesce(Sum("seq"), 0))["n"]
+        # Per head: the seqs low..min(seq, high) it has reached, none when it is below low.
+        big = models.BigIntegerField()
+        last = F("seq") if high is None else Least(F("seq"), Value(high, output_field=big), output_field=big)
+        reached = Greatest(last - Value(low - 1, output_field=big), Value(0, output_field=big), output_field=big)
+        return self._counting_heads.aggregate(n=Coalesce(Sum(reached), 0))["n"]
 
 
 class AuditEvent(models.Model):

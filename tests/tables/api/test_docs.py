@@ -309,3 +309,6 @@ def test_every_paginated_list_says_so_and_names_its_filters(capo_partita):
         if "Paginated" not in said or "`page_size`" not in said or missing:
             unsaid[path] = missing
     assert unsaid == {}, unsaid
+    # The events' seq range and order among them: their names are said as the others'.
+    events = schema["paths"]["/api/audit/events/"]["get"]
+    assert {"seq_min", "seq_max", "order"} <= {p["name"] for p in events["parameters"] if p["in"] == "query"}
