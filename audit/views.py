@@ -31,6 +31,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
@@ -472,6 +473,8 @@ def desk(request: HttpRequest) -> HttpResponse:
 # time range's two ends are its `at` filter's keys.
 EVENT_FILTERS = (
     ("stream", gettext_lazy("Stream"), gettext_lazy("exact name, e.g. day_books:12")),
+    ("seq_min", gettext_lazy("From seq"), gettext_lazy("an event's number in its stream, from 1")),
+    ("seq_max", gettext_lazy("Up to seq"), gettext_lazy("an event's number in its stream, from 1")),
     ("action", gettext_lazy("Action"), gettext_lazy("exact, e.g. minimum.changed")),
     ("action_prefix", gettext_lazy("Action starts with"), gettext_lazy("e.g. coup.")),
     ("subject_type", gettext_lazy("Subject type"), gettext_lazy("e.g. tables.coup")),
@@ -484,6 +487,11 @@ EVENT_FILTERS = (
 EVENT_FILTER_LABELS = {name: label for name, label, _hint in EVENT_FILTERS}
 EVENT_FILTER_LABELS["at"] = gettext_lazy("Time range")
 EVENT_FILTER_LABELS["page_size"] = gettext_lazy("Events a page")
+EVENT_FILTER_LABELS["order"] = gettext_lazy("Order")
+# The page's orders (AuditEventFilter's `order`), the default first.
+EVENT_ORDER_LABELS = {"newest": gettext_lazy("Newest first"), "oldest": gettext_lazy("Oldest first")}
+# Filters a whole number is typed in (a phone's digits keyboard).
+_NUMERIC_FILTERS = frozenset({"seq_min", "seq_max"})
 # A payload's first characters, in the row (the whole of it under them, opened).
 PAYLOAD_GLANCE = 80
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -542,9 +550,10 @@ def events(request: HttpRequest) -> HttpResponse:
     """The audit trail's events, as GET /api/audit/events/ lists them: the same readers
     (CanReadAudit), the same filters (AuditEventFilter: the same query string selects the
     same events), the same order (newest first, by id: within a stream that is by seq, an
-    append taking the stream's head lock), the same pages (`page`, `page_size`; a page
-    counted by the stream heads unfiltered or by stream alone, else read one row beyond its
-    end). A few queries however many events and whatever the filters. Reads only."""
+    append taking the stream's head lock; or oldest first, `order=oldest`), the same pages
+    (`page`, `page_size`; a page counted by the stream heads unfiltered or by stream and seq
+    range alone, else read one row beyond its end). A few queries however many events and
+    whatever the filters. Reads only."""
     if not CanReadAudit().has_permission(request, None):
         return _refused(request)
     params = request.GET
@@ -563,9 +572,15 @@ def events(request: HttpRequest) -> HttpResponse:
         else:
             problems.append(_("%(field)s: a whole number from 1 to %(most)s.") % {
                 "field": EVENT_FILTER_LABELS["page_size"], "most": Pagination.max_page_size})  # fmt: skip
+    # The order as asked: a bad one is said (AuditEventFilter refuses it), the default shown.
+    order = params.get("order") or "newest"
     context = {
-        "filters": [{"name": name, "label": label, "hint": hint, "value": params.get(name, "")}
+        "filters": [{"name": name, "label": label, "hint": hint, "value": params.get(name, ""),
+                     "numeric": name in _NUMERIC_FILTERS}
                     for name, label, hint in EVENT_FILTERS],
+        "orders": [{"value": value, "label": label, "selected": value == order}
+                   for value, label in EVENT_ORDER_LABELS.items()],
+        "oldest_first": order == "oldest",
         "page_size": raw_size,
         "problems": problems,
         "filtered": any(params.get(name) for name, _label, _hint in EVENT_FILTERS),
@@ -1156,18 +1171,31 @@ def _stream_words(name: str, report: DayReport | None, sessions: dict[int, Table
 
 
 def _later_events_words(later: dict[str, int], report: DayReport) -> list[tuple[str, str]]:
-    """The events recorded after a report in the streams it seals, per stream: its name (the
-    desk's events page filters by it) and it in words, "the day's books: 4 events" (the verify
-    API's `later_events` keeps the streams' names). The sessions named are read at once: one
-    query, or none."""
+    """The events recorded after a report in the streams it seals, per stream: the address of
+    those events on the desk's events page (its stream from the seq the report sealed it at
+    plus one, oldest first: exactly the later events, not the whole stream) and it in words,
+    "the day's books: 4 events" (the verify API's `later_events` keeps the streams' names).
+    The sessions named are read at once: one query, or none."""
     pks = [int(key) for kind, _sep, key in (n.partition(":") for n in later)
            if kind == "table_session" and key.isascii() and key.isdigit()]  # fmt: skip
     sessions = {s.pk: s for s in floor_selectors.table_session_list().filter(pk__in=pks)} if pks else {}
+    sealed = {head[0]: head[1] for head in report.sealed_heads or []}
     return [
-        (name, ngettext("%(stream)s: %(n)s event", "%(stream)s: %(n)s events", n)
+        (_later_events_url(name, sealed.get(name)),
+         ngettext("%(stream)s: %(n)s event", "%(stream)s: %(n)s events", n)
          % {"stream": _stream_words(name, report, sessions), "n": n})
         for name, n in later.items()
     ]  # fmt: skip
+
+
+def _later_events_url(stream: str, sealed_seq: int | None) -> str:
+    """The desk's events page of `stream` after its event `sealed_seq`, oldest first (the
+    whole stream, oldest first, where no seq was sealed)."""
+    query = {"stream": stream}
+    if isinstance(sealed_seq, int) and not isinstance(sealed_seq, bool):
+        query["seq_min"] = str(sealed_seq + 1)
+    query["order"] = "oldest"
+    return f"{reverse('desk-events')}?{urlencode(query)}"
 
 
 def _day_page_url(pk: int) -> str:

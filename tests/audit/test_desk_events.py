@@ -99,7 +99,7 @@ def test_a_row_says_the_time_stream_seq_action_actor_subject_payload_and_hash(br
     local = timezone.localtime(event.at).strftime("%Y-%m-%d %H:%M:%S")
     assert local in row  # the casino's wall clock
     assert ">gaming_day:7</a>" in row and 'href="?stream=gaming_day%3A7"' in row
-    assert '<td class="num">1</td>' in row and "minimum.changed" in row
+    assert '<td class="num" data-label="Seq">1</td>' in row and "minimum.changed" in row
     assert f"{commissario.get_full_name()} <small" in row and f"({commissario.username})" in row
     assert f">auth.user {commissario.pk}</a>" in row
     assert f'href="?subject_type=auth.user&amp;subject_id={commissario.pk}"' in row
@@ -132,6 +132,15 @@ def test_a_row_says_the_time_stream_seq_action_actor_subject_payload_and_hash(br
         {"stream": "table:2", "action_prefix": "minimum."},  # nothing
         {"stream": "table:1", "at_before": "2000-01-01T00:00:00Z"},
         {"action_prefix": "coup.", "actor": "auditor", "at_after": "past", "at_before": "future"},
+        {"seq_min": "2"},
+        {"seq_max": "1"},
+        {"seq_min": "2", "seq_max": "3"},
+        {"stream": "table:1", "seq_min": "3"},
+        {"stream": "table:1", "seq_min": "2", "seq_max": "5", "order": "oldest"},
+        {"stream": "table:1", "seq_min": "9"},  # nothing
+        {"order": "oldest"},
+        {"order": "newest"},
+        {"action_prefix": "coup.", "seq_max": "3", "order": "oldest"},
     ],
     ids=lambda params: "&".join(f"{k}={v}" for k, v in params.items()) or "unfiltered",
 )
@@ -148,11 +157,17 @@ def test_each_filter_and_their_combinations_list_the_api_s_events(
     assert listed(browser_of(auditor).get(PAGE, {**params, "page_size": 500})) == expected
     if params.keys() & {"action", "action_prefix", "actor", "actor_name", "subject_type"} and params.get("stream") != "table:2":
         assert 0 < len(expected) < AuditEvent.objects.count()  # the filter was applied
+    if params.keys() & {"seq_min", "seq_max"} and params.get("seq_min") != "9":
+        assert 0 < len(expected) < AuditEvent.objects.count()  # the range was applied
+    if params.get("order") == "oldest":
+        assert expected == sorted(expected)
     # the form gives back what was asked
     html = browser_of(auditor).get(PAGE, params).content.decode()
     for key, value in params.items():
-        if value:
+        if value and key != "order":
             assert f'name="{key}" value="{value}"' in html
+    order = params.get("order") or "newest"
+    assert f'<option value="{order}" selected>' in html and html.count(" selected>") == 1
 
 
 def _follow(client, query: dict) -> tuple[list[int], list[str]]:
@@ -170,9 +185,13 @@ def _follow(client, query: dict) -> tuple[list[int], list[str]]:
 
 @pytest.mark.parametrize(
     "params",
-    [{}, {"stream": "table:1"}, {"action_prefix": "coup."}, {"stream": "table:1", "actor_name": "auditor"}],
-    ids=["unfiltered (counted)", "stream (counted)", "action_prefix (not counted)", "stream+actor_name"],
-)
+    [{}, {"stream": "table:1"}, {"action_prefix": "coup."}, {"stream": "table:1", "actor_name": "auditor"},
+     {"stream": "table:1", "seq_min": "2", "order": "oldest"}, {"seq_max": "4", "order": "oldest"},
+     {"seq_min": "2", "seq_max": "6"}, {"action_prefix": "coup.", "seq_min": "2", "order": "oldest"}],
+    ids=["unfiltered (counted)", "stream (counted)", "action_prefix (not counted)", "stream+actor_name",
+         "stream+seq_min+oldest (counted)", "seq_max+oldest (counted)", "seq range (counted)",
+         "action_prefix+seq_min+oldest (not counted)"],
+)  # fmt: skip
 def test_the_pages_keep_the_filters_and_walk_every_event_once(browser_of, api, auditor, commissario, chain, params):
     _trail(auditor, commissario, chain)
     chain("table:1", 5, actor=auditor)
@@ -201,6 +220,34 @@ def test_a_counted_list_says_how_many_and_of_how_many_pages(browser_of, auditor,
     html = client.get(PAGE, {"action_prefix": "coup.", "page_size": 4}).content.decode()
     assert "not counted" in html and "Page 1</span>" in html
     assert "No event matches these filters." in client.get(PAGE, {"stream": "nope"}).content.decode()
+    # the stream and a seq range are counted too, exactly (seqs 2 to 5 of table:1's 6)
+    html = client.get(PAGE, {"stream": "table:1", "seq_min": "2", "seq_max": "5", "page_size": 3}).content.decode()
+    assert "4 events" in html and "Page 1 of 2" in html
+    assert "8 events" in client.get(PAGE, {"seq_min": "2", "order": "oldest"}).content.decode()
+    html = client.get(PAGE, {"stream": "table:1", "seq_min": "7"}).content.decode()
+    assert "No event matches these filters." in html
+
+
+def test_oldest_first_is_said_and_its_pages_lead_to_the_newer_events(browser_of, auditor, commissario, chain):
+    _trail(auditor, commissario, chain)
+    client = browser_of(auditor)
+    html = client.get(PAGE, {"stream": "table:1", "seq_min": "2", "order": "oldest", "page_size": 2}).content.decode()
+    assert "oldest first; reading only" in html and "Events, oldest first: page 1 of 3" in html
+    assert re.search(r'rel="next">Newer events →</a>', html) and "Older events" not in html
+    seqs = [int(n) for n in re.findall(r'<td class="num" data-label="Seq">(\d+)</td>', html)]
+    assert seqs == [2, 3]
+    html = client.get(PAGE, {"stream": "table:1", "seq_min": "2", "order": "oldest", "page_size": 2,
+                             "page": "2"}).content.decode()  # fmt: skip
+    assert re.search(r'rel="prev">← Older events</a>', html) and re.search(r'rel="next">Newer events →</a>', html)
+    # newest first, as before: said so
+    html = client.get(PAGE, {"stream": "table:1", "page_size": 2, "page": "2"}).content.decode()
+    assert "newest first; reading only" in html and "Events, newest first: page 2 of 3" in html
+    assert re.search(r'rel="prev">← Newer events</a>', html) and re.search(r'rel="next">Older events →</a>', html)
+    # the form offers both orders and the seq range, typed in digits
+    assert '<select id="filter-order" name="order"><option value="newest" selected>Newest first</option>' in html
+    assert '<option value="oldest">Oldest first</option>' in html
+    for name in ("seq_min", "seq_max"):
+        assert re.search(rf'<input type="text" id="filter-{name}" name="{name}" value=""[^>]* inputmode="numeric"', html)
 
 
 @pytest.mark.parametrize(
@@ -215,6 +262,11 @@ def test_a_counted_list_says_how_many_and_of_how_many_pages(browser_of, auditor,
         ({"page_size": "x"}, "Events a page: a whole number from 1 to 500."),
         ({"strem": "table:1"}, "“strem” is not a filter of this page."),
         ({"stream": "bad\x00name"}, "Stream: Null characters are not allowed."),
+        ({"seq_min": "0"}, "From seq: Ensure this value is greater than or equal to 1."),
+        ({"seq_min": "two"}, "From seq: Enter a whole number."),
+        ({"seq_max": "1.5"}, "Up to seq: Enter a whole number."),
+        ({"seq_max": "-3"}, "Up to seq: Enter a whole number."),
+        ({"order": "sideways"}, "Order: Select a valid choice. sideways is not one of the available choices."),
     ],
 )
 def test_a_bad_filter_is_said_and_lists_nothing(browser_of, api, auditor, chain, params, said):
@@ -272,7 +324,9 @@ def test_the_queries_do_not_grow_with_the_events(browser_of, auditor, commissari
     client = browser_of(auditor)
     client.get(PAGE)  # warm: the session and the user's roles
     queries = [{}, {"stream": "table:0"}, {"action": "coup.recorded"}, {"action_prefix": "coup.", "actor_name": "auditor"},
-               {"page": "2", "page_size": "1"}]  # fmt: skip
+               {"page": "2", "page_size": "1"}, {"seq_min": "2", "order": "oldest"},
+               {"stream": "table:0", "seq_min": "2", "seq_max": "11", "order": "oldest"},
+               {"seq_max": "3", "actor_name": "auditor"}]  # fmt: skip
 
     def counts() -> list[int]:
         found = []
@@ -298,6 +352,10 @@ def test_the_page_in_italian(browser_of, auditor, chain):
     assert '<html lang="it">' in html
     assert "Traccia di audit: gli eventi" in html and "Mostra questi eventi" in html
     assert "Flusso" in html and "Azione" in html and "2 eventi" in html
+    assert "Dai più recenti</option>" in html and "Dai meno recenti</option>" in html
+    assert "Da seq</label>" in html and "Fino a seq</label>" in html
+    oldest = client.get(PAGE, {"order": "oldest"}, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "dai meno recenti; sola lettura" in oldest and "Eventi, dai meno recenti: pagina 1 di 1" in oldest
     refused = client.get(PAGE, {"actor": "x"}, HTTP_ACCEPT_LANGUAGE="it")
     assert refused.status_code == 400
     assert "Attore (id utente): Inserisci un numero intero." in refused.content.decode()

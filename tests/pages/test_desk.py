@@ -158,9 +158,19 @@ def test_the_streams_recorded_after_a_report_are_said_by_their_patterns():
     from audit.views import _later_events_words
     from floor.models import Casino
 
-    report = DayReport(gaming_day=GamingDay(pk=7, casino=Casino(pk=3)))
+    report = DayReport(gaming_day=GamingDay(pk=7, casino=Casino(pk=3)),
+                       sealed_heads=[["day_books:7", 12, "a" * 64], ["casino:3", 1, "b" * 64],
+                                     ["day_books:8", 3, "c" * 64], ["somewhere:7", 40, "d" * 64],
+                                     ["table_session:999999", 7, "e" * 64]])  # fmt: skip
     later = {"day_books:7": 4, "casino:3": 1, "day_books:8": 1, "somewhere:7": 2, "table_session:999999": 1}
-    assert [name for name, _said in _later_events_words(later, report)] == list(later)  # each links to its events
+    # each links to its events recorded after the report: its stream from the sealed seq + 1, oldest first
+    assert [link for link, _said in _later_events_words(later, report)] == [
+        "/desk/events/?stream=day_books%3A7&seq_min=13&order=oldest",
+        "/desk/events/?stream=casino%3A3&seq_min=2&order=oldest",
+        "/desk/events/?stream=day_books%3A8&seq_min=4&order=oldest",
+        "/desk/events/?stream=somewhere%3A7&seq_min=41&order=oldest",
+        "/desk/events/?stream=table_session%3A999999&seq_min=8&order=oldest",
+    ]
     assert [said for _name, said in _later_events_words(later, report)] == [
         "the day's books: 4 events", "the casino: 1 event", "day_books:8: 1 event", "somewhere:7: 2 events",
         "table session 999999: 1 event",
@@ -173,21 +183,27 @@ def test_the_streams_recorded_after_a_report_are_said_by_their_patterns():
 
 def test_what_was_recorded_after_the_report_leads_to_its_events(client_for, closed, auditor):
     """The verification's "recorded after this report" names the streams and their count of
-    later events: each leads to the desk's events page filtered by its stream, where those
-    events are the newest."""
+    later events: each leads to the desk's events page of its stream from the seq the report
+    sealed it at plus one, oldest first: exactly the events recorded after the report, in the
+    order they were recorded (it listed the whole stream, the later events among the rest)."""
     from django.db import transaction
 
     from audit.services import record
 
     stream = closed.gaming_day.audit_stream  # sealed by the report's first version
-    with transaction.atomic():
-        late = record(stream=stream, actor=auditor, action="late.event", data={"what": "a signature"})
+    [sealed] = [seq for name, seq, _hash in closed.sealed_heads if name == stream]
+    assert sealed > 1  # the stream had events before the report: the link must leave them out
+    late = []
+    for what in ("a signature", "a correction"):
+        with transaction.atomic():
+            late.append(record(stream=stream, actor=auditor, action="late.event", data={"what": what}))
     client = client_for(auditor)
     html = client.post(f"/desk/reports/{closed.pk}/verify/", HTTP_HX_REQUEST="true").content.decode()
-    link = f"/desk/events/?stream=gaming_day%3A{closed.gaming_day_id}"
-    assert f'<a href="{link}">The gaming day&#x27;s floor: 1 event</a>' in html
+    link = f"/desk/events/?stream=gaming_day%3A{closed.gaming_day_id}&seq_min={sealed + 1}&order=oldest"
+    assert f'<a href="{escape(link)}">The gaming day&#x27;s floor: 2 events</a>' in html
     events = client.get(link).content.decode()
-    assert re.findall(r'<tr data-event="(\d+)">', events)[0] == str(late.pk)
+    assert re.findall(r'<tr data-event="(\d+)">', events) == [str(e.pk) for e in late]
+    assert "2 events" in events  # counted, exactly
 
 
 def test_the_report_fragment_polls_while_the_report_is_built(client_for, closed, auditor):
