@@ -10,6 +10,7 @@ urlpatterns = [
     path("tablet/", views_tablet.tablet_home, name="tablet"),
     path("tablet/sessions/<int:pk>/", views_tablet.tablet_session, name="tablet-session"),
     path("tablet/sessions/<int:pk>/start-needs/", views_tablet.tablet_start_needs, name="tablet-start-needs"),
+    path("tablet/sessions/<int:pk>/live/", views_tablet.tablet_live, name="tablet-live"),
     path("tablet/sessions/<int:pk>/<slug:action>/", views_tablet.tablet_action, name="tablet-action"),
     path("floor/", views_dashboard.dashboard, name="floor-dashboard"),
     path("floor/tables/<int:pk>/live/", views_dashboard.table_live, name="floor-table-live"),

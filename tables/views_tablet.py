@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET
 
 from config.errors import ApplicationError
 from config.htmx import refusal
-from floor.models import Patron, TableSession
+from floor.models import Patron, SessionInterruption, TableSession
 from floor.permissions import readable_sessions, session_readable_by, session_writable_by
 from floor.roles import Role, has_role
 from floor.selectors import staff_change_list
@@ -210,8 +210,11 @@ DRAWER_ACTIONS = frozenset({"cash-count", "cash-count-correct"})
 CASH_QUICK_MULTIPLES = (1, 2, 5, 10, 20)
 
 
-def _session_for(request: HttpRequest, pk: int) -> tuple[TableSession, bool] | HttpResponse:
-    session = get_object_or_404(TableSession.objects.select_related("table", "capo_partita"), pk=pk)
+def _session_for(
+    request: HttpRequest, pk: int, sessions: QuerySet[TableSession] | None = None
+) -> tuple[TableSession, bool] | HttpResponse:
+    sessions = TableSession.objects.all() if sessions is None else sessions
+    session = get_object_or_404(sessions.select_related("table", "capo_partita"), pk=pk)
     writable = session_writable_by(request.user, session)
     # Read only for whoever the API lets read the session (session_readable_by): the
     # supervisors, its staff now, and a Capo Partita or changeur relieved there (or its Capo
@@ -640,15 +643,18 @@ def _context(
     first_bank = bank is None and state["succession"] is None and state["rotation"]["turn_seat"] is None
     # Who declined the first bank so far: the panel says them, and whom it is offered to now.
     first_bank_passed = first_bank_pass_list(session) if first_bank and playable and not closed else []
+    # While play is interrupted, in which capacity it was (the banner says whose decision it
+    # is: the Direzione's is lifted by the Direzione alone, RULES.md §6).
+    suspended_as = (
+        session.interruptions.filter(resumed_at__isnull=True).values_list("interrupted_as", flat=True).first()
+        if session.status == TableSession.Status.INTERRUPTED
+        else None
+    )
     return {
         "session": session,
-        # While play is interrupted, in which capacity it was (the banner says whose decision it
-        # is: the Direzione's is lifted by the Direzione alone, RULES.md §6).
-        "suspended_as": session.interruptions.filter(resumed_at__isnull=True)
-        .values_list("interrupted_as", flat=True)
-        .first()
-        if session.status == TableSession.Status.INTERRUPTED
-        else None,
+        "suspended_as": suspended_as,
+        # What the page's poll (tablet_live) says it shows: the state of play and the limits.
+        "live_said": _live_said(session, suspended_as),
         "state": state,
         "writable": writable and session.is_open,
         "readonly_reason": readonly_reason,
@@ -805,6 +811,56 @@ def tablet_start_needs(request: HttpRequest, pk: int) -> HttpResponse:
     response["HX-Retarget"] = "#flow"
     response["HX-Reselect"] = "#flow"
     response["HX-Reswap"] = "outerHTML"
+    return response
+
+
+def _live_said(session: TableSession, suspended_as: str | None) -> dict[str, str]:
+    """What a tablet page says of its session, as its poll (tablet_live) sends it back: the
+    state of play (open, interrupted, closed), the capacity play is interrupted in, and the
+    table's limits in cents (no maximum: empty)."""
+    return {
+        "status": str(session.status),
+        "by": (suspended_as or "") if session.status == TableSession.Status.INTERRUPTED else "",
+        "minimum": str(session.minimum),
+        "maximum": "" if session.maximum is None else str(session.maximum),
+    }
+
+
+@never_cache
+@login_required
+@require_GET
+def tablet_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """The tablet page asks here every 5 s (#tablet-live, at the foot of its flow section) what
+    others may change at its table without a tap of his: play interrupted or resumed (from the
+    floor, the API, the Direzione), the session closed, the minimum or the maximum changed by
+    the Commissario. It sends what the page shows (?status=, ?by=, ?minimum=, ?maximum=):
+    - the same: 204, nothing swapped (nothing moves under the croupier's fingers every 5 s);
+    - changed: the panel's parts that follow them, out of band, and nothing else (HX-Reswap
+      none): the flow section (the play, or the interruption's "once play resumes", or the
+      close; the bank's form with the minimum as its amount; the quick bets; the succession's
+      terms), the header's facts, the notices above the panel, the side's Players table and its
+      tools (the bar's and the void's forms, which an interruption takes away and a resume
+      brings back). The register and the outcome stay. A part holding the field the croupier is
+      typing in is left as it is by the page's script (chemin.js), and the poll inside it still
+      says the old state, so it is asked again 5 s later; the other fields he changed keep
+      what he typed. Closed, the flow section comes without the poll: it ends.
+    One query for the session, its limits and its running interruption, besides the user's,
+    however long the session (the panel's reads only when something changed)."""
+    if not is_htmx(request):
+        return redirect("tablet-session", pk=pk)  # the address opened as a page: the tablet
+    running = SessionInterruption.objects.filter(session=OuterRef("pk"), resumed_at__isnull=True)
+    found = _session_for(
+        request, pk, TableSession.objects.annotate(suspended_as=Subquery(running.values("interrupted_as")[:1]))
+    )
+    if isinstance(found, HttpResponse):
+        return found
+    session, writable = found
+    said = {name: request.GET.get(name) for name in ("status", "by", "minimum", "maximum")}
+    if said == _live_said(session, session.suspended_as):
+        return HttpResponse(status=204)
+    context = _context(session, writable, viewer=request.user, **_floor_powers(request))
+    response = render(request, "tables/_tablet_panel.html", {**context, "oob_live": True})
+    response["HX-Reswap"] = "none"  # its parts come out of band, each in its place
     return response
 
 

@@ -1026,8 +1026,34 @@
     button.click();  // a click, as a tap: htmx sends the suit of the button clicked
   });
 
+  // ------------------------------------------------ the pages' polls
+  // An element marked data-poll asks the server every 5 s what changed elsewhere (the tablet's
+  // #tablet-live, the floor's cards and casino sections; 204 while nothing did). A poll is
+  // not sent, and its answer not swapped, while a tap (or the queue) is on its way: that
+  // answer brings the page as it is then. Nor is an answer whose element has left the page
+  // meanwhile (a tap's answer replaced it): it was made before, and is older. A poll that
+  // fails swaps nothing; the offline banner says it once (above), not each poll.
+  var pollAnswer = false;
+  function tapping() { return taps.length > 0 || !!sending || !!document.querySelector("form.htmx-request"); }
+  function isPoll(elt) { return !!(elt && elt.hasAttribute && elt.hasAttribute("data-poll")); }
+  function typingIn(el) {
+    var active = document.activeElement;
+    return !!active && active !== el && el.contains(active) && active.matches(
+      "textarea, select, input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=checkbox]):not([type=radio])"
+    );
+  }
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    if (isPoll(evt.detail.elt) && tapping()) { evt.preventDefault(); }
+  });
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    pollAnswer = isPoll(elt);
+    if (pollAnswer && (!elt.isConnected || tapping())) { evt.detail.shouldSwap = false; pollAnswer = false; }
+  });
+  document.addEventListener("htmx:afterRequest", function () { pollAnswer = false; });
+
   // A table card the server sends out of band (another table's action freed or took staff)
-  // replaces the card in place. What the Commissario was doing in it stays: a field he typed
+  // replaces the card in place; and so does a part a poll sends (above). What the Commissario was doing in it stays: a field he typed
   // in or a choice he changed (where the new card still offers it), the tools he opened, the
   // field he was in. The fields he did not touch take the server's new values.
   function changed(el) {
@@ -1047,7 +1073,13 @@
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {
     var old = evt.detail.target;
     var fresh = evt.detail.fragment && evt.detail.fragment.firstElementChild;
-    if (!old || !fresh || !old.classList.contains("table-card")) { return; }
+    if (!old || !fresh) { return; }
+    if (pollAnswer) {
+      // A poll's part (a change made elsewhere): the same as on the page, or holding the field
+      // he is typing in (the poll inside it still says the old state: asked again in 5 s), it
+      // stays as it is; else it comes, with what he typed elsewhere in it (below).
+      if (typingIn(old) || old.isEqualNode(fresh)) { evt.detail.shouldSwap = false; return; }
+    } else if (!old.classList.contains("table-card")) { return; }
     old.querySelectorAll("input[id], select[id], textarea[id]").forEach(function (el) {
       if (el.type === "hidden" || !changed(el)) { return; }
       var twin = fresh.querySelector("#" + CSS.escape(el.id));
