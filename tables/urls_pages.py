@@ -15,6 +15,7 @@ urlpatterns = [
     path("floor/", views_dashboard.dashboard, name="floor-dashboard"),
     path("floor/tables/<int:pk>/live/", views_dashboard.table_live, name="floor-table-live"),
     path("floor/tables/<int:pk>/<slug:action>/", views_dashboard.table_action, name="floor-table-action"),
+    path("floor/casinos/<int:pk>/live/", views_dashboard.casino_live, name="floor-casino-live"),
     path("floor/casinos/<int:pk>/open-day/", views_dashboard.gaming_day_open, name="floor-day-open"),
     path("floor/days/<int:pk>/close/", views_dashboard.gaming_day_close, name="floor-day-close"),
 ]

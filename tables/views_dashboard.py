@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -149,6 +149,8 @@ def _table_cards(
         card: dict = {"table": table, "session": session, "seat_choice": choice.get(table.pk),
                       "handovers": (handovers or {}).get(session.pk, []) if session is not None else [],
                       "day_open": None if days_open is None else table.casino_id in days_open}  # fmt: skip
+        if days_open is not None:  # (the card's poll says what its forms follow: table_live)
+            card["said"] = card_said(session, table.casino_id in days_open)
         if session is not None:
             _fill_card(card, table, states[session.pk], seats[session.pk], played.get(session.pk, 0))
         cards.append(card)
@@ -161,6 +163,23 @@ def _table_card(
 ) -> dict:  # fmt: skip
     return _table_cards([table], {} if session is None else {table.pk: session}, handovers=handovers,
                         days_open=days_open)[0]  # fmt: skip
+
+
+def card_said(session: TableSession | None, day_open: bool) -> dict[str, str]:
+    """What a table's card says of the state its forms follow, as its poll (table_live) sends
+    it back: its session (none: the table is closed), whether play runs or is interrupted and in
+    which capacity (the Interrupt or the Resume form, or the Direzione's note), its limits (the
+    form that changes them shows them), and whether its casino's gaming day is open (a closed
+    table's open form)."""
+    interrupted = session is not None and session.status == TableSession.Status.INTERRUPTED
+    return {
+        "session": "" if session is None else str(session.pk),
+        "status": "" if session is None else str(session.status),
+        "by": (getattr(session, "suspended_as", None) or "") if interrupted else "",
+        # (its limits' form shows them as they were: changed elsewhere, it shows them again)
+        "limits": "" if session is None else f"{session.minimum}-{session.maximum or ''}",
+        "day": "1" if day_open else "0",
+    }
 
 
 def _handovers_to_count(request: HttpRequest, live: dict[int, TableSession]) -> dict[int, list] | None:
@@ -333,15 +352,79 @@ def _page(request: HttpRequest, outcome: Outcome | None = None) -> HttpResponse:
 def table_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The part of a table's card that polling refreshes (status, figures, the drawing, and
     its changeurs' handovers to count, linked for those who count them: one query however
-    many, _handovers_to_count)."""
+    many, _handovers_to_count), every 5 s.
+
+    The poll says too what the card's forms follow (card_said: ?session=, ?status=, ?by=,
+    ?limits=, ?day=). Changed elsewhere (play interrupted or resumed, from another tab, the API
+    or by the Direzione; the session opened or closed; its limits changed; the casino's gaming
+    day opened or closed), the
+    whole card comes instead, out of band (HX-Reswap none), with the forms the table offers
+    now: its open form only while the day is open, Interrupt or Resume as play stands. What
+    the Commissario typed or chose in the card stays (chemin.js), and a card holding the field
+    he is typing in is left as it is until he leaves it (its poll, inside, asks again). One
+    query more than the fragment, for the day, however many tables."""
     if not has_role(request.user, *READERS):
         return forbidden(request)
     table = get_object_or_404(Table, pk=pk)
-    session = _live_sessions().get(table.pk)
+    live = _live_sessions()
+    session = live.get(table.pk)
     handovers = _handovers_to_count(request, {table.pk: session}) if session is not None else None
-    # (the fragment offers no form: whether the casino's day is open is not read for it)
+    day_open = GamingDay.objects.filter(casino_id=table.casino_id, closed_at__isnull=True).exists()
+    said = {name: request.GET.get(name) for name in ("session", "status", "by", "limits", "day")}
+    # (a card loaded before its poll said it asks for its fragment only)
+    if said["session"] is not None and said != card_said(session, day_open):
+        days_open = {table.casino_id} if day_open else set()
+        card = _table_card(table, session, handovers=handovers, days_open=days_open)
+        response = render(request, "tables/_floor_table.html", {"c": card, "outcome": None, "oob": True,
+                                                                 **_common(request)})  # fmt: skip
+        response["HX-Reswap"] = "none"  # the card, in place, out of band
+        return response
     card = _table_card(table, session, handovers=handovers, days_open=None)
     return render(request, "tables/_floor_live.html", {"c": card, **_common(request)})
+
+
+@never_cache
+@login_required
+@require_GET
+def casino_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """A casino's section of the floor asks here every 5 s (_floor_casino_head.html) whether its
+    gaming day, or the tables in play on it, changed elsewhere (another tab, another Commissario,
+    the API): the day it shows (?day=, 0 for none) and the tables it says are in play (?play=,
+    their numbers). The same: 204. Else its head again, out of band (HX-Reswap none): the day
+    as it is, its open form or its close (offered once no table is in play), and its drawers.
+    The cards follow by their own polls (table_live). Three queries besides the user's while
+    nothing changed, however many tables; its reads once, however many, when it did."""
+    if not is_htmx(request):
+        return redirect("floor-dashboard")  # the address opened as a page: the floor
+    if not has_role(request.user, *READERS):
+        return forbidden(request, _("The floor dashboard is the Commissario's."))
+    casino = get_object_or_404(Casino, pk=pk)
+    day = GamingDay.objects.filter(casino=casino, closed_at__isnull=True).first()
+    playing = (
+        sorted(TableSession.objects.filter(gaming_day=day).exclude(status=TableSession.Status.CLOSED)
+               .values_list("table__number", flat=True))
+        if day is not None else []
+    )  # fmt: skip
+    if (request.GET.get("day"), request.GET.get("play")) == (
+        str(day.pk if day else 0), ",".join(str(n) for n in playing)
+    ):
+        return HttpResponse(status=204)
+    counts = has_role(request.user, *COUNTS_DRAWER)
+    g = {
+        "casino": casino,
+        "day": day,
+        "in_play": playing,
+        "drawers": closed_sessions_with_drawer([day.pk]).get(day.pk, []) if day else [],
+        "handovers": handovers_not_counted([day.pk]).get(day.pk, []) if day else [],
+        "late": drawers_left_to_count(casinos=[casino]).get(casino.pk) if day is None and counts else None,
+        "next_date": floor_selectors.next_gaming_day_dates(casinos=[casino]).get(casino.pk) if day is None else None,
+        # (its hint names its tables' open forms: said where it has tables)
+        "cards": Table.objects.filter(casino=casino, active=True).exists(),
+    }
+    response = render(request, "tables/_floor_casino_head.html", {
+        "g": g, "oob_head": True, "can_write": has_role(request.user, Role.COMMISSARIO)})  # fmt: skip
+    response["HX-Reswap"] = "none"
+    return response
 
 
 # --------------------------------------------------------------------------- actions
