@@ -123,6 +123,33 @@ def deal(
     raise EngineError("too_many_cards", "the coup is complete: no side takes another card", count=len(cards))
 
 
+def undeal(
+    cards: Sequence[Card], *, punta_draws: bool | None = None, banker_draws: bool | None = None
+) -> tuple[list[Card], bool | None]:
+    """The coup as it stood before its last card was dealt (its cards, the banker's decision),
+    for a card entered wrongly and corrected: `deal` on that state with the right card gives
+    the coup as if it had been entered right. Only while the last card is the coup's latest
+    step: a declaration or decision recorded after it is refused (`card_not_latest`), since it
+    was made on the cards as they were. `no_card`: nothing dealt yet."""
+    n = len(cards)
+    if n == 0:
+        raise EngineError("no_card", "no card has been dealt in this coup")
+    before = list(cards[:-1])
+    if n <= 4:
+        # The punta declares after the fourth card (§2.5): a declaration with four cards or
+        # fewer came after the last one.
+        if punta_draws is not None or banker_draws is not None:
+            raise EngineError("card_not_latest", "the punta has declared since this card", step=PUNTA_DECLARATION)
+        return before, None
+    if n == 5 and punta_draws:
+        # The punta's third card; the banker's decision comes after it (§2.7).
+        if banker_draws is not None:
+            raise EngineError("card_not_latest", "the banker has decided since this card", step=BANKER_DECISION)
+        return before, None
+    # The banker's third card: his decision to draw, made with it or just before it.
+    return before, None
+
+
 def declare(cards: Sequence[Card], *, punta_draws: bool | None, banker_draws: bool | None = None) -> None:
     """Check that the punta's declaration is expected now (after 4 cards, no punta natural)."""
     step = next_step(cards, punta_draws=punta_draws, banker_draws=banker_draws)

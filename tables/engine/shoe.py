@@ -163,6 +163,25 @@ class Shoe:
         self.voided.append(code)
         return code
 
+    def correct(self, position: int, was: object, card: object) -> Card:
+        """The card recorded at `position` (1-based, shoe order) as `was` was misread: it is
+        `card`. The same physical card, so the count out of the shoe is unchanged; the shoe
+        is checked as if `card` had been recorded there (card_exhausted, burned_card_mismatch,
+        as when it is drawn), all or nothing. `card_not_drawn`: no `was` at that position."""
+        was_code, code = parse_card(was), parse_card(card)
+        if type(position) is not int or not 1 <= position <= len(self.drawn) or self.drawn[position - 1] != was_code:
+            raise EngineError(
+                "card_not_drawn",
+                f"{was_code} is not the card at position {position}",
+                card=was_code,
+                position=position,
+            )
+        data = self.to_dict()
+        data["drawn"][position - 1] = code
+        other = Shoe.from_dict(data)  # every movement replayed: refused as the draw would be
+        self.drawn, self.voided, self._out = other.drawn, other.voided, other._out
+        return code
+
     def burn(self, cards: Sequence[object | None]) -> list[Card | None]:
         """Record the burn after the shuffle: exactly `burn_cards` cards, None for the unseen ones."""
         if self.burn_cards == 0:
