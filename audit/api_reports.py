@@ -419,7 +419,7 @@ class ReportVerifyOutput(serializers.Serializer):
         "`bet.placed` event, `patron`, `field`, `in_books`, `in_trail`), `postings_mismatch` (a "
         "coup's posting rows differ from the postings its `coup.settled` event lists: `table`, `session`, `coup`, "
         "`in_books`, `in_trail`), `cards_mismatch` (a shoe card's row differs from the card events that recorded "
-        "it, or either is missing: `table`, `session`, `shoe`, `shoe_number`, `position`, `in_books`, "
+        "it, a mis-entered card's `card.entry_corrected` included, or either is missing: `table`, `session`, `shoe`, `shoe_number`, `position`, `in_books`, "
         "`in_trail`, each the card, its use, coup, side and whether and why it was voided, or null), "
         "`event_unreadable` (a session's event does not hold what its action records, e.g. its payload rewritten "
         "and its chain rebuilt: `table`, `session`, `stream`, `seq`, `action`; the rows it recorded are held to "

@@ -47,8 +47,8 @@ PLAYED = ("cards", "punta_draws", "banker_draws", "regola_punta", "regola_banker
 # Every field a coup_mismatch may name, in the order it names them.
 FIELDS = (*RESULT, "bank", "punta", *PLAYED, "next_cards", "settled", "settled_at", "settled_by")
 # The events the replay reads.
-ACTIONS = ("shoe.loaded", "card.dealt", "card.voided", "reconstruction.card", "bet.placed", "bet.withdrawn",
-           "banco.called", "coup.rien_ne_va_plus", "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
+ACTIONS = ("shoe.loaded", "card.dealt", "card.entry_corrected", "card.voided", "reconstruction.card", "bet.placed",
+           "bet.withdrawn", "banco.called", "coup.rien_ne_va_plus", "coup.played", "coup.settled", *RECORD_ACTIONS)  # fmt: skip
 # A bet's fields beyond its stake (patron, kind, amount) that the report prints and the
 # events record: its seat (by number), its place in the betting order, whether standing,
 # who recorded it and when (the row's own time: in `bet.placed` since it records it).
@@ -164,6 +164,13 @@ class _Trail(RecordTrail):
         key = self._card(payload, ShoeCard.Use.DEALT, side=payload.get("side", ""))
         if key is not None:
             self.dealt.setdefault(payload.get("coup"), []).append(key)
+
+    def _card_entry_corrected(self, coup: int | None, payload: dict[str, Any], actor: int | None) -> None:
+        """A dealt card entered wrongly: the same shoe card (its position), its code as corrected.
+        The coup's cards are its next `coup.played`'s (or the shoe's, while it is in play)."""
+        card = self.cards.get((payload["shoe"], payload["position"]))
+        if card is not None:
+            card["card"] = payload["card"]
 
     def _card_voided(self, card: int | None, payload: dict[str, Any], actor: int | None) -> None:
         self._card(payload, ShoeCard.Use.VOID, voided=True, reason=payload.get("reason", ""))

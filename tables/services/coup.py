@@ -14,6 +14,7 @@ settlement and at the end), the audit events in one batch (audit.services.batch)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,6 +29,8 @@ from config.transactions import service_atomic
 from floor.models import Patron, Seat, TableSession
 from floor.roles import Role, has_role
 from tables.engine import BANKER, PENDING, PUNTA, live, resolve
+from tables.engine.cards import parse_card
+from tables.engine.errors import EngineError
 from tables.engine.profiles import TieRule
 from tables.selectors import ACTIVE_SHOE, BARS, LAST_COUP, MARKS, SEATS, GameRows
 
@@ -742,39 +745,49 @@ def _check_expected(entered: list[str], expect_cards: int | None) -> None:
 
 
 def _card_deal(play: _Play, card: object, expect_cards: int | None = None) -> Coup:
-    session, coup, by = play.session, play.coup, play.by
+    coup = play.coup
     _require_dealing(coup)
     _check_expected(coup.cards, expect_cards)
+    _deal(play, card)
+    return coup
+
+
+def _deal(play: _Play, card: object, *, misread: ShoeCard | None = None) -> None:
+    """One card into the coup as it stands (its cards, the declarations), the engine saying
+    whose hand it goes to and what comes next: the card out of the shoe, or (`misread`: the
+    coup's last card, taken back by _card_entry_correct) the same shoe card read anew. Dealing
+    and correcting go through this one step, so a corrected coup is the coup as if dealt right."""
+    session, coup, by = play.session, play.coup, play.by
     with engine_errors():
         code, side, banker_draws = live.deal(
             coup.cards, card, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws
         )
-    shoe_card = play.shoe().draw(
-        session=session, by=by, card=code, use=ShoeCard.Use.DEALT, coup=coup, side=side
-    )
+    if misread is None:
+        shoe_card = play.shoe().draw(
+            session=session, by=by, card=code, use=ShoeCard.Use.DEALT, coup=coup, side=side
+        )
+    else:
+        was = misread.code
+        shoe_card = play.shoe().correct(misread, code)
     coup.cards = [*coup.cards, shoe_card.code]
     coup.dealt_side = side  # (not stored: the hand this card went to, for the caller's answer)
     coup.banker_draws = banker_draws
     coup.state = Coup.State.DEALING
     play.save(["cards", "banker_draws", "state"])
     step = _step(coup)
-    audit(
-        session,
-        by,
-        "card.dealt",
-        coup,
-        {
-            "coup": coup.pk,
-            "card": shoe_card.code,
-            "position": shoe_card.position,
-            "side": side,
-            "hands": live.hands(coup.cards, punta_draws=coup.punta_draws).as_dict(),
-            "next": step.as_dict(),
-        },
-    )
+    facts = {
+        "hands": live.hands(coup.cards, punta_draws=coup.punta_draws).as_dict(),
+        "next": step.as_dict(),
+    }
+    if misread is None:
+        audit(session, by, "card.dealt", coup,
+              {"coup": coup.pk, "card": shoe_card.code, "position": shoe_card.position, "side": side, **facts})  # fmt: skip
+    else:
+        audit(session, by, "card.entry_corrected", coup,
+              {"coup": coup.pk, "shoe": shoe_card.shoe_id, "position": shoe_card.position, "side": side,
+               "was": was, "card": shoe_card.code, **facts})  # fmt: skip
     if step.need == live.COMPLETE:
         _complete(play)
-    return coup
 
 
 @service_atomic
@@ -784,6 +797,70 @@ def card_deal(*, coup: Coup, by: User, card: str, expect_cards: int | None = Non
     `expect_cards`: the cards the tablet had seen dealt (`coup_moved_on` if others were since)."""
     session, coup = lock_coup(coup, by)
     return _played(session, coup, by, _card_deal, card, expect_cards)
+
+
+def _card_entry_correct(play: _Play, was: object, card: object) -> Coup:
+    """The coup's last card, entered wrongly (the tablet's tap, not the card): taken back and
+    dealt again as `card` at the same shoe position (see card_entry_correct)."""
+    coup = play.coup
+    _refuse_annulled(coup)
+    if coup.state == Coup.State.SETTLED:
+        raise Conflict(
+            "coup_settled",
+            "The coup is settled: its cards are no longer corrected (the Direzione decides a dispute).",
+            details={"coup": coup.pk},
+        )
+    last = coup.cards[-1] if coup.cards else None
+    with contextlib.suppress(EngineError):  # not a card: not the last one either
+        was = parse_card(was)
+    if last is None or was != last:
+        raise Conflict(
+            "card_not_last",
+            "Only the coup's last card may be corrected, named as it was entered.",
+            details={"coup": coup.pk, "last": last, "was": str(was)},
+        )
+    if coup.next_cards or coup.reconstruction:
+        raise Conflict(
+            "card_not_latest",
+            "The reconstruction has moved on since this card: it is no longer corrected.",
+            details={"coup": coup.pk, "card": last, "step": "reconstruction"},
+        )
+    try:
+        before, banker_draws = live.undeal(coup.cards, punta_draws=coup.punta_draws, banker_draws=coup.banker_draws)
+    except EngineError as exc:
+        # A declaration or decision recorded after the card was made on it as entered.
+        raise Conflict(
+            "card_not_latest", exc.message[:1].upper() + exc.message[1:] + ": it is no longer corrected.",
+            details={"coup": coup.pk, "card": last, **exc.details},
+        ) from None  # fmt: skip
+    with engine_errors():
+        code = parse_card(card)
+    if code == last:
+        raise ApplicationError("card_unchanged", "The right card is the one entered.", details={"card": code})
+    misread = coup.shoe_cards.filter(use=ShoeCard.Use.DEALT).order_by("-position").first()
+    if misread is None or misread.code != last:  # the rows are as the coup says; never reached
+        raise Conflict("card_not_last", "The shoe does not hold this card as the coup's last.",
+                       details={"coup": coup.pk, "last": last})  # fmt: skip
+    coup.cards, coup.banker_draws = before, banker_draws
+    _deal(play, code, misread=misread)
+    return coup
+
+
+@service_atomic
+def card_entry_correct(*, coup: Coup, by: User, was: str, card: str) -> Coup:
+    """The coup's last card was entered wrongly (7D tapped for 7H): the same card out of the
+    shoe, at the same position, recorded as `card`, and the coup goes on as if it had been
+    entered right: the engine's next step, through card_deal's own step (_deal), so a coup the
+    card completes is resolved again on it, settled or its reconstruction pending, exactly as
+    card_deal would. (Under the rules no correction completes a coup still dealing: the punta's
+    natural is cards 1 and 3, and the banker's shows only after the punta's declaration, which
+    ends the correction of the fourth card.) Only the session's Capo Partita, only the last card (`was`: 409 `card_not_last`
+    otherwise), while it is the coup's latest step (409 `card_not_latest` once a declaration,
+    decision or reconstruction step followed it), never in a settled coup (409 `coup_settled`)
+    or an annulled one. `card`: the dealing checks (`bad_card`, `card_exhausted`, ...), and
+    not `was` (400 `card_unchanged`). Event `card.entry_corrected`."""
+    session, coup = lock_coup(coup, by)
+    return _played(session, coup, by, _card_entry_correct, was, card)
 
 
 def _punta_declare(play: _Play, draws: bool) -> Coup:
@@ -1200,6 +1277,7 @@ __all__ = [
     "bet_place",
     "bet_withdraw",
     "card_deal",
+    "card_entry_correct",
     "coup_annul",
     "coup_open",
     "coup_record",

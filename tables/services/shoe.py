@@ -42,6 +42,7 @@ class ShoeDraw:
         self.new_cards: list[ShoeCard] = []
         self._fields: set[str] = set()
         self._voids: list[tuple[list[int], str]] = []
+        self._corrected: list[ShoeCard] = []
 
     def draw(
         self,
@@ -87,6 +88,17 @@ class ShoeDraw:
             )
         return shoe_card
 
+    def correct(self, shoe_card: ShoeCard, card: object) -> ShoeCard:
+        """A card drawn and recorded wrongly (`shoe_card`, as written): the same physical card,
+        at the same position, read as `card`. The engine checks the shoe as if `card` had been
+        drawn there (bad_card, card_exhausted, burned_card_mismatch); the row's code is written
+        by flush()."""
+        with engine_errors():
+            shoe_card.code = self.state.correct(shoe_card.position, shoe_card.code, card)
+        self._fields.add("state")
+        self._corrected.append(shoe_card)
+        return shoe_card
+
     def void_drawn(self, shoe_cards: Sequence[ShoeCard], reason: str) -> None:
         """Cards already drawn that went to the sibilla unused (a reconstruction's void cards, §3.3)."""
         if not shoe_cards:
@@ -111,11 +123,14 @@ class ShoeDraw:
     def take_writes(self) -> list:
         """What flush() writes, for a caller that writes it with its own writes, first, in one
         round trip (config.prepared.write_rows): the new cards, then the shoe's state. The voids
-        of cards written earlier are written at once."""
+        and corrections of cards written earlier are written at once."""
         cards, self.new_cards = self.new_cards, []
         for pks, reason in self._voids:
             ShoeCard.objects.filter(pk__in=pks).update(voided=True, void_reason=reason)
         self._voids = []
+        for shoe_card in self._corrected:
+            ShoeCard.objects.filter(pk=shoe_card.pk).update(code=shoe_card.code)
+        self._corrected = []
         writes: list = [cards]
         if self._fields:
             self.shoe.state = self.state.to_dict()

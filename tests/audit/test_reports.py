@@ -279,6 +279,49 @@ def test_a_coup_the_commissario_annulled_once_its_cards_had_started_is_reported_
     assert body["ok"] is True and body["reasons"] == []
 
 
+def _coup_with_a_corrected_card(world) -> Coup:
+    """Table 2: the punta's third card tapped as 2C, corrected to 2S, then the banker stands on 7."""
+    s2 = TableSession.objects.get(pk=world.sessions[1].pk)
+    by = s2.capo_partita
+    coup = table_services.coup_open(session=s2, by=by)
+    table_services.bet_place(coup=coup, by=by, patron=s2.seats.filter(seat_number=3).get().patron, amount=250_00)
+    table_services.rien_ne_va_plus(coup=coup, by=by)
+    for card in ("KH", "5S", "3C", "2D"):
+        table_services.card_deal(coup=coup, by=by, card=card)
+    table_services.punta_declare(coup=coup, by=by, draws=True)
+    table_services.card_deal(coup=coup, by=by, card="2C")
+    table_services.card_entry_correct(coup=coup, by=by, was="2C", card="2S")
+    table_services.banker_decide(coup=coup, by=by, draws=False)
+    coup.refresh_from_db()
+    assert coup.state == Coup.State.SETTLED and coup.cards == ["KH", "5S", "3C", "2D", "2S"]
+    return coup
+
+
+def test_a_coup_with_a_corrected_card_verifies(world, media, django_capture_on_commit_callbacks, api, auditor):
+    coup = _coup_with_a_corrected_card(world)
+    assert Posting.objects.filter(coup=coup).aggregate(s=Sum("amount"))["s"] == 0
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is True and body["reasons"] == []
+
+
+def test_a_corrected_card_edited_in_sql_still_fails_verify(world, media, django_capture_on_commit_callbacks, api,
+                                                           auditor):  # fmt: skip
+    coup = _coup_with_a_corrected_card(world)
+    card = ShoeCard.objects.get(coup=coup, code="2S")
+    ShoeCard.objects.filter(pk=card.pk).update(code="2C")  # back to the card as first entered
+    Coup.objects.filter(pk=coup.pk).update(cards=["KH", "5S", "3C", "2D", "2C"])
+    close(world, django_capture_on_commit_callbacks)
+    report = DayReport.objects.get(gaming_day=world.day)
+    body = api(auditor).post(f"/api/reports/{report.pk}/verify/").json()
+    assert body["ok"] is False
+    reasons = {(r["code"], r.get("coup"), r.get("position")) for r in body["reasons"]}
+    assert reasons == {("coup_mismatch", coup.number, None), ("cards_mismatch", None, card.position)}
+    [cards] = [r for r in body["reasons"] if r["code"] == "cards_mismatch"]
+    assert (cards["in_books"]["card"], cards["in_trail"]["card"]) == ("2C", "2S")
+
+
 def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
     world, media, django_capture_on_commit_callbacks
 ):
