@@ -51,6 +51,7 @@ from .coups_serializers import (
     BANK_EXAMPLES,
     BANKER_DECISION_EXAMPLES,
     BET_EXAMPLES,
+    CARD_CORRECT_EXAMPLES,
     CARD_EXAMPLES,
     DECLARATION_EXAMPLES,
     RECONSTRUCTION_CARD_EXAMPLES,
@@ -64,6 +65,7 @@ from .coups_serializers import (
     BankRaiseInput,
     BarAnswerSerializer,
     BetPlaceInput,
+    CardCorrectInput,
     CardDealInput,
     CardVoidInput,
     CoupAnnulInput,
@@ -560,6 +562,29 @@ class CardDealApi(_CoupStepApi):
         return super().post(request, pk)
 
 
+class CardCorrectApi(_CoupStepApi):
+    input_serializer = CardCorrectInput
+    step = staticmethod(services.card_entry_correct)
+
+    @_step_schema(
+        CardCorrectInput,
+        "Correct the last card, entered wrongly",
+        "The coup's last card was tapped wrongly (7D entered for 7H): the same card out of the shoe, at "
+        "the same position, is recorded as `card`, its hand gets it in place of `was`, and the coup goes "
+        "on as if it had been entered right (`coup.next` recomputed; a coup the card completes is "
+        "resolved again on it). Event `card.entry_corrected`. Only the last card, while it is the coup's "
+        "latest step. Codes: `card_not_last` (409, `was` is not the coup's last card, or none is dealt: "
+        "`details.last` names it), `card_not_latest` (409, a declaration, decision or reconstruction step "
+        "followed it), `coup_settled` (409: a settled coup's cards are not corrected; a dispute goes to "
+        "the Direzione), `coup_annulled` (409), `card_unchanged` (400, `card` is `was`), and the dealing "
+        "codes for `card`: `bad_card`, `card_exhausted`, `burned_card_mismatch` (400). A card seen face up "
+        "or dropped is not this: it is voided (POST /api/sessions/{id}/void-cards/).",
+        examples=CARD_CORRECT_EXAMPLES,
+    )
+    def post(self, request, pk: int):
+        return super().post(request, pk)
+
+
 class PuntaDeclareApi(_CoupStepApi):
     input_serializer = DrawsInput
     step = staticmethod(services.punta_declare)
@@ -754,6 +779,7 @@ urlpatterns = [
     path("coups/<int:pk>/bets/withdraw/", BetWithdrawApi.as_view(), name="coup-bet-withdraw"),
     path("coups/<int:pk>/rien-ne-va-plus/", RienNeVaPlusApi.as_view(), name="coup-rien-ne-va-plus"),
     path("coups/<int:pk>/cards/", CardDealApi.as_view(), name="coup-cards"),
+    path("coups/<int:pk>/cards/correct/", CardCorrectApi.as_view(), name="coup-card-correct"),
     path("coups/<int:pk>/declaration/", PuntaDeclareApi.as_view(), name="coup-declaration"),
     path("coups/<int:pk>/banker-decision/", BankerDecideApi.as_view(), name="coup-banker-decision"),
     path(

@@ -140,6 +140,11 @@ class CardDealInput(StrictInput):
     )  # fmt: skip
 
 
+class CardCorrectInput(StrictInput):
+    was = card_field(help_text="The coup's last card as it was entered (the wrong one), e.g. 7D.")
+    card = card_field(help_text="The card it really is, e.g. 7H: the same card out of the shoe, read anew.")
+
+
 class RequiredBooleanField(StrictBooleanField):
     """A boolean the request must carry, whatever its content type. DRF reads a boolean missing
     from a form body (x-www-form-urlencoded, multipart) as false, like an unticked HTML checkbox:
@@ -354,6 +359,16 @@ CARD_EXAMPLES = [
         description="`expect_cards`: how many of the coup's cards the tablet had seen (here the first "
         "four): if another was entered since, 409 `coup_moved_on` and nothing is dealt.",
         value={"card": "2S", "expect_cards": 4},
+        request_only=True,
+    ),
+]
+CARD_CORRECT_EXAMPLES = [
+    OpenApiExample(
+        "7H tapped as 7D",
+        description="The coup's last card was entered as 7D; it is the 7 of hearts. The same shoe card "
+        "(same position) is recorded as 7H, the hand it went to gets it, and `coup.next` is what the "
+        "coup needs after a 7H.",
+        value={"was": "7D", "card": "7H"},
         request_only=True,
     ),
 ]

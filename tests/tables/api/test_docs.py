@@ -24,6 +24,7 @@ PATHS = {
     "/api/coups/{id}/bets/": ["post"],
     "/api/coups/{id}/rien-ne-va-plus/": ["post"],
     "/api/coups/{id}/cards/": ["post"],
+    "/api/coups/{id}/cards/correct/": ["post"],
     "/api/coups/{id}/declaration/": ["post"],
     "/api/coups/{id}/banker-decision/": ["post"],
     "/api/coups/{id}/reconstruction/card/": ["post"],
