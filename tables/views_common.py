@@ -78,6 +78,14 @@ REFUSALS = {
         "This card has come out of the sabot as many times as there are decks: it cannot be right."
     ),
     "shoe_empty": gettext_lazy("The sabot is empty."),
+    "card_not_last": gettext_lazy("Only the coup's last card may be corrected."),
+    "card_not_latest": gettext_lazy(
+        "A declaration or decision was entered after this card: it is no longer corrected here."
+    ),
+    "coup_settled": gettext_lazy(
+        "The coup is settled: its cards are no longer corrected (a dispute goes to the Direzione)."
+    ),
+    "card_unchanged": gettext_lazy("The right card is the one entered: nothing to correct."),
     "reason_required": gettext_lazy("Give the reason."),
     "minimum_out_of_range": gettext_lazy(
         "The minimum must be at least 1 euro, at most 20,000,000 euro, and not above the maximum."

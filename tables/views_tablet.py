@@ -35,6 +35,7 @@ from floor.selectors import staff_change_list
 from tables import services
 from tables.engine import get_profile, live
 from tables.engine import succession as succession_rules
+from tables.engine.errors import EngineError
 from tables.engine.profiles import BancoSuivi, TieRule
 from tables.models import (
     Auction,
@@ -452,6 +453,22 @@ def _reconstruction_so_far(coup: dict) -> dict | None:
     return live.hands(cards[:4] + pool[:1] if punta_draws else cards[:4], punta_draws=punta_draws).as_dict()
 
 
+def _correctable_card(coup: dict | None) -> str | None:
+    """The coup's last card while services.card_entry_correct takes it: dealt, in a coup not
+    settled nor annulled, still the coup's latest step (the engine's live.undeal). None else."""
+    if not coup or not coup["cards"] or coup["state"] not in (Coup.State.DEALING, Coup.State.PENDING):
+        return None
+    if coup["next_cards"]:
+        return None
+    if coup["state"] == Coup.State.PENDING and Coup.objects.filter(pk=coup["id"]).exclude(reconstruction={}).exists():
+        return None  # a reconstruction decision was entered after it
+    try:
+        live.undeal(coup["cards"], punta_draws=coup["punta_draws"], banker_draws=coup["banker_draws"])
+    except EngineError:
+        return None
+    return coup["cards"][-1]
+
+
 def _serves_as_changeur(user: Any, session: TableSession) -> bool:
     return user is not None and session.changeur_id == user.pk and has_role(user, Role.CHANGEUR)
 
@@ -601,6 +618,7 @@ def _context(
             "regola": regola_side,
         }
     shown = coup or last
+    correct_card = _correctable_card(coup) if writable and session.is_open else None
     so_far = _reconstruction_so_far(coup) if coup and coup["state"] == Coup.State.PENDING else None
     postings = []
     if shown and shown["state"] == Coup.State.SETTLED:
@@ -670,6 +688,8 @@ def _context(
         "quick": quick,
         "rule": rule,
         "so_far": so_far,
+        # The last card entered, while it may be corrected (tapped wrongly): its button beside the picker.
+        "correct_card": correct_card,
         # Which hand the next card goes to (a declaration is not a card).
         "next_card_side": coup["next"]["side"]
         if coup and coup.get("next") and coup["next"]["need"] in (live.CARD, live.BANKER_DECISION)
@@ -1147,6 +1167,29 @@ def act_card(request, session, user):
     return _("Card %(card)s entered, to the banker.") % {"card": card_text(card)}
 
 
+CARD_CORRECT_UNCONFIRMED = "card_correct_unconfirmed"
+
+
+def act_card_correct(request, session, user):
+    """The last card, tapped wrongly: the card it really is (the picker beside the cards),
+    asked again naming both before it is changed. The service runs first, in a savepoint
+    undone unless confirmed (as _entered_unless_large), so only a correction the rules take is
+    asked: a refused one says why at once."""
+    was, card = request.POST.get("was", ""), _card(request)
+    coup = _coup(request, session)
+    with transaction.atomic():
+        services.card_entry_correct(coup=coup, by=user, was=was, card=card)
+        if request.POST.get("confirm_card") != "yes":
+            raise BadForm(
+                CARD_CORRECT_UNCONFIRMED,
+                _("Correct the last card: %(was)s was entered, it is %(card)s?")
+                % {"was": card_text(was), "card": card_text(card)},
+                details={"was": was, "card": card},
+                status_code=409,
+            )
+    return _("Last card corrected: %(was)s is %(card)s.") % {"was": card_text(was), "card": card_text(card)}
+
+
 def act_punta(request, session, user):
     draws = _draws(request)
     coup = services.punta_declare(coup=_coup(request, session), by=user, draws=draws)
@@ -1480,6 +1523,7 @@ ACTIONS: dict[str, Callable] = {
     "bet-withdraw": act_bet_withdraw,
     "coup-annul": act_coup_annul,
     "card": act_card,
+    "card-correct": act_card_correct,
     "punta": act_punta,
     "banker-stand": act_banker_stand,
     "reconstruction-card": act_reconstruction_card,
@@ -1508,7 +1552,7 @@ CONFIRMS_LARGE = {
     "auction-bid": gettext_lazy("Yes, bid € %(amount)s"),
     "offer-accept": gettext_lazy("Yes, take the bank at € %(amount)s"),
 }
-NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large"})
+NOT_RESENT = frozenset({"csrfmiddlewaretoken", "idempotency_key", "confirm_large", "confirm_card"})
 # The other forms shown again as they were sent when refused. The changeur's exchange: its
 # direction is a radio choice, which the page's script does not carry over a refusal (it keeps
 # typed fields and chosen options only); back at "cash for chips", an amount corrected after
@@ -1586,6 +1630,15 @@ def tablet_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
                 # figure, and one corrected there is not what this button sends
                 "button": CONFIRMS_LARGE[action] % {"amount": euros_exact(outcome.details["amount"])},
             }
+    if outcome.code == CARD_CORRECT_UNCONFIRMED:
+        # A card correction, asked again naming both cards: the same entry, confirmed, under a new key.
+        context["confirm_large"] = {
+            "url": request.path,
+            "fields": [(k, v) for k, v in request.POST.items() if k not in NOT_RESENT],
+            "field": "confirm_card",
+            "button": _("Yes: %(was)s is %(card)s") % {
+                "was": card_text(outcome.details["was"]), "card": card_text(outcome.details["card"])},
+        }  # fmt: skip
     # htmx swaps 4xx answers too (base.html's htmx-config): the refusal shows in the panel.
     template = "tables/_tablet_panel.html" if is_htmx(request) else "tables/tablet_session.html"
     return render(request, template, context, status=outcome.status)
