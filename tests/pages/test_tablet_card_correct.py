@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from audit.models import AuditEvent
 from tables.models import Coup, ShoeCard
@@ -40,7 +42,9 @@ def test_the_last_card_is_corrected_from_the_tablet_after_a_confirmation(client_
     page = _page(client, game)
     # The button beside the picker (a summary: the tools' 48px touch target) names the card.
     summary = re.search(r'<details class="tool card-correct" id="card-correct">\s*<summary>(.*?)</summary>', page, re.S)
-    assert summary and "Correct the last card:" in summary.group(1) and "7" in summary.group(1)
+    assert summary and "Correct the last card:" in summary.group(1) and "7♦" in summary.group(1)
+    css = (Path(settings.BASE_DIR) / "floor/static/floor/chemin.css").read_text()
+    assert "--touch: 48px" in css and re.search(r"details\.tool summary \{ min-height: var\(--touch\)", css)
     assert 'class="picker-fix"' in page and 'name="was" value="7D"' in page
     assert f'action="/tablet/sessions/{game.session.pk}/card-correct/"' in page
     events = AuditEvent.objects.count()
@@ -77,3 +81,16 @@ def test_the_commissario_reading_the_tablet_is_offered_no_correction(client_for,
     _dealing(client_for(game.capo), game, [("7", "H"), ("7", "D")])
     page = client_for(game.commissario).get(f"/tablet/sessions/{game.session.pk}/").content.decode()
     assert 'id="card-correct"' not in page
+
+
+def test_the_void_tool_points_a_card_entered_by_mistake_to_the_correction(client_for, game):
+    client = client_for(game.capo)
+    _dealing(client, game, [("7", "H")])
+    html = _page(client, game)
+    tool = html[html.index('<details class="tool" id="void-card">') :]
+    tool = tool[: tool.index("</details>")]
+    assert "Not for a card entered by mistake" in tool and "“Correct the last card”, beside the cards" in tool
+    client.cookies["chemin_language"] = "it"
+    italian = _page(client, game)
+    assert "<summary>Correggi l'ultima carta: <span class=\"pc red\">7♥</span></summary>" in italian
+    assert "«Correggi l'ultima carta»" in italian
