@@ -8,8 +8,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, IntegerField, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    F,
+    Func,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Concat
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from .models import (
@@ -284,22 +300,52 @@ def day_tables(*, gaming_day_id: int) -> QuerySet[Table]:
     return Table.objects.filter(sessions__gaming_day_id=gaming_day_id).distinct().order_by("number")
 
 
-def day_interruption_rows(*, gaming_day_id: int):
+# str.strip()'s whitespace, every character Python strips (tests/audit/test_report_staff.py
+# checks it), so that BTRIM strips a full name as User.get_full_name() does.
+STRIPPED = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def staff_said(prefix: str) -> Case:
+    """A member of staff as the end-of-day report names him, in one SQL expression over the
+    row's own join: "Full Name (username)", the username alone when he has no name (as the
+    report's `_who` over a loaded user: get_full_name's rule, first and last joined by a
+    space, stripped), NULL when there is nobody (`prefix`: the user's relation, "by",
+    "resumed_by"). No user is looked up per row: the report's sections keep their queries."""
+    full = Func(Concat(F(f"{prefix}__first_name"), Value(" "), F(f"{prefix}__last_name")), Value(STRIPPED),
+                function="BTRIM", output_field=CharField())  # fmt: skip
+    username = F(f"{prefix}__username")
+    return Case(
+        When(**{f"{prefix}__isnull": True}, then=Value(None, output_field=CharField())),
+        When(Exact(full, Value("")), then=username),
+        default=Concat(full, Value(" ("), username, Value(")")),
+        output_field=CharField(),
+    )
+
+
+def day_interruption_rows(*, gaming_day_id: int, named: bool = False):
     """(table, session, interrupted_at, by, as, reason, resumed_at, by, reason) per interruption:
     `as` the capacity it was ordered in (commissario | direzione: a Direzione's is lifted by
-    the Direzione alone)."""
+    the Direzione alone). Who interrupted and resumed: usernames (the cagnotte register's API),
+    or with `named` as the end-of-day report names staff (staff_said)."""
+    rows = SessionInterruption.objects.filter(session__gaming_day_id=gaming_day_id)
+    who = ("interrupted_by__username", "resumed_by__username")
+    if named:
+        rows, who = rows.annotate(interrupted_said=staff_said("interrupted_by"),
+                                  resumed_said=staff_said("resumed_by")), ("interrupted_said", "resumed_said")  # fmt: skip
     return (
-        SessionInterruption.objects.filter(session__gaming_day_id=gaming_day_id)
-        .order_by("session__table__number", "session__number", "interrupted_at", "pk")
+        rows.order_by("session__table__number", "session__number", "interrupted_at", "pk")
         .values_list(
             "session__table__number",
             "session__number",
             "interrupted_at",
-            "interrupted_by__username",
+            who[0],
             "interrupted_as",
             "reason",
             "resumed_at",
-            "resumed_by__username",
+            who[1],
             "resume_reason",
         )
     )
@@ -354,12 +400,14 @@ def day_session_limits(*, gaming_day_id: int, sessions: Iterable[TableSession]) 
 
 
 def day_minimum_change_rows(*, gaming_day_id: int):
-    """(table, session, at, by, old, new, old maximum, new maximum, reason) per change of limits."""
+    """(table, session, at, by, old, new, old maximum, new maximum, reason) per change of limits;
+    who made it as the end-of-day report names staff (staff_said), its only reader."""
     return (
         MinimumChange.objects.filter(session__gaming_day_id=gaming_day_id)
+        .annotate(by_said=staff_said("by"))
         .order_by("session__table__number", "session__number", "at", "pk")
         .values_list(
-            "session__table__number", "session__number", "at", "by__username", "old", "new", "old_maximum",
+            "session__table__number", "session__number", "at", "by_said", "old", "new", "old_maximum",
             "new_maximum", "reason",
         )
     )  # fmt: skip

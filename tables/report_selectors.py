@@ -4,7 +4,12 @@ registers (RULES.md §8). Nothing here writes.
 Rows that grow with the day (coups, cards) are returned as `values_list` querysets, for
 the caller to stream with `.iterator(chunk_size=...)`: on PostgreSQL that is a server-side
 cursor, so memory stays flat however many coups the day had. Figures per table, session or
-bank are aggregated by PostgreSQL (GROUP BY), never summed in Python."""
+bank are aggregated by PostgreSQL (GROUP BY), never summed in Python.
+
+A member of staff a row names (who annulled a coup, voided a card, barred a patron, ended a
+succession, entered an answer or a bid, opened or closed an asta) is named as the report names
+every one, "Full Name (username)" (floor.selectors.staff_said, in the row's own query); shoe_rows
+gives the username unless asked `named` (the cagnotte register's API reads it too)."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Concat
 
 from floor.models import Seat
+from floor.selectors import staff_said
 
 from .engine.coup import BANKER, PUNTA, TIE
 from .models import (
@@ -111,10 +117,11 @@ def annulled_rows(*, gaming_day_id: int) -> QuerySet:
     return (
         _day_coups(gaming_day_id)
         .filter(state=Coup.State.ANNULLED)
-        .annotate(n_bets=Count("bets"), bets_total=Coalesce(Sum("bets__amount"), 0, output_field=BigIntegerField()))
+        .annotate(n_bets=Count("bets"), bets_total=Coalesce(Sum("bets__amount"), 0, output_field=BigIntegerField()),
+                  annulled_said=staff_said("annulled_by"))
         .order_by("session__table__number", "session__number", "number")
         .values_list(
-            "session__table__number", "session__number", "number", "annulled_at", "annulled_by__username",
+            "session__table__number", "session__number", "number", "annulled_at", "annulled_said",
             "annul_reason", "cards", "next_cards", "n_bets", "bets_total",
         )
     )  # fmt: skip
@@ -297,18 +304,21 @@ SHOE_COLUMNS = (
 )  # fmt: skip
 
 
-def shoe_rows(*, gaming_day_id: int, table_id: int | None = None) -> QuerySet:
+def shoe_rows(*, gaming_day_id: int, table_id: int | None = None, named: bool = False) -> QuerySet:
+    """Each shoe (SHOE_COLUMNS). Who loaded it: the username (the cagnotte register's API), or
+    with `named` as the end-of-day report names staff (floor.selectors.staff_said)."""
     shoes = Shoe.objects.filter(session__gaming_day_id=gaming_day_id)
     if table_id is not None:
         shoes = shoes.filter(session__table_id=table_id)
     return (
         shoes.annotate(
-            n_cards=Count("cards"), n_voided=Count("cards", filter=Q(cards__voided=True) | Q(cards__use="void"))
+            n_cards=Count("cards"), n_voided=Count("cards", filter=Q(cards__voided=True) | Q(cards__use="void")),
+            **({"loaded_said": staff_said("loaded_by")} if named else {}),
         )
         .order_by("session__table__number", "session__number", "seq")
         .values_list(
             "session__table__number", "session__number", "seq", "number", "decks", "loaded_at",
-            "loaded_by__username", "finished_at", "n_cards", "n_voided",
+            "loaded_said" if named else "loaded_by__username", "finished_at", "n_cards", "n_voided",
         )
     )  # fmt: skip
 
@@ -321,10 +331,11 @@ def voided_card_rows(*, gaming_day_id: int) -> QuerySet:
     return (
         ShoeCard.objects.filter(shoe__session__gaming_day_id=gaming_day_id)
         .filter(Q(voided=True) | Q(use=ShoeCard.Use.VOID))
+        .annotate(by_said=staff_said("by"))
         .order_by("shoe__session__table__number", "shoe__session__number", "shoe__seq", "position")
         .values_list(
             "shoe__session__table__number", "shoe__session__number", "shoe__seq", "shoe__number", "position",
-            "code", "void_reason", "at", "by__username",
+            "code", "void_reason", "at", "by_said",
         )
     )  # fmt: skip
 
@@ -335,11 +346,10 @@ BAR_COLUMNS = ("table", "session", "patron", "coup", "reason", "at", "by")
 def faux_tirage_bar_rows(*, gaming_day_id: int) -> QuerySet:
     return (
         FauxTirageBar.objects.filter(session__gaming_day_id=gaming_day_id)
-        .annotate(patron_name=_name("patron__"))
+        .annotate(patron_name=_name("patron__"), by_said=staff_said("by"))
         .order_by("session__table__number", "session__number", "at", "pk")
         .values_list(
-            "session__table__number", "session__number", "patron_name", "coup__number", "reason", "at",
-            "by__username",
+            "session__table__number", "session__number", "patron_name", "coup__number", "reason", "at", "by_said",
         )
     )
 
@@ -355,12 +365,13 @@ def succession_rows(*, gaming_day_id: int) -> QuerySet:
             successor=_followed(_name("new_bank__banker__"), _name("banker__")),
             successor_bank=_followed(F("new_bank__initial_amount"), F("initial_amount")),
             successor_origin=_followed(F("new_bank__origin"), F("origin")),
+            ended_said=staff_said("ended_by"),
         )
         .order_by("session__table__number", "session__number", "number")
         .values_list(
             "session__table__number", "session__number", "number", "started_at", "outgoing", "reason", "kind",
             "amount", "floor", "minimum", "status", "lapse_reason", "successor", "successor_bank",
-            "successor_origin", "ended_at", "ended_by__username",
+            "successor_origin", "ended_at", "ended_said",
         )
     )  # fmt: skip
 
@@ -381,12 +392,12 @@ def succession_offer_rows(*, gaming_day_id: int) -> QuerySet:
     left, taken by another, outranked, the asta opened, the succession lapsed)."""
     return (
         SuccessionOffer.objects.filter(succession__session__gaming_day_id=gaming_day_id)
-        .annotate(patron_name=_name("patron__"))
+        .annotate(patron_name=_name("patron__"), answered_said=staff_said("answered_by"))
         .order_by("succession__session__table__number", "succession__session__number", "succession__number", "order")
         .values_list(
             "succession__session__table__number", "succession__session__number", "succession__number", "order",
             "round", "patron_name", "seat_number", "amount_min", "amount_max", "status", "reason", "amount",
-            "answered_at", "answered_by__username",
+            "answered_at", "answered_said",
         )
     )  # fmt: skip
 
@@ -396,11 +407,12 @@ def auction_rows(*, gaming_day_id: int) -> QuerySet:
     the winner and his bid (the new bank)."""
     return (
         Auction.objects.filter(session__gaming_day_id=gaming_day_id)
-        .annotate(winner_name=_name("winning_bid__patron__"))
+        .annotate(winner_name=_name("winning_bid__patron__"), opened_said=staff_said("opened_by"),
+                  closed_said=staff_said("closed_by"))
         .order_by("session__table__number", "session__number", "pk")
         .values_list(
             "session__table__number", "session__number", "succession__number", "status", "opened_at",
-            "opened_by__username", "closed_at", "closed_by__username", "bids_count", "winner_name",
+            "opened_said", "closed_at", "closed_said", "bids_count", "winner_name",
             "winning_bid__amount",
         )
     )  # fmt: skip
@@ -410,11 +422,11 @@ def bid_rows(*, gaming_day_id: int) -> QuerySet:
     """Every bid of the day's asta, in its definite order, with whether it won."""
     return (
         Bid.objects.filter(auction__session__gaming_day_id=gaming_day_id)
-        .annotate(patron_name=_name("patron__"), won=Q(won_auction__isnull=False))
+        .annotate(patron_name=_name("patron__"), won=Q(won_auction__isnull=False), by_said=staff_said("by"))
         .order_by("auction__session__table__number", "auction__session__number", "auction_id", "seq")
         .values_list(
             "auction__session__table__number", "auction__session__number", "auction__succession__number", "seq",
-            "patron_name", "seat_number", "standing", "amount", "at", "by__username", "won",
+            "patron_name", "seat_number", "standing", "amount", "at", "by_said", "won",
         )
     )  # fmt: skip
 

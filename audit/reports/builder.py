@@ -78,6 +78,9 @@ def _limits_text(history) -> str:
 
 
 def _who(user) -> str:
+    """A member of staff as the report names every one it names: "Full Name (username)", the
+    username alone when he has no name (the sessions register's words). The sections that
+    stream their rows name staff the same way in SQL (floor.selectors.staff_said)."""
     full = user.get_full_name()
     return f"{full} ({user.get_username()})" if full else user.get_username()
 
@@ -350,9 +353,9 @@ def _streamed(qs, tick: Tick, convert: Callable[[tuple], Iterable[Any]] | None =
 
 
 def _staff_change_row(change) -> tuple:
-    """A staff change's line: the croupiers and changeurs as the sessions register names them
-    (`_who`: name and username), who made it as every section's "By" (the username)."""
-    return (change.session.table.number, change.session.number, change.at, change.by.get_username(),
+    """A staff change's line: who made it, the croupiers and changeurs as the sessions register
+    names them (`_who`: name and username), as every section's "By"."""
+    return (change.session.table.number, change.session.number, change.at, _who(change.by),
             _who(change.old_capo_partita), _who(change.new_capo_partita), _who(change.old_changeur),
             _who(change.new_changeur), change.reason)  # fmt: skip
 
@@ -537,7 +540,7 @@ def _build_document(
             ("interrupted_as", _("As (whose suspension)"), "text", None, codes["interrupted_as"]),
             ("reason", _("Reason"), "text"), ("resumed_at", _("Resumed"), "datetime"),
             ("resumed_by", _("Resumed by"), "text"), ("resume_reason", _("Reason for resuming"), "text"),
-        ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id), tick)),
+        ), _streamed(floor_selectors.day_interruption_rows(gaming_day_id=day_id, named=True), tick)),
         Section("minimum_changes", _("Minimum and maximum changes"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("at", _("At"), "datetime"), ("by", _("By"), "text"),
             ("old", _("Old minimum"), "money"), ("new", _("New minimum"), "money"),
@@ -556,7 +559,7 @@ def _build_document(
             ("number", _("Number"), "text"), ("decks", _("Decks"), "int"), ("loaded_at", _("Loaded"), "datetime"),
             ("loaded_by", _("By"), "text"), ("finished_at", _("Finished"), "datetime"), ("cards_out", _("Cards out"), "int"),
             ("voided", _("Voided"), "int"),
-        ), _streamed(rs.shoe_rows(gaming_day_id=day_id), tick)),
+        ), _streamed(rs.shoe_rows(gaming_day_id=day_id, named=True), tick)),
         Section("banks", _("Bankers: each bank described separately (art. 71)"), _cols(
             ("table", _("Table"), "int"), ("session", _("Session"), "int"), ("bank", _("Bank"), "int"),
             ("banker", _("Banker"), "text"), ("origin", _("Origin"), "text", None, codes["bank_origin"]), ("opened_at", pgettext("bank", "Opened"), "datetime"),
@@ -681,8 +684,8 @@ def _build_document(
     deposit_rows = [
         [d.pk, d.session.table.number, d.session.number, None if d.coup is None else d.coup.number,
          None if d.patron is None else d.patron.full_name, d.kind, d.amount, d.deposited_in, d.note,
-         d.recorded_by.get_username(), d.recorded_at, d.returned_to or None,
-         None if d.returned_by is None else d.returned_by.get_username(), d.returned_at, d.returned_note]
+         _who(d.recorded_by), d.recorded_at, d.returned_to or None,
+         None if d.returned_by is None else _who(d.returned_by), d.returned_at, d.returned_note]
         for d in deposits
     ]  # fmt: skip
     sections.append(Section("unclaimed", _("Unclaimed stakes and winnings (RULES.md §6)"), _cols(
@@ -728,8 +731,8 @@ def _build_document(
                                        for x in exchanges}}  # fmt: skip
     cash_rows = [
         [x.session.table.number, x.session.number, x.number, x.at, x.direction, x.amount,
-         None if x.patron is None else x.patron.full_name, x.identification_required, x.by.get_username(),
-         x.voided_at, None if x.voided_by is None else x.voided_by.get_username(), x.void_reason]
+         None if x.patron is None else x.patron.full_name, x.identification_required, _who(x.by),
+         x.voided_at, None if x.voided_by is None else _who(x.voided_by), x.void_reason]
         for x in exchanges
     ]  # fmt: skip
     sections.append(Section("cash_exchanges", _("Cash exchanged at the tables (changeur)"), _cols(

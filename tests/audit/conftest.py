@@ -27,6 +27,13 @@ def make_user(username: str, *roles: str, **extra):
     return user
 
 
+def staff_said(user) -> str:
+    """A member of staff as the end-of-day report names him: "Full Name (username)", the
+    username alone without a name (audit.reports.builder._who), computed here independently."""
+    full = f"{user.first_name} {user.last_name}".strip()
+    return f"{full} ({user.username})" if full else user.username
+
+
 @pytest.fixture
 def user_factory(db) -> Callable[..., object]:
     return make_user

@@ -15,7 +15,7 @@ from floor import services as floor_services
 from floor.models import Seat
 from floor.roles import Role
 from tables import services as table_services
-from tests.audit.conftest import raw_sql
+from tests.audit.conftest import raw_sql, staff_said
 from tests.audit.test_exports import csv_blocks, pdf_text
 from tests.audit.test_reports import _file, close
 from tests.audit.test_reports import closed as closed  # the fixtures of the day the reports test
@@ -88,7 +88,8 @@ def test_the_report_lists_the_days_exchanges_and_the_patrons_at_the_threshold_al
         "aml": [{"patron": x.pk, "total": 2100_00, "count": 2}]}  # fmt: skip
     assert sorted(held["as_recorded"], key=int) == sorted((str(line.pk) for line in lines), key=int)
 
-    boss, c2, c3 = world.commissario.username, s2.changeur.username, s3.changeur.username
+    # Who recorded and voided each line, as the report names every member of staff.
+    boss, c2, c3 = staff_said(world.commissario), staff_said(s2.changeur), staff_said(s3.changeur)
     # By table, session and line: table 1's new session first, then table 2's four lines.
     expected = [
         ["1", str(s3.number), "1", "cash_out", "600.00", x.full_name, "false", c3, "", ""],

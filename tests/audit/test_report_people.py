@@ -1,7 +1,7 @@
 """The day report names a person as its sessions register does, "Full Name (username)" (a user
 with no name: the username): the staff changes' croupiers and changeurs and the cagnotte counts'
-counter and witness printed a bare username. Who made a change stays the username, as every
-section's "By". A version built before still verifies: its files are held to the SHA-256 its
+counter and witness printed a bare username. Who made a change is named so too, as every
+section's "By" (tests/audit/test_report_staff.py). A version built before still verifies: its files are held to the SHA-256 its
 build recorded, never written again."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from audit.reports.builder import build_document
 from floor import services as floor_services
 from floor.roles import Role
 from tables import report_selectors
+from tests.audit.conftest import staff_said
 from tests.tables.conftest import make_game  # noqa: F401  (fixture re-exported)
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +78,7 @@ def test_the_staff_changes_and_the_counts_name_each_person_as_the_register(relie
     capo, mario = relieved.session.capo_partita, relieved.mario
     first, second = _rows(relieved.day, "staff_changes")
     assert (first["by"], first["old_changeur"], first["new_changeur"]) == (
-        commissario.username, f"Mario Rossi ({mario.username})", "Anna Bianchi (changeur_anna)")
+        staff_said(commissario), f"Mario Rossi ({mario.username})", "Anna Bianchi (changeur_anna)")
     assert first["old_capo_partita"] == first["new_capo_partita"] == f"{capo.get_full_name()} ({capo.username})"
     assert (second["old_capo_partita"], second["new_capo_partita"]) == (
         f"{capo.get_full_name()} ({capo.username})", "capo_nameless")  # no name: the username alone

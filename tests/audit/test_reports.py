@@ -34,7 +34,7 @@ from floor.models import GamingDay, MinimumChange, Patron, Table, TableSession
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Bank, Bet, Coup, Posting, ShoeCard
-from tests.audit.conftest import append, raw_sql, reseal, trigger_disabled
+from tests.audit.conftest import append, raw_sql, reseal, staff_said, trigger_disabled
 from tests.factories import CasinoFactory, PatronFactory, SiteFactory, UserFactory
 
 
@@ -271,7 +271,7 @@ def test_a_coup_the_commissario_annulled_once_its_cards_had_started_is_reported_
 
     [annulled] = _section_rows(world.day, "annulled")
     assert (annulled["coup"], annulled["annulled_by"], annulled["reason"], annulled["cards"]) == (
-        coup.number, world.commissario.username, "settlement refused", "KH 5S 3C")  # fmt: skip
+        coup.number, staff_said(world.commissario), "settlement refused", "KH 5S 3C")  # fmt: skip
     assert (annulled["bets"], annulled["bets_total"]) == (1, 250_00)
     report = DayReport.objects.get(gaming_day=world.day)
     assert report.summary["annulled"] == 1
@@ -334,7 +334,7 @@ def test_the_report_lists_annulled_coups_every_bet_and_each_patron_s_balance(
 
     [annulled] = _section_rows(world.day, "annulled")
     assert (annulled["table"], annulled["coup"], annulled["annulled_by"], annulled["reason"]) == (
-        2, coup.number, s2.capo_partita.username, "sabot dropped")  # fmt: skip
+        2, coup.number, staff_said(s2.capo_partita), "sabot dropped")  # fmt: skip
     assert (annulled["bets"], annulled["bets_total"], annulled["cards"]) == (1, 250_00, "")
 
     bets = _section_rows(world.day, "bets")

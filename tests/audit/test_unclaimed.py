@@ -18,7 +18,7 @@ from floor import services as floor_services
 from floor.roles import Role
 from tables import services as table_services
 from tables.models import Coup
-from tests.audit.conftest import raw_sql
+from tests.audit.conftest import raw_sql, staff_said
 from tests.audit.test_reports import _count_all
 from tests.audit.test_reports import closed as closed  # the fixtures of the day the reports test
 from tests.audit.test_reports import direzione2 as direzione2
@@ -409,7 +409,8 @@ def test_the_report_lists_the_days_deposits_alike_in_its_summary_csv_xlsx_and_pd
     assert f"day_books:{world.day.pk}" in report.sealed_streams
     files = _report_files(report)
     name = coup.punta.full_name
-    user, boss = world.commissario.username, direzione.username
+    # Who recorded and handed back each deposit, as the report names every member of staff.
+    user, boss = staff_said(world.commissario), staff_said(direzione)
     # By table, session and time: the winnings and the returned stake at table 1, the stake at table 2.
     expected = [
         [str(won.pk), "1", "1", "3", name, "winnings", "523.40", "busta 17", "left after the coup", user, "", "", ""],

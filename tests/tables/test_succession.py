@@ -13,6 +13,7 @@ from floor import services as floor_services
 from floor.models import Seat
 from tables import selectors, services
 from tables.models import Auction, Bank, Bid, FauxTirageBar, Succession, SuccessionOffer
+from tests.audit.conftest import staff_said
 from tests.factories import PatronFactory
 from tests.tables.conftest import snapshot
 
@@ -705,8 +706,8 @@ def test_the_day_report_describes_each_asta_and_its_bids(make_game):
     t, s = game.session.table.number, game.session.number
     name = lambda p: f"{p.first_name} {p.last_name}"  # noqa: E731
     assert list(report_selectors.auction_rows(gaming_day_id=day.pk)) == [
-        (t, s, succ.number, "closed", auction.opened_at, game.capo.username, Auction.objects.get().closed_at,
-         game.capo.username, 2, name(game.seat(3)), 250_00),
+        (t, s, succ.number, "closed", auction.opened_at, staff_said(game.capo), Auction.objects.get().closed_at,
+         staff_said(game.capo), 2, name(game.seat(3)), 250_00),  # staff as the report names them
     ]  # fmt: skip
     bids = list(report_selectors.bid_rows(gaming_day_id=day.pk))
     assert [(b[3], b[4], b[5], b[6], b[7], b[10]) for b in bids] == [
