@@ -301,11 +301,23 @@ def day_tables(*, gaming_day_id: int) -> QuerySet[Table]:
 
 
 # str.strip()'s whitespace, every character Python strips (tests/audit/test_report_staff.py
-# checks it), so that BTRIM strips a full name as User.get_full_name() does.
+# checks it), so that _Strip strips a full name as User.get_full_name() does.
 STRIPPED = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
+
+
+class _Strip(Func):
+    """The text stripped of STRIPPED's characters at both ends: PostgreSQL's BTRIM(text,
+    characters); SQLite (the zero-configuration demo) has no BTRIM, its TRIM(text, characters)
+    does the same."""
+
+    function = "BTRIM"
+    output_field = CharField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql(compiler, connection, function="TRIM", **extra_context)
 
 
 def staff_said(prefix: str) -> Case:
@@ -314,8 +326,7 @@ def staff_said(prefix: str) -> Case:
     report's `_who` over a loaded user: get_full_name's rule, first and last joined by a
     space, stripped), NULL when there is nobody (`prefix`: the user's relation, "by",
     "resumed_by"). No user is looked up per row: the report's sections keep their queries."""
-    full = Func(Concat(F(f"{prefix}__first_name"), Value(" "), F(f"{prefix}__last_name")), Value(STRIPPED),
-                function="BTRIM", output_field=CharField())  # fmt: skip
+    full = _Strip(Concat(F(f"{prefix}__first_name"), Value(" "), F(f"{prefix}__last_name")), Value(STRIPPED))
     username = F(f"{prefix}__username")
     return Case(
         When(**{f"{prefix}__isnull": True}, then=Value(None, output_field=CharField())),
