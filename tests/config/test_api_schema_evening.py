@@ -180,10 +180,15 @@ def test_an_evening_through_the_api_is_what_the_schema_says(
         409,
         "bet_after_rien_ne_va_plus",
     )
-    for card in ["2H", "AS", "3C", "2D"]:
+    for card in ["2H", "AS", "3C", "2C"]:  # the fourth tapped wrongly: 2C for 2D
         answer(capo.post(f"/api/coups/{cid}/cards/", {"card": card}), "card", 200)
+    fix = f"/api/coups/{cid}/cards/correct/"
+    answer(capo.post(fix, {"was": "3C", "card": "3D"}), "correct not last", 409, "card_not_last")
+    answer(capo.post(fix, {"was": "2C", "card": "2C"}), "correct unchanged", 400, "card_unchanged")
+    answer(capo.post(fix, {"was": "2C", "card": "2D"}), "correct", 200)
     answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "ZZ"}), "bad card", 400, "bad_card")
     answer(capo.post(f"/api/coups/{cid}/declaration/", {"draws": True}), "decl", 200)
+    answer(capo.post(fix, {"was": "2D", "card": "2S"}), "correct after decl", 409, "card_not_latest")
     answer(capo.post(f"/api/coups/{cid}/cards/", {"card": "2S"}), "card5", 200)
     answer(capo.post(f"/api/coups/{cid}/banker-decision/", {"draws": False}), "banker stands", 200)
     answer(capo.post(f"/api/coups/{cid}/reconstruction/card/", {"card": "6D"}), "recon card", 200)
