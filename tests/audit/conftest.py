@@ -34,6 +34,14 @@ def staff_said(user) -> str:
     return f"{full} ({user.username})" if full else user.username
 
 
+
+def named(user, first: str, last: str):
+    """`user` given a first and a last name (the report names him "First Last (username)")."""
+    user.first_name, user.last_name = first, last
+    user.save()
+    return user
+
+
 @pytest.fixture
 def user_factory(db) -> Callable[..., object]:
     return make_user

@@ -20,22 +20,11 @@ from audit.reports.builder import build_document
 from floor import services as floor_services
 from floor.roles import Role
 from tables import report_selectors
-from tests.audit.conftest import staff_said
+from tests.audit.conftest import named, staff_said
+from tests.audit.test_reports import media as media  # the fixtures of the day the reports test
 from tests.tables.conftest import make_game  # noqa: F401  (fixture re-exported)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def media(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-def _named(user, first: str, last: str):
-    user.first_name, user.last_name = first, last
-    user.save()
-    return user
 
 
 @pytest.fixture
@@ -44,14 +33,14 @@ def relieved(make_game, commissario, direzione, auditor, make_user, media):  # n
     name; the day closed and table 1's cagnotte counted by the Direzione, an auditor witness."""
     game = make_game("venezia")
     session = game.session
-    game.mario = _named(session.changeur, "Mario", "Rossi")
-    relief = _named(make_user("changeur_anna", Role.CHANGEUR), "Anna", "Bianchi")
+    game.mario = named(session.changeur, "Mario", "Rossi")
+    relief = named(make_user("changeur_anna", Role.CHANGEUR), "Anna", "Bianchi")
     floor_services.table_session_staff_change(session=session, by=commissario, changeur=relief, reason="break")
-    nameless = _named(make_user("capo_nameless", Role.CAPO_PARTITA), "", "")
+    nameless = named(make_user("capo_nameless", Role.CAPO_PARTITA), "", "")
     floor_services.table_session_staff_change(session=session, by=commissario, capo_partita=nameless,
                                               reason="break")  # fmt: skip
-    _named(direzione, "Carla", "Verdi")
-    _named(auditor, "Luca", "Neri")
+    named(direzione, "Carla", "Verdi")
+    named(auditor, "Luca", "Neri")
     day = session.gaming_day
     floor_services.gaming_day_close(gaming_day=day, by=commissario, open_sessions="close")
     day.refresh_from_db()

@@ -28,24 +28,13 @@ from floor import services as floor_services
 from floor.roles import Role
 from tables import report_selectors
 from tables import services as table_services
-from tests.audit.conftest import staff_said
+from tests.audit.conftest import named, staff_said
 from tests.audit.test_exports import csv_blocks, pdf_text
+from tests.audit.test_reports import media as media  # the fixtures of the day the reports test
 from tests.tables.conftest import make_game  # noqa: F401  (fixture re-exported)
 from tests.tables.test_succession import pass_, withdraw
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def media(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-def _named(user, first: str, last: str):
-    user.first_name, user.last_name = first, last
-    user.save()
-    return user
 
 
 @pytest.fixture
@@ -57,10 +46,10 @@ def evening(make_game, commissario, direzione, changeur, make_user, media):  # n
     Bassi exchanges cash, a line the Commissario voids; an unclaimed stake recorded by the
     Commissario and handed back by the Direzione Carla Verdi. The day closed."""
     game = make_game("venezia", seated=3, min_seats_to_start=2)
-    _named(game.capo, "Paolo", "Rossi")
-    _named(commissario, "Marco", "Conti")
-    _named(direzione, "Carla", "Verdi")
-    _named(changeur, "Gino", "Bassi")
+    named(game.capo, "Paolo", "Rossi")
+    named(commissario, "Marco", "Conti")
+    named(direzione, "Carla", "Verdi")
+    named(changeur, "Gino", "Bassi")
     session = game.session
     succ = withdraw(game)
     pass_(game, succ, game.seat(2), game.seat(3))
@@ -75,10 +64,10 @@ def evening(make_game, commissario, direzione, changeur, make_user, media):  # n
     line = table_services.cash_exchange_record(session=session, by=changeur, direction="buy_in", amount=500_00,
                                                patron=game.seat(2))  # fmt: skip
     table_services.cash_exchange_void(exchange=line, by=commissario, reason="wrong patron")
-    relief = _named(make_user("changeur_anna", Role.CHANGEUR), "Anna", "Bianchi")
+    relief = named(make_user("changeur_anna", Role.CHANGEUR), "Anna", "Bianchi")
     floor_services.table_session_staff_change(session=session, by=commissario, changeur=relief, reason="break")
     floor_services.table_session_interrupt(session=session, by=commissario, reason="dispute")
-    nameless = _named(make_user("commissario_x", Role.COMMISSARIO), "", " ")  # a blank name: none
+    nameless = named(make_user("commissario_x", Role.COMMISSARIO), "", " ")  # a blank name: none
     floor_services.table_session_resume(session=session, by=nameless, reason="settled")
     stake = unclaimed.unclaimed_deposit_record(session=session, by=commissario, kind="stake", amount=100_00,
                                                deposited_in="busta 1")  # fmt: skip
